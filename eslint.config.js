@@ -1,0 +1,19 @@
+import js from '@eslint/js'
+import tseslint from 'typescript-eslint'
+
+export default tseslint.config(
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    rules: {
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      '@typescript-eslint/no-explicit-any': 'error',
+      'no-console': ['error', { allow: ['error', 'warn'] }],
+      eqeqeq: ['error', 'smart'],
+    },
+  },
+  {
+    files: ['test/**', 'bench/**', 'src/cli/**'],
+    rules: { 'no-console': 'off' },
+  },
+)

@@ -1,0 +1,80 @@
+import { ABI, Serializer } from '@wharfkit/antelope'
+import { sha256, toHex } from './hash.ts'
+
+/** Either the decoded value or why decoding failed; decoders never throw into callers. */
+export type DecodeResult<T = unknown> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly error: string }
+
+/** Decodes ABI-typed binary data into plain JSON values (integers over 32 bits as strings). */
+export interface AbiDecoder {
+  decode(args: { abi: ABI; type: string; data: Uint8Array }): DecodeResult
+}
+
+/** The reference decoder, on wharfkit's Serializer. Invalid UTF-8 in strings is tolerated, as on mainnet. */
+export function createWharfkitDecoder(): AbiDecoder {
+  return {
+    decode({ abi, type, data }) {
+      try {
+        const decoded = Serializer.decode({ abi, type, data, ignoreInvalidUTF8: true })
+        return { ok: true, value: Serializer.objectify(decoded) }
+      } catch (error) {
+        return { ok: false, error: error instanceof Error ? error.message : String(error) }
+      }
+    },
+  }
+}
+
+/** Decodes a binary `abi_def` (as `setabi` and SHiP `account` rows carry it). */
+export function decodeAbiBinary(data: Uint8Array): DecodeResult<ABI> {
+  if (data.length === 0) return { ok: false, error: 'empty ABI' }
+  try {
+    return { ok: true, value: ABI.from(Serializer.decode({ data, type: ABI })) }
+  } catch (error) {
+    return { ok: false, error: error instanceof Error ? error.message : String(error) }
+  }
+}
+
+/** Encodes an ABI to its binary `abi_def`. */
+export function encodeAbiBinary(abi: ABI): Uint8Array {
+  return Serializer.encode({ object: abi }).array
+}
+
+/** The action's data type in an ABI, or undefined when the ABI does not declare the action. */
+export function actionType(abi: ABI, action: string): string | undefined {
+  return abi.actions.find((a) => a.name.toString() === action)?.type
+}
+
+/** The row type of a table in an ABI, or undefined when the ABI does not declare the table. */
+export function tableType(abi: ABI, table: string): string | undefined {
+  return abi.tables.find((t) => t.name.toString() === table)?.type
+}
+
+/**
+ * Parsed ABIs keyed by the hash of their binary form, bounded (least recently used goes first),
+ * so the same ABI bytes seen at many heights or accounts parse once.
+ */
+export class AbiCache {
+  private readonly entries = new Map<string, ABI>()
+
+  constructor(private readonly capacity = 512) {}
+
+  /** The parsed ABI of these bytes, or the decoding error. */
+  fromBinary(data: Uint8Array): DecodeResult<ABI> {
+    const key = toHex(sha256(data))
+    const hit = this.entries.get(key)
+    if (hit) {
+      this.entries.delete(key)
+      this.entries.set(key, hit)
+      return { ok: true, value: hit }
+    }
+    const decoded = decodeAbiBinary(data)
+    if (decoded.ok) {
+      this.entries.set(key, decoded.value)
+      if (this.entries.size > this.capacity) this.entries.delete(this.entries.keys().next().value as string)
+    }
+    return decoded
+  }
+
+  get size(): number {
+    return this.entries.size
+  }
+}

@@ -1,0 +1,36 @@
+export { AntlerError, InvalidChainValueError } from './errors.ts'
+export { isValidName, nameToBigInt, bigIntToName } from './names.ts'
+export { symbolCodeToBigInt, bigIntToSymbolCode, symbolToBigInt, bigIntToSymbol, isSymbolLike } from './symbols.ts'
+export { type KeyType, KEY_TYPES, isKeyType, renderKey, parseKey } from './key-types.ts'
+export { sha256, toHex, fromHex } from './hash.ts'
+export {
+  blockIdFromPackedHeader,
+  blockNumFromId,
+  refBlockPrefix,
+  refBlockNum,
+  transactionId,
+  signingDigest,
+  packContextFreeData,
+  isChecksum256,
+} from './ids.ts'
+export {
+  BLOCK_TIMESTAMP_EPOCH_MS,
+  BLOCK_INTERVAL_MS,
+  blockSlotToMs,
+  msToBlockSlot,
+  formatNodeosTime,
+  formatNodeosTimeSec,
+  formatRfc3339,
+  parseTime,
+} from './time.ts'
+export { type BlockRef, sameBlock, compareBlockRefs } from './block-ref.ts'
+export {
+  type DecodeResult,
+  type AbiDecoder,
+  createWharfkitDecoder,
+  decodeAbiBinary,
+  encodeAbiBinary,
+  actionType,
+  tableType,
+  AbiCache,
+} from './abi.ts'

@@ -1,0 +1,20 @@
+import { Name, UInt64 } from '@wharfkit/antelope'
+import { InvalidChainValueError } from './errors.ts'
+
+const NAME_PATTERN = /^[.1-5a-z]{0,12}[.1-5a-j]?$/
+
+/** True when `value` is a canonical Antelope name (at most 13 chars, last one limited to a-j/1-5). */
+export function isValidName(value: string): boolean {
+  return NAME_PATTERN.test(value) && Name.from(value).toString() === value
+}
+
+/** The uint64 value of a name; throws `invalid_chain_value_error` for a non-canonical name. */
+export function nameToBigInt(value: string): bigint {
+  if (!isValidName(value)) throw InvalidChainValueError({ kind: 'name', value, reason: 'not a valid name' })
+  return BigInt(Name.from(value).value.toString())
+}
+
+/** The name rendering of a uint64 (trailing dots trimmed, as nodeos prints it). */
+export function bigIntToName(value: bigint): string {
+  return Name.from(UInt64.from(value.toString())).toString()
+}
