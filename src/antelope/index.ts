@@ -34,3 +34,5 @@ export {
   tableType,
   AbiCache,
 } from './abi.ts'
+export { BinaryWriter, BinaryReader, BinaryDecodeError } from './binary.ts'
+export { type RawAction, packAction, actionDigest } from './action-digest.ts'

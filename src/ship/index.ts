@@ -1,0 +1,14 @@
+export { SHIP_ABI, SHIP_ABI_TEXT, encodeShipType, decodeShipType } from './abi.ts'
+export type * from './types.ts'
+export {
+  type BlocksRequest,
+  type ShipRequestMessage,
+  type StatusResult,
+  type BlocksResult,
+  type ShipResultMessage,
+  encodeRequest,
+  decodeRequest,
+  encodeStatusResult,
+  encodeBlocksResult,
+  decodeResult,
+} from './codec.ts'
