@@ -36,3 +36,5 @@ export {
 } from './abi.ts'
 export { BinaryWriter, BinaryReader, BinaryDecodeError } from './binary.ts'
 export { type RawAction, packAction, actionDigest } from './action-digest.ts'
+export { legacyMerkleRoot } from './merkle.ts'
+export { type TransactionReceiptParts, transactionReceiptDigest, type ActionReceiptParts, actionReceiptDigest } from './receipt-digest.ts'
