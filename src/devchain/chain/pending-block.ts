@@ -1,0 +1,262 @@
+import { PrivateKey, Serializer, Transaction } from '@wharfkit/antelope'
+import { blockSlotToMs, legacyMerkleRoot, refBlockPrefix, toHex, transactionId, transactionReceiptDigest, fromHex, type RawAction } from '../../antelope/index.ts'
+import { chainErrors } from '../errors.ts'
+import { encodeDeltas } from '../state/deltas.ts'
+import type { StateDb } from '../state/state-db.ts'
+import { AuthorityChecker, declaredPermissionSuffices } from './authority.ts'
+import { TransactionExecutor, type NativeContract } from './apply-context.ts'
+import { blockIdOf, packHeader, packSignedBlock, signatureBytes as sigBytes, type BlockHeader, type BlockReceipt } from './block.ts'
+import { decodeTransaction, netUsageWords, type DecodedTransaction } from './intake.ts'
+import { TRX_STATUS, encodeTraces, type TransactionTrace } from './traces.ts'
+import type { StoredBlock, StoredInput } from '../storage/block-log.ts'
+
+const MAX_TRANSACTION_LIFETIME_SEC = 3600
+const DEFERRED_EXPIRATION_WINDOW_SEC = 600
+
+/** What producing a block needs from the chain. */
+export interface BlockContext {
+  readonly state: StateDb
+  readonly contracts: ReadonlyMap<string, NativeContract>
+  readonly systemContract: NativeContract
+  readonly chainId: string
+  /** Id of the canonical block `num`, when it is still in the TAPOS window. */
+  readonly blockIdAt: (num: number) => string | undefined
+  readonly producerKey: PrivateKey | undefined
+}
+
+/** A transaction's outcome in a pending block. */
+export interface AppliedTransaction {
+  readonly trace: TransactionTrace
+  readonly blockNum: number
+}
+
+/**
+ * The block being built: opened on the state (a session of its own), then the implicit `onblock`,
+ * due deferred transactions, and input transactions, each in a nested session that is undone when
+ * the transaction fails. `finish()` seals it into a stored block.
+ */
+export class PendingBlock {
+  readonly receipts: BlockReceipt[] = []
+  readonly traces: TransactionTrace[] = []
+  readonly inputs: StoredInput[] = []
+  private readonly actionDigests: Uint8Array[] = []
+  readonly blockTimeUs: bigint
+
+  constructor(
+    private readonly ctx: BlockContext,
+    readonly num: number,
+    readonly slot: number,
+    readonly producer: string,
+    readonly previous: StoredBlock,
+  ) {
+    this.blockTimeUs = BigInt(blockSlotToMs(slot)) * 1000n
+    ctx.state.startSession()
+    this.runOnblock()
+    this.runDueDeferred()
+  }
+
+  private get blockTimeSec(): number {
+    return Number(this.blockTimeUs / 1_000_000n)
+  }
+
+  private executor(): TransactionExecutor {
+    return new TransactionExecutor({ state: this.ctx.state, contracts: this.ctx.contracts, systemContract: this.ctx.systemContract, blockSlot: this.slot, blockTimeUs: this.blockTimeUs, returnValueDigest: true })
+  }
+
+  private runOnblock(): void {
+    const data = packHeader(headerOfStored(this.previous))
+    const act: RawAction = { account: 'eosio', name: 'onblock', authorization: [{ actor: 'eosio', permission: 'active' }], data }
+    const trx = Transaction.from({
+      expiration: this.blockTimeSec + 1,
+      ref_block_num: this.previous.num & 0xffff,
+      ref_block_prefix: refBlockPrefix(this.previous.id),
+      actions: [{ account: act.account, name: act.name, authorization: [...act.authorization], data: toHex(data) }],
+    })
+    const packed = Serializer.encode({ object: trx }).array
+    const execution = this.executor().run([act])
+    this.actionDigests.push(...execution.receiptDigests)
+    this.traces.push({
+      id: transactionId(packed),
+      status: TRX_STATUS.executed,
+      cpuUsageUs: 100,
+      netUsageWords: 0,
+      netUsage: 0,
+      scheduled: false,
+      actionTraces: execution.actionTraces,
+      accountRamDelta: undefined,
+      except: undefined,
+      partial: { expirationSec: this.blockTimeSec + 1, refBlockNum: this.previous.num & 0xffff, refBlockPrefix: refBlockPrefix(this.previous.id), maxNetUsageWords: 0, maxCpuUsageMs: 0, delaySec: 0, signatures: [], contextFreeData: [] },
+    })
+  }
+
+  private runDueDeferred(): void {
+    const { state } = this.ctx
+    const due = [...state.rows('generated_transaction')].filter(([, row]) => row.delayUntilUs <= this.blockTimeUs).sort(([ka, a], [kb, b]) => (a.delayUntilUs === b.delayUntilUs ? (ka < kb ? -1 : 1) : a.delayUntilUs < b.delayUntilUs ? -1 : 1))
+    for (const [key, row] of due) {
+      const base = { id: row.trxId, cpuUsageUs: 0, netUsageWords: 0, netUsage: 0, scheduled: true, accountRamDelta: undefined, partial: undefined }
+      if (row.expirationUs < this.blockTimeUs) {
+        state.delete('generated_transaction', key)
+        this.addReceipt({ status: TRX_STATUS.expired, cpuUsageUs: 0, netUsageWords: 0, trx: { kind: 'id', id: row.trxId } }, { ...base, status: TRX_STATUS.expired, actionTraces: [], except: 'expired' })
+        continue
+      }
+      const trx = decodeTransaction({ signatures: [], compression: 0, packedContextFreeData: new Uint8Array(0), packedTrx: row.packedTrx })
+      state.startSession()
+      try {
+        state.delete('generated_transaction', key)
+        const execution = this.executor().run(trx.actions)
+        state.squash()
+        this.actionDigests.push(...execution.receiptDigests)
+        this.addReceipt({ status: TRX_STATUS.executed, cpuUsageUs: 150, netUsageWords: 0, trx: { kind: 'id', id: row.trxId } }, { ...base, status: TRX_STATUS.executed, cpuUsageUs: 150, actionTraces: execution.actionTraces, except: undefined })
+      } catch (error) {
+        state.undo()
+        state.delete('generated_transaction', key)
+        this.addReceipt({ status: TRX_STATUS.hard_fail, cpuUsageUs: 0, netUsageWords: 0, trx: { kind: 'id', id: row.trxId } }, { ...base, status: TRX_STATUS.hard_fail, actionTraces: [], except: (error as Error).message })
+      }
+    }
+  }
+
+  private addReceipt(receipt: BlockReceipt, trace: TransactionTrace): void {
+    this.receipts.push(receipt)
+    this.traces.push(trace)
+  }
+
+  /** Validates TAPOS, expiration, duplicates and authorization; `keys` undefined = trusted input. */
+  private validate(trx: DecodedTransaction, keys: ReadonlySet<string> | undefined): void {
+    const { state } = this.ctx
+    if (trx.actions.length === 0) throw chainErrors.txNoAction('transaction must have at least one action')
+    if (trx.expirationSec <= this.blockTimeSec) throw chainErrors.expiredTx(`expired transaction ${trx.id}, expiration ${new Date(trx.expirationSec * 1000).toISOString().slice(0, 19)}, block time ${new Date(this.blockTimeSec * 1000).toISOString().slice(0, 19)}`)
+    if (trx.expirationSec > this.blockTimeSec + MAX_TRANSACTION_LIFETIME_SEC) throw chainErrors.txExpTooFar(`Transaction expiration is too far in the future relative to the reference time of ${new Date(this.blockTimeSec * 1000).toISOString().slice(0, 19)}, expiration is ${new Date(trx.expirationSec * 1000).toISOString().slice(0, 19)} and the maximum transaction lifetime is ${MAX_TRANSACTION_LIFETIME_SEC} seconds`)
+    const refNum = this.tapsBlockNum(trx.refBlockNum)
+    const refId = refNum === undefined ? undefined : this.ctx.blockIdAt(refNum)
+    if (!refId || refBlockPrefix(refId) !== trx.refBlockPrefix) throw chainErrors.invalidRefBlock(`Transaction's reference block did not match. Is this transaction from a different fork? ref_block_num ${trx.refBlockNum}, ref_block_prefix ${trx.refBlockPrefix}`)
+    if (state.has('_recent_transaction', trx.id)) throw chainErrors.txDuplicate(`duplicate transaction ${trx.id}`)
+    for (const act of [...trx.actions, ...trx.contextFreeActions]) {
+      if (!state.has('account', act.account)) throw chainErrors.transaction(`action's code account '${act.account}' does not exist`)
+    }
+    for (const act of trx.contextFreeActions) if (act.authorization.length > 0) throw chainErrors.transaction('context-free actions cannot have authorizations')
+    if (!keys) return
+    const checker = new AuthorityChecker(state, keys)
+    for (const act of trx.actions) {
+      if (act.authorization.length === 0) throw chainErrors.transaction('transaction must have at least one authorization per action')
+      for (const level of act.authorization) {
+        if (!state.has('account', level.actor)) throw chainErrors.transaction(`action's authorizing actor '${level.actor}' does not exist`)
+        if (!state.has('permission', `${level.actor}@${level.permission}`)) throw chainErrors.transaction(`action declares irrelevant authority '${JSON.stringify(level)}'; permission does not exist`)
+        if (!declaredPermissionSuffices(state, level, act.account, act.name)) throw chainErrors.irrelevantAuth(`action declares irrelevant authority '${JSON.stringify(level)}'; minimum authority is higher`)
+        if (!checker.satisfies(level)) {
+          throw chainErrors.unsatisfiedAuthorization(`transaction declares authority '${JSON.stringify(level)}', but does not have signatures for it.`)
+        }
+      }
+    }
+    for (const key of keys) if (!checker.usedKeys.has(key)) throw chainErrors.txIrrelevantSig(`transaction includes an irrelevant signature from public key ${key}`)
+  }
+
+  /** The most recent block number whose low 16 bits are `refBlockNum`, at or below the previous block. */
+  private tapsBlockNum(refBlockNum: number): number | undefined {
+    const head = this.previous.num
+    const candidate = (head & ~0xffff) | refBlockNum
+    const num = candidate > head ? candidate - 0x10000 : candidate
+    return num >= 1 ? num : undefined
+  }
+
+  /** Applies an input transaction; throws (leaving the state untouched) when it fails. */
+  apply(trx: DecodedTransaction, keys: ReadonlySet<string> | undefined): AppliedTransaction {
+    this.validate(trx, keys)
+    const { state } = this.ctx
+    state.startSession()
+    let outcome: { trace: TransactionTrace; digests: Uint8Array[] }
+    try {
+      outcome = this.execute(trx)
+      state.squash()
+    } catch (error) {
+      state.undo()
+      throw error
+    }
+    const { trace } = outcome
+    this.actionDigests.push(...outcome.digests)
+    this.addReceipt({ status: trace.status, cpuUsageUs: trace.cpuUsageUs, netUsageWords: trace.netUsageWords, trx: { kind: 'packed', id: trx.id, packed: trx.input } }, trace)
+    this.inputs.push({ trusted: keys === undefined, packed: trx.input })
+    return { trace, blockNum: this.num }
+  }
+
+  /** Runs a transaction against the pending state and undoes it (`compute_transaction`: no signatures). */
+  dryRun(trx: DecodedTransaction): TransactionTrace {
+    this.validate(trx, undefined)
+    this.ctx.state.startSession()
+    try {
+      return this.execute(trx).trace
+    } finally {
+      this.ctx.state.undo()
+    }
+  }
+
+  /** The transaction's effects inside the caller's session: a delayed row, or its actions run. */
+  private execute(trx: DecodedTransaction): { trace: TransactionTrace; digests: Uint8Array[] } {
+    const { state } = this.ctx
+    state.put('_recent_transaction', trx.id, { expirationSec: trx.expirationSec })
+    const words = netUsageWords(trx)
+    const partial = { expirationSec: trx.expirationSec, refBlockNum: trx.refBlockNum, refBlockPrefix: trx.refBlockPrefix, maxNetUsageWords: trx.maxNetUsageWords, maxCpuUsageMs: trx.maxCpuUsageMs, delaySec: trx.delaySec, signatures: trx.input.signatures, contextFreeData: trx.contextFreeData }
+    const base = { id: trx.id, netUsageWords: words, netUsage: words * 8, scheduled: false, accountRamDelta: undefined, except: undefined, partial }
+    if (trx.delaySec > 0) {
+      const payer = trx.actions[0].authorization[0]?.actor ?? 'eosio'
+      const delayUntilUs = this.blockTimeUs + BigInt(trx.delaySec) * 1_000_000n
+      state.put('generated_transaction', `\u0000${trx.id}`, {
+        sender: '',
+        senderId: BigInt(`0x${trx.id.slice(0, 32)}`).toString(),
+        payer,
+        trxId: trx.id,
+        packedTrx: trx.packedTrx,
+        delayUntilUs,
+        expirationUs: delayUntilUs + BigInt(DEFERRED_EXPIRATION_WINDOW_SEC) * 1_000_000n,
+      })
+      return { trace: { ...base, status: TRX_STATUS.delayed, cpuUsageUs: 100, actionTraces: [] }, digests: [] }
+    }
+    const execution = this.executor().run(trx.actions)
+    const cpuUsageUs = 100 + 40 * execution.actionTraces.length
+    return { trace: { ...base, status: TRX_STATUS.executed, cpuUsageUs, actionTraces: execution.actionTraces }, digests: execution.receiptDigests }
+  }
+
+  /** Seals the block: mroots, id, signature, and the SHiP payloads. The state session stays open. */
+  finish(placeholderSignature: string): StoredBlock {
+    const receiptLeaves = this.receipts.map((r) =>
+      transactionReceiptDigest({
+        status: r.status,
+        cpuUsageUs: r.cpuUsageUs,
+        netUsageWords: r.netUsageWords,
+        trx: r.trx.kind === 'id' ? { kind: 'id', id: r.trx.id } : { kind: 'packed', signatures: r.trx.packed.signatures.map(sigBytes), compression: r.trx.packed.compression, packedContextFreeData: r.trx.packed.packedContextFreeData, packedTrx: r.trx.packed.packedTrx },
+      }),
+    )
+    const header: BlockHeader = {
+      slot: this.slot,
+      producer: this.producer,
+      previous: this.previous.id,
+      transactionMroot: toHex(legacyMerkleRoot(receiptLeaves)),
+      actionMroot: toHex(legacyMerkleRoot(this.actionDigests)),
+      scheduleVersion: 0,
+    }
+    const id = blockIdOf(header, this.num)
+    const signature = this.ctx.producerKey ? this.ctx.producerKey.signDigest(fromHex(id)).toString() : placeholderSignature
+    // The state session's entries are exactly this block's changes: the SHiP deltas.
+    const deltas = encodeDeltas(this.ctx.state.changes())
+    return {
+      num: this.num,
+      id,
+      previous: this.previous.id,
+      slot: this.slot,
+      producer: this.producer,
+      block: packSignedBlock(header, signature, this.receipts),
+      traces: encodeTraces(this.traces),
+      deltas,
+      inputs: this.inputs,
+    }
+  }
+}
+
+
+/** Reads back the header fields of a stored block from its packed `signed_block`. */
+export function headerOfStored(block: StoredBlock): BlockHeader {
+  const b = block.block
+  const hex = (from: number) => toHex(b.subarray(from, from + 32))
+  // timestamp(4) producer(8) confirmed(2) previous(32) transaction_mroot(32) action_mroot(32) schedule_version(4)
+  const view = new DataView(b.buffer, b.byteOffset, b.byteLength)
+  return { slot: view.getUint32(0, true), producer: block.producer, previous: hex(14), transactionMroot: hex(46), actionMroot: hex(78), scheduleVersion: view.getUint32(110, true) }
+}

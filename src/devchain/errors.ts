@@ -1,0 +1,97 @@
+import { AntlerError } from '../antelope/index.ts'
+
+/**
+ * A nodeos chain exception: its numeric code, name and `what`, answered with the HTTP status
+ * nodeos's http_plugin gives its class (401 unsatisfied authorization, 409 duplicate, 400 unknown
+ * block or bad request, 422 truncated input, 500 otherwise).
+ */
+export class ChainError extends AntlerError {
+  readonly chainCode: number
+  readonly chainName: string
+  readonly what: string
+
+  constructor(args: { chainCode: number; chainName: string; what: string; message: string; status?: number; method?: string }) {
+    super({ code: `chain_${args.chainName}`, status: args.status ?? 500, message: args.message, details: { method: args.method ?? 'apply' } })
+    this.name = 'ChainError'
+    this.chainCode = args.chainCode
+    this.chainName = args.chainName
+    this.what = args.what
+  }
+}
+
+/** The nodeos HTTP error body: `{code, message, error{code, name, what, details[]}}`. */
+export interface NodeosErrorBody {
+  code: number
+  message: string
+  error: { code: number; name: string; what: string; details: { message: string; file: string; line_number: number; method: string }[] }
+}
+
+const STATUS_TEXT: Record<number, string> = {
+  400: 'Bad Request',
+  401: 'UnAuthorized',
+  404: 'Not Found',
+  409: 'Conflict',
+  413: 'Payload Too Large',
+  422: 'Unprocessable Entity',
+  500: 'Internal Service Error',
+}
+
+export function nodeosErrorBody(error: ChainError): NodeosErrorBody {
+  return {
+    code: error.status,
+    message: STATUS_TEXT[error.status] ?? 'Internal Service Error',
+    error: {
+      code: error.chainCode,
+      name: error.chainName,
+      what: error.what,
+      details: [{ message: error.message, file: 'devchain', line_number: 0, method: String(error.details.method ?? 'apply') }],
+    },
+  }
+}
+
+type Make = (message: string) => ChainError
+const make = (chainCode: number, chainName: string, what: string, status = 500): Make => (message) => new ChainError({ chainCode, chainName, what, message, status })
+
+/** The chain exceptions the devchain raises, named as in nodeos's chain/exceptions.hpp. */
+export const chainErrors = {
+  assertMessage: make(3050003, 'eosio_assert_message_exception', 'eosio_assert_message assertion failure'),
+  actionValidate: make(3050000, 'action_validate_exception', 'Action validate exception'),
+  accountNameExists: make(3050001, 'account_name_exists_exception', 'Account name already exists'),
+  invalidActionArgs: make(3050002, 'invalid_action_args_exception', 'Invalid Action Arguments'),
+  actionNotFound: make(3050005, 'action_not_found_exception', 'Action can not be found'),
+  transaction: make(3040000, 'transaction_exception', 'Transaction exception'),
+  txNoAction: make(3040002, 'tx_no_action', 'Transaction should have at least one normal action'),
+  expiredTx: make(3040005, 'expired_tx_exception', 'Expired Transaction'),
+  txExpTooFar: make(3040006, 'tx_exp_too_far_exception', 'Transaction Expiration Too Far'),
+  invalidRefBlock: make(3040007, 'invalid_ref_block_exception', 'Invalid Reference Block'),
+  txDuplicate: make(3040008, 'tx_duplicate', 'Duplicate transaction', 409),
+  txDuplicateSig: make(3090001, 'tx_duplicate_sig', 'Duplicate signature included'),
+  txIrrelevantSig: make(3090002, 'tx_irrelevant_sig', 'Irrelevant signature included'),
+  unsatisfiedAuthorization: make(3090003, 'unsatisfied_authorization', 'Provided keys, permissions, and delays do not satisfy declared authorizations', 401),
+  missingAuth: make(3090004, 'missing_auth_exception', 'Missing required authority'),
+  irrelevantAuth: make(3090005, 'irrelevant_auth_exception', 'Irrelevant authority included'),
+  invalidPermission: make(3090007, 'invalid_permission', 'Invalid Permission'),
+  transactionType: make(3010006, 'transaction_type_exception', 'Invalid transaction'),
+  packedTransactionType: make(3010010, 'packed_transaction_type_exception', 'Invalid packed transaction'),
+  signatureType: make(3010012, 'signature_type_exception', 'Invalid signature'),
+  nameType: make(3010001, 'name_type_exception', 'Invalid name'),
+  txTooBig: make(3080006, 'tx_net_usage_exceeded', 'Transaction exceeded the current network usage limit imposed on the transaction'),
+  unpack: make(3015013, 'unpack_exception', 'Unpack data exception'),
+  unknownBlock: make(3100002, 'unknown_block_exception', 'Unknown block', 400),
+  accountQuery: make(3060002, 'account_query_exception', 'Account Query Exception', 400),
+  contractTableQuery: make(3060003, 'contract_table_query_exception', 'Contract Table Query Exception', 400),
+  abiNotFound: make(3015000, 'abi_not_found_exception', 'No ABI found', 400),
+  badRequest: make(3200006, 'invalid_http_request', 'invalid http request', 400),
+  parse: make(4, 'parse_error_exception', 'Parse Error', 400),
+  payloadTooLarge: make(3200006, 'invalid_http_request', 'invalid http request', 413),
+  truncated: make(3, 'eof_exception', 'End Of File', 422),
+  notFound: make(3200005, 'resource_not_found', 'Resource not found', 404),
+  deferredTxDuplicate: make(3040009, 'deferred_tx_duplicate', 'Duplicate deferred transaction'),
+  unknownTransaction: make(3040011, 'tx_not_found', 'The transaction can not be found'),
+  ramUsageExceeded: make(3080001, 'ram_usage_exceeded', 'Account using more than allotted RAM usage'),
+} as const
+
+/** Contract-side `check(cond, msg)`: fails the transaction with nodeos's assertion wording. */
+export function check(condition: unknown, message: string): asserts condition {
+  if (!condition) throw chainErrors.assertMessage(`assertion failure with message: ${message}`)
+}
