@@ -1,6 +1,6 @@
 import { inflateSync } from 'node:zlib'
 import { Serializer, Signature, Transaction } from '@wharfkit/antelope'
-import { fromHex, isValidName, signingDigest, toHex, transactionId, type RawAction } from '../../antelope/index.ts'
+import { fromHex, isValidName, packContextFreeData, signingDigest, transactionId, type RawAction } from '../../antelope/index.ts'
 import { chainErrors } from '../errors.ts'
 
 /** A transaction as it travels: packed, with its signatures (the `packed_transaction` JSON of nodeos). */
@@ -121,8 +121,8 @@ export function decodeTransaction(input: PackedTransactionInput): DecodedTransac
 
 /** The public keys (`PUB_K1_…`) that signed the transaction; refuses malformed and duplicate signatures. */
 export function recoverSigningKeys(chainId: string, trx: DecodedTransaction): Set<string> {
-  const cfd = trx.input.compression === 1 && trx.input.packedContextFreeData.length > 0 ? packedCfdOf(trx) : trx.input.packedContextFreeData
-  const digest = signingDigest(chainId, trx.packedTrx, cfd)
+  // nodeos hashes the context-free data only when the unpacked list is non-empty (bytes may be `00` or a zlib frame).
+  const digest = signingDigest(chainId, trx.packedTrx, packContextFreeData(trx.contextFreeData))
   const keys = new Set<string>()
   for (const text of trx.input.signatures) {
     let key: string
@@ -135,10 +135,6 @@ export function recoverSigningKeys(chainId: string, trx: DecodedTransaction): Se
     keys.add(key)
   }
   return keys
-}
-
-function packedCfdOf(trx: DecodedTransaction): Uint8Array {
-  return Serializer.encode({ object: trx.contextFreeData.map((d) => toHex(d)), type: 'bytes[]' }).array
 }
 
 /** Net usage nodeos bills: the packed transaction plus its signatures and a fixed overhead, in 8-byte words. */

@@ -28,6 +28,7 @@ export interface BlockContext {
 export interface AppliedTransaction {
   readonly trace: TransactionTrace
   readonly blockNum: number
+  readonly blockSlot: number
 }
 
 /**
@@ -175,7 +176,7 @@ export class PendingBlock {
     this.actionDigests.push(...outcome.digests)
     this.addReceipt({ status: trace.status, cpuUsageUs: trace.cpuUsageUs, netUsageWords: trace.netUsageWords, trx: { kind: 'packed', id: trx.id, packed: trx.input } }, trace)
     this.inputs.push({ trusted: keys === undefined, packed: trx.input })
-    return { trace, blockNum: this.num }
+    return { trace, blockNum: this.num, blockSlot: this.slot }
   }
 
   /** Runs a transaction against the pending state and undoes it (`compute_transaction`: no signatures). */

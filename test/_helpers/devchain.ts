@@ -1,0 +1,37 @@
+import type { TestContext } from 'node:test'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { startDevchain, type Devchain, type DevchainConfig } from '../../src/devchain/index.ts'
+
+/** A devchain on free ports (in memory, instant blocks, no workload unless overridden), closed after the test. */
+export async function withDevchain(t: TestContext, overrides: Partial<DevchainConfig> = {}): Promise<Devchain> {
+  const devchain = await startDevchain({
+    dataDir: undefined,
+    host: '127.0.0.1',
+    chainPort: 0,
+    shipPort: 0,
+    blockTimeMs: 0,
+    libDepth: 12,
+    producers: 3,
+    forkRate: 0,
+    workload: 'none',
+    onError: (error) => console.error('devchain error:', error),
+    ...overrides,
+  })
+  t.after(() => devchain.close())
+  return devchain
+}
+
+/** A fresh temporary directory, removed after the test. */
+export function tempDir(t: TestContext, prefix = 'antler-test-'): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix))
+  t.after(() => rmSync(dir, { recursive: true, force: true }))
+  return dir
+}
+
+/** Posts JSON to the devchain and returns status and body. */
+export async function postJson(url: string, body: unknown): Promise<{ status: number; body: Record<string, unknown> }> {
+  const response = await fetch(url, { method: 'POST', body: typeof body === 'string' ? body : JSON.stringify(body) })
+  return { status: response.status, body: (await response.json()) as Record<string, unknown> }
+}
