@@ -47,7 +47,7 @@ test('wharfkit-signed transfers pushed and sent move balances', async (t) => {
   assert.equal(sent.processed.receipt.status, 'executed')
 
   const sent2 = await client.v1.chain.send_transaction2(await signedTransfer(client, 'carol', 'alice', '0.0001 EOS', 'send2'))
-  assert.equal(sent2.processed.receipt.status, 'executed')
+  assert.equal(sent2.processed.receipt?.status, 'executed')
 
   const balance = async (who: string) => String((await client.v1.chain.get_currency_balance('eosio.token', who, 'EOS'))[0])
   assert.equal(await balance('alice'), '998.5001 EOS')
