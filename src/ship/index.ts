@@ -12,3 +12,4 @@ export {
   encodeBlocksResult,
   decodeResult,
 } from './codec.ts'
+export { createShipReader, ShipProtocolError, ShipUnavailableError, type ShipReader, type ShipReaderConfig, type ShipReaderEvent } from './reader.ts'

@@ -17,12 +17,15 @@ export function chainAbiOf(chain: Chain, account: string): ABI | undefined {
   return decoded?.ok ? decoded.value : undefined
 }
 
-/** Signs actions with the development key against the current head (TAPOS) and pushes them. */
+/**
+ * Signs actions with the development key and pushes them. TAPOS references LIB, as wharfkit does,
+ * so the transaction stays valid (and is re-included) when a fork replaces reversible blocks.
+ */
 export function pushSigned(chain: Chain, actions: readonly ActionToSign[], options: { delaySec?: number; nonce?: number } = {}) {
-  const head = chain.head
+  const lib = chain.block(chain.lib.blockNum)!
   const input = signTransaction({
     chainId: chain.chainId,
-    ref: { blockNum: head.num, blockId: head.id, slot: head.slot },
+    ref: { blockNum: lib.num, blockId: lib.id, slot: Math.max(lib.slot, chain.head.slot) },
     actions,
     abiOf: (account) => (account === 'eosio.token' ? token.abi : account === 'rawdb' ? rawdb.abi : chainAbiOf(chain, account)),
     keys: [PrivateKey.from(DEV_PRIVATE_KEY)],
