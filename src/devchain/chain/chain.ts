@@ -7,7 +7,7 @@ import { StateDb } from '../state/state-db.ts'
 import type { NativeContract } from './apply-context.ts'
 import { blockIdOf, packSignedBlock, type BlockHeader } from './block.ts'
 import { DEV_PRIVATE_KEY, producerNames, writeGenesisState } from './genesis.ts'
-import { decodeTransaction, recoverSigningKeys, type PackedTransactionInput } from './intake.ts'
+import { decodeTransaction, recoverSigningKeys, type DecodedTransaction, type PackedTransactionInput } from './intake.ts'
 import { PendingBlock, type AppliedTransaction } from './pending-block.ts'
 import { encodeTraces, type TransactionTrace } from './traces.ts'
 import { BlockLog, type StoredBlock } from '../storage/block-log.ts'
@@ -185,6 +185,11 @@ export class Chain {
   /** Runs a transaction without signature checks (chain builder, boot). */
   pushTrusted(input: PackedTransactionInput): AppliedTransaction {
     return this.ensurePending().apply(decodeTransaction(input), undefined)
+  }
+
+  /** Runs an already decoded transaction without signature checks (the chain builder's fast path). */
+  pushDecodedTrusted(trx: DecodedTransaction): AppliedTransaction {
+    return this.ensurePending().apply(trx, undefined)
   }
 
   /** Executes a transaction against the pending state and undoes it (`compute_transaction`). */
