@@ -59,7 +59,7 @@ export async function startShipServer(args: { chain: Chain; host: string; port: 
     while (s.credits > 0 && s.cursor < q.endBlockNum && s.inFlightBytes < MAX_BUFFERED_BYTES) {
       const limit = q.irreversibleOnly ? chain.lib.blockNum : chain.head.num
       if (s.cursor > limit) return
-      const block = chain.block(s.cursor)
+      const block = chain.shipPayload(s.cursor)
       if (!block) return
       const bytes = encodeBlocksResult({
         v1: q.v1,

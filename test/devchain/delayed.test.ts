@@ -46,3 +46,16 @@ test('canceldelay cancels a delayed transaction so it never runs', () => {
   assert.equal([...chain.state.rows('generated_transaction')].length, 0)
   chain.close()
 })
+
+test('ids of expired transactions are forgotten, so the duplicate check stays bounded', () => {
+  let now = Date.parse('2030-01-01T00:00:00Z')
+  const chain = new Chain({ dataDir: undefined, producers: 1, libDepth: 12, now: () => now })
+  bootChain(chain)
+  pushSigned(chain, [transfer], { nonce: 1 })
+  chain.produceBlock()
+  assert.ok([...chain.state.rows('_recent_transaction')].length > 0)
+  now += 10 * 60 * 1000 // past every expiration (60 s after the signing head)
+  for (let i = 0; i < 64; i++) chain.produceBlock()
+  assert.equal([...chain.state.rows('_recent_transaction')].length, 0)
+  chain.close()
+})

@@ -10,7 +10,7 @@ import { DEV_PRIVATE_KEY, producerNames, writeGenesisState } from './genesis.ts'
 import { decodeTransaction, recoverSigningKeys, type DecodedTransaction, type PackedTransactionInput } from './intake.ts'
 import { PendingBlock, type AppliedTransaction } from './pending-block.ts'
 import { encodeTraces, type TransactionTrace } from './traces.ts'
-import { BlockLog, type StoredBlock } from '../storage/block-log.ts'
+import { BlockLog, type ShipPayload, type StoredBlock } from '../storage/block-log.ts'
 import { token } from '../contracts/token.ts'
 import { rawdb } from '../contracts/rawdb.ts'
 import { createSystemContract } from '../contracts/system.ts'
@@ -40,8 +40,8 @@ export interface ForkResult {
 
 const PRODUCER_ROUND = 12
 const PLACEHOLDER_SIGNATURE = PrivateKey.from(DEV_PRIVATE_KEY).signDigest(new Uint8Array(32)).toString()
-/** Reversible blocks kept in memory (more than any lib depth in use). */
-const RECENT_WINDOW = 4096
+/** Blocks kept in memory beyond the reversible ones, for readers following the head. */
+const RECENT_EXTRA = 64
 
 /**
  * The devchain's chain: state, canonical blocks, head and LIB. Blocks are produced on request
@@ -150,6 +150,12 @@ export class Chain {
     return this.recent.get(num) ?? this.log.get(num)
   }
 
+  /** What SHiP serves of a canonical block (the log read skips the stored inputs). */
+  shipPayload(num: number): ShipPayload | undefined {
+    if (num < 1 || num > this.headBlock.num) return undefined
+    return this.recent.get(num) ?? this.log.payload(num)
+  }
+
   /** The producer scheduled for block `num`: each produces 12 blocks in turn. */
   producerOf(num: number): string {
     return this.producers[Math.floor((num - 2) / PRODUCER_ROUND) % this.producers.length] ?? 'eosio'
@@ -218,7 +224,7 @@ export class Chain {
   private remember(block: StoredBlock): void {
     this.ids[block.num] = block.id
     this.recent.set(block.num, block)
-    this.recent.delete(block.num - RECENT_WINDOW)
+    this.recent.delete(block.num - this.options.libDepth - RECENT_EXTRA)
   }
 
   private advanceLib(): void {

@@ -2,6 +2,7 @@ import { inflateSync } from 'node:zlib'
 import { Serializer, Signature, Transaction } from '@wharfkit/antelope'
 import { fromHex, isValidName, packContextFreeData, signingDigest, transactionId, type RawAction } from '../../antelope/index.ts'
 import { chainErrors } from '../errors.ts'
+import type { TransactionHeaderFields } from './traces.ts'
 
 /** A transaction as it travels: packed, with its signatures (the `packed_transaction` JSON of nodeos). */
 export interface PackedTransactionInput {
@@ -12,17 +13,11 @@ export interface PackedTransactionInput {
 }
 
 /** A decoded transaction with what validation needs. */
-export interface DecodedTransaction {
+export interface DecodedTransaction extends TransactionHeaderFields {
   readonly id: string
   readonly input: PackedTransactionInput
   /** The inflated packed transaction (what the id and signatures cover). */
   readonly packedTrx: Uint8Array
-  readonly expirationSec: number
-  readonly refBlockNum: number
-  readonly refBlockPrefix: number
-  readonly maxNetUsageWords: number
-  readonly maxCpuUsageMs: number
-  readonly delaySec: number
   readonly contextFreeActions: readonly RawAction[]
   readonly actions: readonly RawAction[]
   readonly contextFreeData: readonly Uint8Array[]

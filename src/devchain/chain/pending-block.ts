@@ -12,6 +12,7 @@ import type { StoredBlock, StoredInput } from '../storage/block-log.ts'
 
 const MAX_TRANSACTION_LIFETIME_SEC = 3600
 const DEFERRED_EXPIRATION_WINDOW_SEC = 600
+const PRUNE_EVERY_BLOCKS = 64
 
 /** What producing a block needs from the chain. */
 export interface BlockContext {
@@ -52,8 +53,21 @@ export class PendingBlock {
   ) {
     this.blockTimeUs = BigInt(blockSlotToMs(slot)) * 1000n
     ctx.state.startSession()
+    this.pruneExpiredTransactionIds()
     this.runOnblock()
     this.runDueDeferred()
+  }
+
+  /**
+   * Forgets ids of transactions that expired (they can no longer be replayed, so the duplicate
+   * check no longer needs them), every 64 blocks, inside the block's session so forks undo it.
+   */
+  private pruneExpiredTransactionIds(): void {
+    if (this.num % PRUNE_EVERY_BLOCKS !== 0) return
+    const { state } = this.ctx
+    const expired: string[] = []
+    for (const [id, row] of state.rows('_recent_transaction')) if (row.expirationSec < this.blockTimeSec) expired.push(id)
+    for (const id of expired) state.delete('_recent_transaction', id)
   }
 
   private get blockTimeSec(): number {

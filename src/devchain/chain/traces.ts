@@ -35,14 +35,18 @@ export interface ActionTrace {
   returnValue: Uint8Array
 }
 
-/** The transaction fields SHiP repeats in `partial_transaction_v0`. */
-export interface PartialTransaction {
+/** A transaction header's fields (`transaction_header`). */
+export interface TransactionHeaderFields {
   readonly expirationSec: number
   readonly refBlockNum: number
   readonly refBlockPrefix: number
   readonly maxNetUsageWords: number
   readonly maxCpuUsageMs: number
   readonly delaySec: number
+}
+
+/** The transaction fields SHiP repeats in `partial_transaction_v0`. */
+export interface PartialTransaction extends TransactionHeaderFields {
   readonly signatures: readonly string[]
   readonly contextFreeData: readonly Uint8Array[]
 }

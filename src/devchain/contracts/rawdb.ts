@@ -1,6 +1,6 @@
 import type { ApplyContext } from '../chain/apply-context.ts'
 import { check } from '../errors.ts'
-import { defineNativeContract } from './native.ts'
+import { defineAbi, defineNativeContract } from './native.ts'
 
 /**
  * rawdb: a test contract whose actions write, update and erase arbitrary bytes in any
@@ -9,44 +9,17 @@ import { defineNativeContract } from './native.ts'
  * tests `setabi` it with whatever tables they want rows decoded by.
  */
 
-export const RAWDB_ABI = {
-  version: 'eosio::abi/1.2',
-  types: [],
-  structs: [
-    {
-      name: 'put',
-      base: '',
-      fields: [
-        { name: 'scope', type: 'name' },
-        { name: 'table', type: 'name' },
-        { name: 'key', type: 'uint64' },
-        { name: 'payer', type: 'name' },
-        { name: 'value', type: 'bytes' },
-      ],
-    },
-    { name: 'erase', base: '', fields: [{ name: 'scope', type: 'name' }, { name: 'table', type: 'name' }, { name: 'key', type: 'uint64' }] },
-    { name: 'notify', base: '', fields: [{ name: 'recipients', type: 'name[]' }] },
-    { name: 'permission_level', base: '', fields: [{ name: 'actor', type: 'name' }, { name: 'permission', type: 'name' }] },
-    {
-      name: 'send',
-      base: '',
-      fields: [
-        { name: 'account', type: 'name' },
-        { name: 'name', type: 'name' },
-        { name: 'authorization', type: 'permission_level[]' },
-        { name: 'data', type: 'bytes' },
-      ],
-    },
-    { name: 'fail', base: '', fields: [{ name: 'message', type: 'string' }] },
-  ],
-  actions: ['put', 'erase', 'notify', 'send', 'fail'].map((name) => ({ name, type: name, ricardian_contract: '' })),
-  tables: [],
-  ricardian_clauses: [],
-  error_messages: [],
-  abi_extensions: [],
-  variants: [],
-  action_results: [],
-}
+export const RAWDB_ABI = defineAbi({
+  structs: {
+    put: [['scope', 'name'], ['table', 'name'], ['key', 'uint64'], ['payer', 'name'], ['value', 'bytes']],
+    erase: [['scope', 'name'], ['table', 'name'], ['key', 'uint64']],
+    notify: [['recipients', 'name[]']],
+    permission_level: [['actor', 'name'], ['permission', 'name']],
+    send: [['account', 'name'], ['name', 'name'], ['authorization', 'permission_level[]'], ['data', 'bytes']],
+    fail: [['message', 'string']],
+  },
+  actions: ['put', 'erase', 'notify', 'send', 'fail'],
+})
 
 function apply(ctx: ApplyContext): void {
   if (ctx.receiver !== ctx.act.account) return

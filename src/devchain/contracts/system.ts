@@ -4,67 +4,41 @@ import type { ApplyContext, NativeContract } from '../chain/apply-context.ts'
 import { linkKey, permissionKey } from '../chain/authority.ts'
 import { chainErrors, check } from '../errors.ts'
 import type { Authority } from '../state/rows.ts'
-import { defineNativeContract } from './native.ts'
+import { defineAbi, defineNativeContract } from './native.ts'
 
 /** The `eosio` account's native actions, as nodeos implements them in eosio_contract.cpp. */
 
-const authorityStructs = [
-  { name: 'permission_level', base: '', fields: [{ name: 'actor', type: 'name' }, { name: 'permission', type: 'name' }] },
-  { name: 'key_weight', base: '', fields: [{ name: 'key', type: 'public_key' }, { name: 'weight', type: 'uint16' }] },
-  { name: 'permission_level_weight', base: '', fields: [{ name: 'permission', type: 'permission_level' }, { name: 'weight', type: 'uint16' }] },
-  { name: 'wait_weight', base: '', fields: [{ name: 'wait_sec', type: 'uint32' }, { name: 'weight', type: 'uint16' }] },
-  {
-    name: 'authority',
-    base: '',
-    fields: [
-      { name: 'threshold', type: 'uint32' },
-      { name: 'keys', type: 'key_weight[]' },
-      { name: 'accounts', type: 'permission_level_weight[]' },
-      { name: 'waits', type: 'wait_weight[]' },
+export const SYSTEM_ABI = defineAbi({
+  structs: {
+    permission_level: [['actor', 'name'], ['permission', 'name']],
+    key_weight: [['key', 'public_key'], ['weight', 'uint16']],
+    permission_level_weight: [['permission', 'permission_level'], ['weight', 'uint16']],
+    wait_weight: [['wait_sec', 'uint32'], ['weight', 'uint16']],
+    authority: [['threshold', 'uint32'], ['keys', 'key_weight[]'], ['accounts', 'permission_level_weight[]'], ['waits', 'wait_weight[]']],
+    producer_key: [['producer_name', 'name'], ['block_signing_key', 'public_key']],
+    producer_schedule: [['version', 'uint32'], ['producers', 'producer_key[]']],
+    block_header: [
+      ['timestamp', 'uint32'],
+      ['producer', 'name'],
+      ['confirmed', 'uint16'],
+      ['previous', 'checksum256'],
+      ['transaction_mroot', 'checksum256'],
+      ['action_mroot', 'checksum256'],
+      ['schedule_version', 'uint32'],
+      ['new_producers', 'producer_schedule?'],
     ],
+    newaccount: [['creator', 'name'], ['name', 'name'], ['owner', 'authority'], ['active', 'authority']],
+    updateauth: [['account', 'name'], ['permission', 'name'], ['parent', 'name'], ['auth', 'authority']],
+    deleteauth: [['account', 'name'], ['permission', 'name']],
+    linkauth: [['account', 'name'], ['code', 'name'], ['type', 'name'], ['requirement', 'name']],
+    unlinkauth: [['account', 'name'], ['code', 'name'], ['type', 'name']],
+    setcode: [['account', 'name'], ['vmtype', 'uint8'], ['vmversion', 'uint8'], ['code', 'bytes']],
+    setabi: [['account', 'name'], ['abi', 'bytes']],
+    canceldelay: [['canceling_auth', 'permission_level'], ['trx_id', 'checksum256']],
+    onblock: [['header', 'block_header']],
   },
-  {
-    name: 'block_header',
-    base: '',
-    fields: [
-      { name: 'timestamp', type: 'uint32' },
-      { name: 'producer', type: 'name' },
-      { name: 'confirmed', type: 'uint16' },
-      { name: 'previous', type: 'checksum256' },
-      { name: 'transaction_mroot', type: 'checksum256' },
-      { name: 'action_mroot', type: 'checksum256' },
-      { name: 'schedule_version', type: 'uint32' },
-      { name: 'new_producers', type: 'producer_schedule?' },
-    ],
-  },
-  { name: 'producer_key', base: '', fields: [{ name: 'producer_name', type: 'name' }, { name: 'block_signing_key', type: 'public_key' }] },
-  { name: 'producer_schedule', base: '', fields: [{ name: 'version', type: 'uint32' }, { name: 'producers', type: 'producer_key[]' }] },
-]
-
-const actionStructs = [
-  { name: 'newaccount', fields: [['creator', 'name'], ['name', 'name'], ['owner', 'authority'], ['active', 'authority']] },
-  { name: 'updateauth', fields: [['account', 'name'], ['permission', 'name'], ['parent', 'name'], ['auth', 'authority']] },
-  { name: 'deleteauth', fields: [['account', 'name'], ['permission', 'name']] },
-  { name: 'linkauth', fields: [['account', 'name'], ['code', 'name'], ['type', 'name'], ['requirement', 'name']] },
-  { name: 'unlinkauth', fields: [['account', 'name'], ['code', 'name'], ['type', 'name']] },
-  { name: 'setcode', fields: [['account', 'name'], ['vmtype', 'uint8'], ['vmversion', 'uint8'], ['code', 'bytes']] },
-  { name: 'setabi', fields: [['account', 'name'], ['abi', 'bytes']] },
-  { name: 'canceldelay', fields: [['canceling_auth', 'permission_level'], ['trx_id', 'checksum256']] },
-  { name: 'onblock', fields: [['header', 'block_header']] },
-] as const
-
-export const SYSTEM_ABI = {
-  version: 'eosio::abi/1.2',
-  types: [],
-  structs: [...authorityStructs, ...actionStructs.map((s) => ({ name: s.name, base: '', fields: s.fields.map(([name, type]) => ({ name, type })) }))],
-  actions: actionStructs.map((s) => ({ name: s.name, type: s.name, ricardian_contract: '' })),
-  tables: [],
-  ricardian_clauses: [],
-  error_messages: [],
-  abi_extensions: [],
-  variants: [],
-  action_results: [],
-}
+  actions: ['newaccount', 'updateauth', 'deleteauth', 'linkauth', 'unlinkauth', 'setcode', 'setabi', 'canceldelay', 'onblock'],
+})
 
 /** Account RAM nodeos bills for an account and its two permissions, before authority contents. */
 const ACCOUNT_RAM_BYTES = 2048n + 2n * 208n

@@ -2,7 +2,7 @@ import { BinaryReader, BinaryWriter, nameToBigInt, bigIntToName } from '../../an
 import type { ApplyContext } from '../chain/apply-context.ts'
 import { check } from '../errors.ts'
 import { isValidAsset, isValidSymbol, parseAsset, readAsset, symbolCode, writeAsset, type AssetValue } from './asset.ts'
-import { defineNativeContract } from './native.ts'
+import { defineAbi, defineNativeContract } from './native.ts'
 
 /**
  * eosio.token, action for action and row for row as the reference contract: `stat` rows
@@ -10,30 +10,20 @@ import { defineNativeContract } from './native.ts'
  * both keyed by the symbol code; the same checks with the same messages.
  */
 
-const ABI_DEF = {
-  version: 'eosio::abi/1.2',
-  types: [],
-  structs: [
-    { name: 'account', base: '', fields: [{ name: 'balance', type: 'asset' }] },
-    { name: 'close', base: '', fields: [{ name: 'owner', type: 'name' }, { name: 'symbol', type: 'symbol' }] },
-    { name: 'create', base: '', fields: [{ name: 'issuer', type: 'name' }, { name: 'maximum_supply', type: 'asset' }] },
-    { name: 'currency_stats', base: '', fields: [{ name: 'supply', type: 'asset' }, { name: 'max_supply', type: 'asset' }, { name: 'issuer', type: 'name' }] },
-    { name: 'issue', base: '', fields: [{ name: 'to', type: 'name' }, { name: 'quantity', type: 'asset' }, { name: 'memo', type: 'string' }] },
-    { name: 'open', base: '', fields: [{ name: 'owner', type: 'name' }, { name: 'symbol', type: 'symbol' }, { name: 'ram_payer', type: 'name' }] },
-    { name: 'retire', base: '', fields: [{ name: 'quantity', type: 'asset' }, { name: 'memo', type: 'string' }] },
-    { name: 'transfer', base: '', fields: [{ name: 'from', type: 'name' }, { name: 'to', type: 'name' }, { name: 'quantity', type: 'asset' }, { name: 'memo', type: 'string' }] },
-  ],
-  actions: ['close', 'create', 'issue', 'open', 'retire', 'transfer'].map((name) => ({ name, type: name, ricardian_contract: '' })),
-  tables: [
-    { name: 'accounts', index_type: 'i64', key_names: [], key_types: [], type: 'account' },
-    { name: 'stat', index_type: 'i64', key_names: [], key_types: [], type: 'currency_stats' },
-  ],
-  ricardian_clauses: [],
-  error_messages: [],
-  abi_extensions: [],
-  variants: [],
-  action_results: [],
-}
+const ABI_DEF = defineAbi({
+  structs: {
+    account: [['balance', 'asset']],
+    close: [['owner', 'name'], ['symbol', 'symbol']],
+    create: [['issuer', 'name'], ['maximum_supply', 'asset']],
+    currency_stats: [['supply', 'asset'], ['max_supply', 'asset'], ['issuer', 'name']],
+    issue: [['to', 'name'], ['quantity', 'asset'], ['memo', 'string']],
+    open: [['owner', 'name'], ['symbol', 'symbol'], ['ram_payer', 'name']],
+    retire: [['quantity', 'asset'], ['memo', 'string']],
+    transfer: [['from', 'name'], ['to', 'name'], ['quantity', 'asset'], ['memo', 'string']],
+  },
+  actions: ['close', 'create', 'issue', 'open', 'retire', 'transfer'],
+  tables: { accounts: 'account', stat: 'currency_stats' },
+})
 
 interface Stats {
   supply: AssetValue

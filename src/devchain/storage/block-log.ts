@@ -10,16 +10,20 @@ export interface StoredInput {
   readonly packed: PackedTransactionInput
 }
 
-/** A produced block: what SHiP serves and what a replay needs to produce it again. */
-export interface StoredBlock {
+/** What SHiP serves of a block. */
+export interface ShipPayload {
   readonly num: number
   readonly id: string
   readonly previous: string
-  readonly slot: number
-  readonly producer: string
   readonly block: Uint8Array
   readonly traces: Uint8Array
   readonly deltas: Uint8Array
+}
+
+/** A produced block: what SHiP serves and what a replay needs to produce it again. */
+export interface StoredBlock extends ShipPayload {
+  readonly slot: number
+  readonly producer: string
   readonly inputs: readonly StoredInput[]
 }
 
@@ -70,6 +74,7 @@ export class BlockLog {
   private readonly db: Database.Database
   private readonly insertStmt: Database.Statement
   private readonly byNumStmt: Database.Statement
+  private readonly payloadStmt: Database.Statement
 
   constructor(dataDir: string | undefined) {
     if (dataDir) mkdirSync(dataDir, { recursive: true })
@@ -84,6 +89,7 @@ export class BlockLog {
       );`)
     this.insertStmt = this.db.prepare('INSERT OR REPLACE INTO blocks VALUES (@num, @id, @previous, @slot, @producer, @block, @traces, @deltas, @inputs)')
     this.byNumStmt = this.db.prepare('SELECT * FROM blocks WHERE num = ?')
+    this.payloadStmt = this.db.prepare('SELECT num, id, previous, block, traces, deltas FROM blocks WHERE num = ?')
   }
 
   meta(): ChainMeta | undefined {
@@ -107,6 +113,12 @@ export class BlockLog {
   get(num: number): StoredBlock | undefined {
     const row = this.byNumStmt.get(num) as BlockRow | undefined
     return row && this.fromRow(row)
+  }
+
+  /** The SHiP payload of a block, without decoding its inputs. */
+  payload(num: number): ShipPayload | undefined {
+    const row = this.payloadStmt.get(num) as Omit<BlockRow, 'slot' | 'producer' | 'inputs'> | undefined
+    return row && { ...row, block: u8(row.block), traces: u8(row.traces), deltas: u8(row.deltas) }
   }
 
   *all(): IterableIterator<StoredBlock> {
