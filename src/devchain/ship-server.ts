@@ -1,4 +1,4 @@
-import { WebSocketServer, type WebSocket } from 'ws'
+import { WebSocket, WebSocketServer } from 'ws'
 import { decodeRequest, encodeBlocksResult, encodeStatusResult, SHIP_ABI_TEXT, type BlocksRequest } from '../ship/index.ts'
 import type { Chain } from './chain/chain.ts'
 
@@ -56,7 +56,7 @@ export async function startShipServer(args: { chain: Chain; host: string; port: 
   const pump = (s: Session) => {
     const q = s.request
     if (!q) return
-    while (s.credits > 0 && s.cursor < q.endBlockNum && s.inFlightBytes < MAX_BUFFERED_BYTES) {
+    while (s.ws.readyState === WebSocket.OPEN && s.credits > 0 && s.cursor < q.endBlockNum && s.inFlightBytes < MAX_BUFFERED_BYTES) {
       const limit = q.irreversibleOnly ? chain.lib.blockNum : chain.head.num
       if (s.cursor > limit) return
       const block = chain.shipPayload(s.cursor)
