@@ -19,7 +19,9 @@ const ALLOWED: Record<string, string[]> = {
   antelope: [],
   ship: ['antelope'],
   devchain: ['antelope', 'ship'],
-  cli: ['antelope', 'ship', 'devchain'],
+  store: ['antelope'],
+  ingest: ['antelope', 'ship', 'store'],
+  cli: ['antelope', 'ship', 'devchain', 'store', 'ingest'],
 }
 
 test('imports follow DESIGN §2: allowed edges only, and only through an area index.ts', () => {

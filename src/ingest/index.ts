@@ -1,0 +1,2 @@
+export { normalizeBlock } from './normalize.ts'
+export { createIndexer, type Indexer, type IndexerConfig } from './indexer.ts'

@@ -1,0 +1,92 @@
+import type { BlockRef } from '../antelope/index.ts'
+import { createShipReader, type ShipReaderEvent } from '../ship/index.ts'
+import type { StoreWriter } from '../store/index.ts'
+import { normalizeBlock } from './normalize.ts'
+
+export interface IndexerConfig {
+  readonly shipUrl: string
+  readonly store: StoreWriter
+  /** First block for an empty store (default 1). */
+  readonly startBlockNum?: number
+  /** Stop after applying this block (default: follow the chain forever). */
+  readonly endBlockNum?: number
+  readonly maxMessagesInFlight?: number
+  readonly reconnect?: { readonly minDelayMs?: number; readonly maxDelayMs?: number; readonly maxAttempts?: number }
+  readonly onBlock?: (block: { num: number; id: string; lib: number; head: number; actions: number }) => void
+  readonly onFork?: (fork: { blockNum: number; undone: number }) => void
+  readonly onReaderEvent?: (event: ShipReaderEvent) => void
+}
+
+export interface Indexer {
+  /** Runs until `endBlockNum`, `stop()`, or an error that retrying cannot fix (thrown). */
+  run(): Promise<void>
+  stop(): Promise<void>
+}
+
+/**
+ * Follows a SHiP feed into the store, block by block, each in one atomic write. A block whose
+ * number is at or below the store's head is a fork: everything from it up is undone first. A
+ * block that still does not link means the feed skipped a fork the store has not seen: the
+ * session restarts with the store's reversible blocks as `have_positions`, so the server rewinds.
+ */
+export function createIndexer(config: IndexerConfig): Indexer {
+  let stopped = false
+  let closeReader: (() => Promise<void>) | undefined
+
+  async function session(): Promise<'done' | 'relink' | 'stopped'> {
+    const { store } = config
+    const position = await store.position()
+    // Positions above LIB, kept in step with the store, for have_positions on every (re)connect.
+    const held: BlockRef[] = await store.reversibleBlocks()
+    let head = position?.head
+    const reader = createShipReader({
+      url: config.shipUrl,
+      startBlockNum: head ? head.blockNum + 1 : (config.startBlockNum ?? 1),
+      endBlockNum: config.endBlockNum === undefined ? undefined : config.endBlockNum + 1,
+      maxMessagesInFlight: config.maxMessagesInFlight ?? 20,
+      reconnect: config.reconnect,
+      havePositions: () => held,
+      resumeFrom: () => (head ? head.blockNum + 1 : (config.startBlockNum ?? 1)),
+      onEvent: config.onReaderEvent,
+    })
+    closeReader = () => reader.close()
+    try {
+      for await (const result of reader.blocks()) {
+        if (stopped) return 'stopped'
+        const thisBlock = result.thisBlock
+        if (!thisBlock) continue
+        if (head && thisBlock.blockNum <= head.blockNum) {
+          await store.undoFrom(thisBlock.blockNum)
+          config.onFork?.({ blockNum: thisBlock.blockNum, undone: head.blockNum - thisBlock.blockNum + 1 })
+          while (held.length && held[held.length - 1].blockNum >= thisBlock.blockNum) held.pop()
+          head = (await store.position())?.head
+        }
+        const batch = normalizeBlock(result)
+        if (head && (batch.block.num !== head.blockNum + 1 || batch.block.previous !== head.blockId)) return 'relink'
+        const lib = result.lastIrreversible.blockNum
+        await store.applyBlock(batch, lib)
+        head = { blockNum: batch.block.num, blockId: batch.block.id }
+        held.push(head)
+        while (held.length && held[0].blockNum <= lib) held.shift()
+        config.onBlock?.({ num: head.blockNum, id: head.blockId, lib, head: result.head.blockNum, actions: batch.actions.length })
+        if (config.endBlockNum !== undefined && head.blockNum >= config.endBlockNum) return 'done'
+      }
+      return stopped ? 'stopped' : 'done'
+    } finally {
+      await reader.close()
+    }
+  }
+
+  return {
+    async run() {
+      while (!stopped) {
+        const outcome = await session()
+        if (outcome !== 'relink') return
+      }
+    },
+    async stop() {
+      stopped = true
+      await closeReader?.()
+    },
+  }
+}

@@ -1,0 +1,51 @@
+import type { BlockRef } from '../antelope/index.ts'
+import type { ActionRecord, BlockBatch, BlockRecord, Step, StorePosition, TransactionRecord } from './types.ts'
+
+/**
+ * The indexer's side of the store. Every method is atomic: a crash at any instant leaves the
+ * store as it was before the call or after it, never between.
+ */
+export interface StoreWriter {
+  /** The last applied block and LIB; undefined for an empty store. */
+  position(): Promise<StorePosition | undefined>
+  /** Applied blocks above LIB, oldest first (what a SHiP reader sends as `have_positions`). */
+  reversibleBlocks(): Promise<BlockRef[]>
+  /**
+   * Applies every effect of the block on top of the current head, records it as a `new` step and
+   * moves LIB (recording `irreversible` steps); refuses a block that does not link to the head.
+   */
+  applyBlock(batch: BlockBatch, lib: number): Promise<void>
+  /** Removes every effect of blocks at and above `blockNum`, recording an `undo` step for each, newest first. */
+  undoFrom(blockNum: number): Promise<void>
+}
+
+/** Reads of contract state at any height. "Not found" is `undefined` or `[]`, never a throw. */
+export interface StateReader {
+  /** Rows of one (code, table, scope) as of `blockNum`, in primary-key order. */
+  tableRows(args: { code: string; table: string; scope: string; blockNum: number }): Promise<{ primaryKey: bigint; payer: string; value: Uint8Array; blockNum: number }[]>
+  /** One row by primary key as of `blockNum`. */
+  tableRow(args: { code: string; table: string; scope: string; primaryKey: bigint; blockNum: number }): Promise<{ payer: string; value: Uint8Array; blockNum: number } | undefined>
+  /** Scopes of a table holding rows as of `blockNum`. */
+  scopes(args: { code: string; table: string; blockNum: number }): Promise<string[]>
+  /** The binary ABI of an account as of `blockNum`, with the block that set it. */
+  abi(args: { account: string; blockNum: number }): Promise<{ abi: Uint8Array; blockNum: number } | undefined>
+  /** Accounts (with permission) whose authority holds `publicKey` as of `blockNum`. */
+  keyAccounts(args: { publicKey: string; blockNum: number }): Promise<{ account: string; permission: string }[]>
+}
+
+export interface BlockReader {
+  blockByNum(num: number): Promise<BlockRecord | undefined>
+  blockById(id: string): Promise<BlockRecord | undefined>
+  transaction(id: string): Promise<TransactionRecord | undefined>
+  actionsOfTransaction(id: string): Promise<ActionRecord[]>
+}
+
+export interface StepReader {
+  /** Steps after `seq` (exclusive), oldest first, at most `limit`. */
+  stepsAfter(seq: number, limit: number): Promise<Step[]>
+}
+
+/** A store: the writer and every reader, over one database. */
+export interface Store extends StoreWriter, StateReader, BlockReader, StepReader {
+  close(): Promise<void>
+}

@@ -1,0 +1,81 @@
+/**
+ * SQLite schema. History that changes over time is kept as versions: a version is valid from the
+ * block that wrote it (`block_num`) until the block that superseded it (`valid_to`, NULL while
+ * current). State at height h = the versions with block_num <= h and (valid_to IS NULL or
+ * valid_to > h); a removal is a version whose value is NULL (a tombstone). Undoing blocks >= n is
+ * two statements per table: delete the versions written at or after n, and reopen the versions
+ * those had closed (valid_to >= n).
+ */
+export const SQLITE_SCHEMA_VERSION = 1
+
+export const SQLITE_SCHEMA = `
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+
+CREATE TABLE IF NOT EXISTS blocks (
+  num INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, previous TEXT NOT NULL, ts INTEGER NOT NULL,
+  producer TEXT NOT NULL, trx_count INTEGER NOT NULL, action_count INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS blocks_ts ON blocks (ts);
+
+CREATE TABLE IF NOT EXISTS transactions (
+  id TEXT NOT NULL, block_num INTEGER NOT NULL, block_index INTEGER NOT NULL, status INTEGER NOT NULL,
+  cpu_usage_us INTEGER NOT NULL, net_usage_words INTEGER NOT NULL, scheduled INTEGER NOT NULL,
+  PRIMARY KEY (id, block_num)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS transactions_block ON transactions (block_num);
+
+CREATE TABLE IF NOT EXISTS actions (
+  global_seq INTEGER PRIMARY KEY, block_num INTEGER NOT NULL, trx_id TEXT NOT NULL, ordinal INTEGER NOT NULL,
+  creator_ordinal INTEGER NOT NULL, receiver TEXT NOT NULL, account TEXT NOT NULL, name TEXT NOT NULL,
+  authorization TEXT NOT NULL, data BLOB NOT NULL, return_value BLOB NOT NULL, act_digest TEXT NOT NULL, recv_seq INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS actions_trx ON actions (trx_id);
+CREATE INDEX IF NOT EXISTS actions_block ON actions (block_num);
+
+CREATE TABLE IF NOT EXISTS row_versions (
+  code TEXT NOT NULL, tbl TEXT NOT NULL, scope TEXT NOT NULL, pk TEXT NOT NULL, block_num INTEGER NOT NULL,
+  valid_to INTEGER, payer TEXT NOT NULL, value BLOB,
+  PRIMARY KEY (code, tbl, scope, pk, block_num)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS row_versions_head ON row_versions (code, tbl, scope, pk) WHERE valid_to IS NULL;
+CREATE INDEX IF NOT EXISTS row_versions_block ON row_versions (block_num);
+CREATE INDEX IF NOT EXISTS row_versions_valid_to ON row_versions (valid_to);
+
+CREATE TABLE IF NOT EXISTS abi_versions (
+  account TEXT NOT NULL, block_num INTEGER NOT NULL, valid_to INTEGER, abi BLOB NOT NULL,
+  PRIMARY KEY (account, block_num)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS abi_versions_block ON abi_versions (block_num);
+CREATE INDEX IF NOT EXISTS abi_versions_valid_to ON abi_versions (valid_to);
+
+CREATE TABLE IF NOT EXISTS permission_versions (
+  owner TEXT NOT NULL, name TEXT NOT NULL, block_num INTEGER NOT NULL, valid_to INTEGER,
+  parent TEXT NOT NULL, threshold INTEGER NOT NULL, keys TEXT NOT NULL, accounts TEXT NOT NULL, removed INTEGER NOT NULL,
+  PRIMARY KEY (owner, name, block_num)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS permission_versions_block ON permission_versions (block_num);
+CREATE INDEX IF NOT EXISTS permission_versions_valid_to ON permission_versions (valid_to);
+
+CREATE TABLE IF NOT EXISTS key_versions (
+  public_key TEXT NOT NULL, owner TEXT NOT NULL, permission TEXT NOT NULL, block_num INTEGER NOT NULL, valid_to INTEGER,
+  PRIMARY KEY (public_key, owner, permission, block_num)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS key_versions_owner ON key_versions (owner, permission) WHERE valid_to IS NULL;
+CREATE INDEX IF NOT EXISTS key_versions_block ON key_versions (block_num);
+CREATE INDEX IF NOT EXISTS key_versions_valid_to ON key_versions (valid_to);
+
+CREATE TABLE IF NOT EXISTS link_versions (
+  account TEXT NOT NULL, code TEXT NOT NULL, type TEXT NOT NULL, block_num INTEGER NOT NULL, valid_to INTEGER,
+  required TEXT,
+  PRIMARY KEY (account, code, type, block_num)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS link_versions_block ON link_versions (block_num);
+CREATE INDEX IF NOT EXISTS link_versions_valid_to ON link_versions (valid_to);
+
+CREATE TABLE IF NOT EXISTS steps (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT, type TEXT NOT NULL, block_num INTEGER NOT NULL, block_id TEXT NOT NULL
+);
+`
+
+/** Versioned tables and the columns that name one versioned thing. */
+export const VERSIONED_TABLES = ['row_versions', 'abi_versions', 'permission_versions', 'key_versions', 'link_versions'] as const

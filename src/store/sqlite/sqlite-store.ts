@@ -1,0 +1,227 @@
+import Database from 'better-sqlite3'
+import { mkdirSync } from 'node:fs'
+import { dirname } from 'node:path'
+import type { BlockRef } from '../../antelope/index.ts'
+import { StoreIrreversibleUndoError, StoreLinkError } from '../errors.ts'
+import type { Store } from '../port.ts'
+import type { ActionRecord, BlockBatch, BlockRecord, Step, StepType, StorePosition, TransactionRecord } from '../types.ts'
+import { SQLITE_SCHEMA, SQLITE_SCHEMA_VERSION, VERSIONED_TABLES } from './schema.ts'
+
+const pkText = (pk: bigint) => pk.toString(16).padStart(16, '0')
+const u8 = (b: Buffer) => new Uint8Array(b.buffer, b.byteOffset, b.byteLength)
+
+interface BlockRow {
+  num: number
+  id: string
+  previous: string
+  ts: number
+  producer: string
+  trx_count: number
+  action_count: number
+}
+
+function blockRecord(row: BlockRow): BlockRecord {
+  return { num: row.num, id: row.id, previous: row.previous, timestampMs: row.ts, producer: row.producer, transactionCount: row.trx_count, actionCount: row.action_count }
+}
+
+/**
+ * The embedded store: one SQLite file (WAL). Writes are synchronous transactions, so each
+ * `applyBlock`/`undoFrom` is atomic on disk; the async signatures match the port.
+ */
+export function openSqliteStore(path: string): Store {
+  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true })
+  const db = new Database(path)
+  db.pragma('journal_mode = WAL')
+  db.pragma('synchronous = NORMAL')
+  db.exec(SQLITE_SCHEMA)
+  const version = db.prepare("SELECT value FROM meta WHERE key = 'schema_version'").get() as { value: string } | undefined
+  if (!version) db.prepare("INSERT INTO meta VALUES ('schema_version', ?)").run(String(SQLITE_SCHEMA_VERSION))
+  else if (Number(version.value) !== SQLITE_SCHEMA_VERSION) throw new Error(`store: ${path} has schema version ${version.value}, this build reads ${SQLITE_SCHEMA_VERSION}`)
+
+  const s = {
+    getMeta: db.prepare('SELECT value FROM meta WHERE key = ?'),
+    setMeta: db.prepare('INSERT OR REPLACE INTO meta VALUES (?, ?)'),
+    insertBlock: db.prepare('INSERT INTO blocks VALUES (@num, @id, @previous, @ts, @producer, @trx_count, @action_count)'),
+    blockByNum: db.prepare('SELECT * FROM blocks WHERE num = ?'),
+    blockById: db.prepare('SELECT * FROM blocks WHERE id = ?'),
+    blocksAbove: db.prepare('SELECT num, id FROM blocks WHERE num > ? ORDER BY num'),
+    blocksFrom: db.prepare('SELECT num, id FROM blocks WHERE num >= ? ORDER BY num DESC'),
+    insertTrx: db.prepare('INSERT OR REPLACE INTO transactions VALUES (@id, @blockNum, @blockIndex, @status, @cpuUsageUs, @netUsageWords, @scheduled)'),
+    trxById: db.prepare('SELECT * FROM transactions WHERE id = ? ORDER BY block_num DESC LIMIT 1'),
+    insertAction: db.prepare('INSERT INTO actions VALUES (@globalSeq, @blockNum, @trxId, @ordinal, @creator, @receiver, @account, @name, @authorization, @data, @returnValue, @actDigest, @recvSeq)'),
+    actionsOfTrx: db.prepare('SELECT * FROM actions WHERE trx_id = ? ORDER BY ordinal'),
+    closeRow: db.prepare('UPDATE row_versions SET valid_to = ? WHERE code = ? AND tbl = ? AND scope = ? AND pk = ? AND valid_to IS NULL'),
+    insertRow: db.prepare('INSERT INTO row_versions VALUES (?, ?, ?, ?, ?, NULL, ?, ?)'),
+    closeAbi: db.prepare('UPDATE abi_versions SET valid_to = ? WHERE account = ? AND valid_to IS NULL'),
+    insertAbi: db.prepare('INSERT INTO abi_versions VALUES (?, ?, NULL, ?)'),
+    closePermission: db.prepare('UPDATE permission_versions SET valid_to = ? WHERE owner = ? AND name = ? AND valid_to IS NULL'),
+    insertPermission: db.prepare('INSERT INTO permission_versions VALUES (?, ?, ?, NULL, ?, ?, ?, ?, ?)'),
+    closeKeys: db.prepare('UPDATE key_versions SET valid_to = ? WHERE owner = ? AND permission = ? AND valid_to IS NULL'),
+    insertKey: db.prepare('INSERT OR IGNORE INTO key_versions VALUES (?, ?, ?, ?, NULL)'),
+    closeLink: db.prepare('UPDATE link_versions SET valid_to = ? WHERE account = ? AND code = ? AND type = ? AND valid_to IS NULL'),
+    insertLink: db.prepare('INSERT INTO link_versions VALUES (?, ?, ?, ?, NULL, ?)'),
+    insertStep: db.prepare('INSERT INTO steps (type, block_num, block_id) VALUES (?, ?, ?)'),
+    stepsAfter: db.prepare('SELECT seq, type, block_num, block_id FROM steps WHERE seq > ? ORDER BY seq LIMIT ?'),
+    tableRows: db.prepare(
+      'SELECT pk, payer, value, block_num FROM row_versions WHERE code = ? AND tbl = ? AND scope = ? AND block_num <= ? AND (valid_to IS NULL OR valid_to > ?) AND value IS NOT NULL ORDER BY pk',
+    ),
+    tableRowsHead: db.prepare('SELECT pk, payer, value, block_num FROM row_versions WHERE code = ? AND tbl = ? AND scope = ? AND valid_to IS NULL AND value IS NOT NULL ORDER BY pk'),
+    tableRow: db.prepare(
+      'SELECT payer, value, block_num FROM row_versions WHERE code = ? AND tbl = ? AND scope = ? AND pk = ? AND block_num <= ? ORDER BY block_num DESC LIMIT 1',
+    ),
+    scopes: db.prepare(
+      'SELECT DISTINCT scope FROM row_versions WHERE code = ? AND tbl = ? AND block_num <= ? AND (valid_to IS NULL OR valid_to > ?) AND value IS NOT NULL ORDER BY scope',
+    ),
+    abiAt: db.prepare('SELECT abi, block_num FROM abi_versions WHERE account = ? AND block_num <= ? ORDER BY block_num DESC LIMIT 1'),
+    keyAccounts: db.prepare('SELECT owner, permission FROM key_versions WHERE public_key = ? AND block_num <= ? AND (valid_to IS NULL OR valid_to > ?) ORDER BY owner, permission'),
+  }
+  const undoStatements = VERSIONED_TABLES.flatMap((t) => [db.prepare(`DELETE FROM ${t} WHERE block_num >= ?`), db.prepare(`UPDATE ${t} SET valid_to = NULL WHERE valid_to >= ?`)])
+  const deleteFrom = ['blocks WHERE num', 'transactions WHERE block_num', 'actions WHERE block_num'].map((w) => db.prepare(`DELETE FROM ${w} >= ?`))
+
+  const meta = (key: string) => (s.getMeta.get(key) as { value: string } | undefined)?.value
+  const step = (type: StepType, num: number, id: string) => s.insertStep.run(type, num, id)
+
+  const position = (): StorePosition | undefined => {
+    const head = meta('head')
+    if (!head) return undefined
+    const [num, id] = head.split(':')
+    return { head: { blockNum: Number(num), blockId: id }, lib: Number(meta('lib') ?? 0) }
+  }
+
+  const apply = db.transaction((batch: BlockBatch, lib: number) => {
+    const b = batch.block
+    const pos = position()
+    if (pos && (b.num !== pos.head.blockNum + 1 || b.previous !== pos.head.blockId)) throw StoreLinkError({ blockNum: b.num, previous: b.previous, head: pos.head.blockNum, headId: pos.head.blockId })
+    s.insertBlock.run({ num: b.num, id: b.id, previous: b.previous, ts: b.timestampMs, producer: b.producer, trx_count: b.transactionCount, action_count: b.actionCount })
+    for (const t of batch.transactions) s.insertTrx.run({ ...t, scheduled: t.scheduled ? 1 : 0 })
+    for (const a of batch.actions) insertAction(a)
+    for (const r of batch.rows) {
+      const pk = pkText(r.primaryKey)
+      s.closeRow.run(b.num, r.code, r.table, r.scope, pk)
+      s.insertRow.run(r.code, r.table, r.scope, pk, b.num, r.payer, r.value === undefined ? null : Buffer.from(r.value))
+    }
+    for (const a of batch.abis) {
+      s.closeAbi.run(b.num, a.account)
+      s.insertAbi.run(a.account, b.num, Buffer.from(a.abi))
+    }
+    for (const p of batch.permissions) {
+      s.closePermission.run(b.num, p.owner, p.name)
+      s.insertPermission.run(p.owner, p.name, b.num, p.parent, p.threshold, JSON.stringify(p.keys), JSON.stringify(p.accounts), p.removed ? 1 : 0)
+      s.closeKeys.run(b.num, p.owner, p.name)
+      if (!p.removed) for (const k of p.keys) s.insertKey.run(k.key, p.owner, p.name, b.num)
+    }
+    for (const l of batch.links) {
+      s.closeLink.run(b.num, l.account, l.code, l.messageType)
+      s.insertLink.run(l.account, l.code, l.messageType, b.num, l.requiredPermission ?? null)
+    }
+    s.setMeta.run('head', `${b.num}:${b.id}`)
+    step('new', b.num, b.id)
+    const previousLib = Number(meta('lib') ?? 0)
+    const newLib = Math.min(lib, b.num)
+    if (newLib > previousLib) {
+      for (const row of s.blocksAbove.all(previousLib) as { num: number; id: string }[]) if (row.num <= newLib) step('irreversible', row.num, row.id)
+      s.setMeta.run('lib', String(newLib))
+    }
+  })
+
+  const insertAction = (a: ActionRecord) =>
+    s.insertAction.run({
+      globalSeq: a.globalSequence,
+      blockNum: a.blockNum,
+      trxId: a.trxId,
+      ordinal: a.actionOrdinal,
+      creator: a.creatorActionOrdinal,
+      receiver: a.receiver,
+      account: a.account,
+      name: a.name,
+      authorization: JSON.stringify(a.authorization),
+      data: Buffer.from(a.data),
+      returnValue: Buffer.from(a.returnValue),
+      actDigest: a.actDigest,
+      recvSeq: a.recvSequence,
+    })
+
+  const undo = db.transaction((blockNum: number) => {
+    const lib = Number(meta('lib') ?? 0)
+    if (blockNum <= lib) throw StoreIrreversibleUndoError({ blockNum, lib })
+    const undone = s.blocksFrom.all(blockNum) as { num: number; id: string }[]
+    if (undone.length === 0) return
+    for (const stmt of undoStatements) stmt.run(blockNum)
+    for (const stmt of deleteFrom) stmt.run(blockNum)
+    for (const row of undone) step('undo', row.num, row.id)
+    const head = s.blockByNum.get(blockNum - 1) as BlockRow | undefined
+    if (head) s.setMeta.run('head', `${head.num}:${head.id}`)
+    else db.prepare("DELETE FROM meta WHERE key = 'head'").run()
+  })
+
+  return {
+    async position() {
+      return position()
+    },
+    async reversibleBlocks(): Promise<BlockRef[]> {
+      const lib = Number(meta('lib') ?? 0)
+      return (s.blocksAbove.all(lib) as { num: number; id: string }[]).map((r) => ({ blockNum: r.num, blockId: r.id }))
+    },
+    async applyBlock(batch, lib) {
+      apply(batch, lib)
+    },
+    async undoFrom(blockNum) {
+      undo(blockNum)
+    },
+    async tableRows({ code, table, scope, blockNum }) {
+      const head = position()
+      const rows = (head && blockNum >= head.head.blockNum ? s.tableRowsHead.all(code, table, scope) : s.tableRows.all(code, table, scope, blockNum, blockNum)) as { pk: string; payer: string; value: Buffer; block_num: number }[]
+      return rows.map((r) => ({ primaryKey: BigInt(`0x${r.pk}`), payer: r.payer, value: u8(r.value), blockNum: r.block_num }))
+    },
+    async tableRow({ code, table, scope, primaryKey, blockNum }) {
+      const row = s.tableRow.get(code, table, scope, pkText(primaryKey), blockNum) as { payer: string; value: Buffer | null; block_num: number } | undefined
+      return row && row.value ? { payer: row.payer, value: u8(row.value), blockNum: row.block_num } : undefined
+    },
+    async scopes({ code, table, blockNum }) {
+      return (s.scopes.all(code, table, blockNum, blockNum) as { scope: string }[]).map((r) => r.scope)
+    },
+    async abi({ account, blockNum }) {
+      const row = s.abiAt.get(account, blockNum) as { abi: Buffer; block_num: number } | undefined
+      return row && row.abi.length > 0 ? { abi: u8(row.abi), blockNum: row.block_num } : undefined
+    },
+    async keyAccounts({ publicKey, blockNum }) {
+      return (s.keyAccounts.all(publicKey, blockNum, blockNum) as { owner: string; permission: string }[]).map((r) => ({ account: r.owner, permission: r.permission }))
+    },
+    async blockByNum(num) {
+      const row = s.blockByNum.get(num) as BlockRow | undefined
+      return row && blockRecord(row)
+    },
+    async blockById(id) {
+      const row = s.blockById.get(id) as BlockRow | undefined
+      return row && blockRecord(row)
+    },
+    async transaction(id): Promise<TransactionRecord | undefined> {
+      const row = s.trxById.get(id) as { id: string; block_num: number; block_index: number; status: number; cpu_usage_us: number; net_usage_words: number; scheduled: number } | undefined
+      return row && { id: row.id, blockNum: row.block_num, blockIndex: row.block_index, status: row.status, cpuUsageUs: row.cpu_usage_us, netUsageWords: row.net_usage_words, scheduled: row.scheduled === 1 }
+    },
+    async actionsOfTransaction(id) {
+      const rows = s.actionsOfTrx.all(id) as { global_seq: number | bigint; block_num: number; trx_id: string; ordinal: number; creator_ordinal: number; receiver: string; account: string; name: string; authorization: string; data: Buffer; return_value: Buffer; act_digest: string; recv_seq: number | bigint }[]
+      return rows.map((r) => ({
+        globalSequence: BigInt(r.global_seq),
+        blockNum: r.block_num,
+        trxId: r.trx_id,
+        actionOrdinal: r.ordinal,
+        creatorActionOrdinal: r.creator_ordinal,
+        receiver: r.receiver,
+        account: r.account,
+        name: r.name,
+        authorization: JSON.parse(r.authorization),
+        data: u8(r.data),
+        returnValue: u8(r.return_value),
+        actDigest: r.act_digest,
+        recvSequence: BigInt(r.recv_seq),
+      }))
+    },
+    async stepsAfter(seq, limit): Promise<Step[]> {
+      return (s.stepsAfter.all(seq, limit) as { seq: number; type: StepType; block_num: number; block_id: string }[]).map((r) => ({ seq: r.seq, type: r.type, blockNum: r.block_num, blockId: r.block_id }))
+    },
+    async close() {
+      db.close()
+    },
+  }
+}

@@ -1,0 +1,109 @@
+import type { BlockRef } from '../antelope/index.ts'
+
+/** What happened to a block in the canonical chain, in the order consumers must see it. */
+export type StepType = 'new' | 'undo' | 'redo' | 'irreversible'
+
+/** One entry of the step log: streams and cursors replay it from any position. */
+export interface Step {
+  /** Strictly increasing position in the log. */
+  readonly seq: number
+  readonly type: StepType
+  readonly blockNum: number
+  readonly blockId: string
+}
+
+export interface PermissionLevel {
+  readonly actor: string
+  readonly permission: string
+}
+
+export interface BlockRecord {
+  readonly num: number
+  readonly id: string
+  readonly previous: string
+  /** Block time, JS milliseconds. */
+  readonly timestampMs: number
+  readonly producer: string
+  readonly transactionCount: number
+  readonly actionCount: number
+}
+
+export interface TransactionRecord {
+  readonly id: string
+  readonly blockNum: number
+  /** Position of the trace in the block (0 = onblock). */
+  readonly blockIndex: number
+  /** 0 executed, 1 soft_fail, 2 hard_fail, 3 delayed, 4 expired. */
+  readonly status: number
+  readonly cpuUsageUs: number
+  readonly netUsageWords: number
+  readonly scheduled: boolean
+}
+
+export interface ActionRecord {
+  readonly globalSequence: bigint
+  readonly blockNum: number
+  readonly trxId: string
+  readonly actionOrdinal: number
+  readonly creatorActionOrdinal: number
+  readonly receiver: string
+  readonly account: string
+  readonly name: string
+  readonly authorization: readonly PermissionLevel[]
+  readonly data: Uint8Array
+  readonly returnValue: Uint8Array
+  readonly actDigest: string
+  readonly recvSequence: bigint
+}
+
+/** A contract row as a block left it: `value` undefined when the block removed it. */
+export interface RowChangeRecord {
+  readonly code: string
+  readonly scope: string
+  readonly table: string
+  readonly primaryKey: bigint
+  readonly payer: string
+  readonly value: Uint8Array | undefined
+}
+
+/** An account's binary ABI as a block set it (empty = cleared). */
+export interface AbiChangeRecord {
+  readonly account: string
+  readonly abi: Uint8Array
+}
+
+/** A permission as a block left it; `removed` when deleted. */
+export interface PermissionChangeRecord {
+  readonly owner: string
+  readonly name: string
+  readonly parent: string
+  readonly threshold: number
+  readonly keys: readonly { readonly key: string; readonly weight: number }[]
+  readonly accounts: readonly { readonly permission: PermissionLevel; readonly weight: number }[]
+  readonly removed: boolean
+}
+
+/** A permission link as a block left it; `requiredPermission` undefined when unlinked. */
+export interface LinkChangeRecord {
+  readonly account: string
+  readonly code: string
+  readonly messageType: string
+  readonly requiredPermission: string | undefined
+}
+
+/** Every effect of one block: the unit of an atomic store write. */
+export interface BlockBatch {
+  readonly block: BlockRecord
+  readonly transactions: readonly TransactionRecord[]
+  readonly actions: readonly ActionRecord[]
+  readonly rows: readonly RowChangeRecord[]
+  readonly abis: readonly AbiChangeRecord[]
+  readonly permissions: readonly PermissionChangeRecord[]
+  readonly links: readonly LinkChangeRecord[]
+}
+
+/** Where the store stands: the last applied block and the chain's LIB as last seen. */
+export interface StorePosition {
+  readonly head: BlockRef
+  readonly lib: number
+}
