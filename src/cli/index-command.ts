@@ -1,0 +1,61 @@
+import { join } from 'node:path'
+import type { Command } from 'commander'
+import { createIndexer } from '../ingest/index.ts'
+import { openSqliteStore } from '../store/index.ts'
+import { option } from './options.ts'
+import { onShutdown } from './process.ts'
+
+interface IndexFlags {
+  ship: string
+  dataDir: string
+  store: string
+  startBlock: number
+}
+
+/** Logs catch-up progress every few seconds: blocks/s, actions/s, blocks left. */
+function progressLogger(intervalMs = 5000) {
+  let lastAt = Date.now()
+  let blocks = 0
+  let actions = 0
+  return (b: { num: number; head: number; actions: number }) => {
+    blocks++
+    actions += b.actions
+    const now = Date.now()
+    if (now - lastAt < intervalMs) return
+    const seconds = (now - lastAt) / 1000
+    console.error(`index: block ${b.num}, ${b.head - b.num} behind head, ${(blocks / seconds).toFixed(0)} blocks/s, ${(actions / seconds).toFixed(0)} actions/s`)
+    lastAt = now
+    blocks = 0
+    actions = 0
+  }
+}
+
+export function registerIndexCommand(program: Command): void {
+  const command = program.command('index').description('the indexer alone: follow a SHiP feed into the store (one writer per store)')
+  option(command, '--ship <url>', 'SHiP endpoint, e.g. ws://127.0.0.1:8080', undefined, '')
+  option(command, '--data-dir <dir>', 'data directory', undefined, './.antler')
+  option(command, '--store <store>', 'sqlite (in the data dir)', undefined, 'sqlite')
+  option(command, '--start-block <n>', 'first block for an empty store', (v: string) => Number(v), 1)
+  command.action(async (flags: IndexFlags) => {
+    if (!flags.ship) throw new Error('--ship is required (or ANTLER_SHIP)')
+    if (flags.store !== 'sqlite') throw new Error(`--store ${flags.store}: only the embedded sqlite store exists in this build; the PostgreSQL adapter is not built yet`)
+    const store = openSqliteStore(join(flags.dataDir, 'store.sqlite'))
+    const indexer = createIndexer({
+      shipUrl: flags.ship,
+      store,
+      startBlockNum: flags.startBlock,
+      reconnect: { minDelayMs: 250, maxDelayMs: 5000 },
+      onBlock: progressLogger(),
+      onFork: (f) => console.error(`index: fork at block ${f.blockNum}, ${f.undone} blocks undone`),
+      onReaderEvent: (e) => {
+        if (e.type !== 'connected') console.error(`index: ship ${e.type}${'reason' in e ? `: ${e.reason}` : ''}`)
+      },
+    })
+    onShutdown(async () => {
+      await indexer.stop()
+      await store.close()
+    })
+    await indexer.run()
+    await store.close()
+  })
+}
