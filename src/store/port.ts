@@ -45,7 +45,13 @@ export interface StepReader {
   stepsAfter(seq: number, limit: number): Promise<Step[]>
 }
 
+/** Self-checks for `antler verify`. */
+export interface StoreVerifier {
+  /** Gaps, duplicates, broken block links and orphaned records, one sentence each; [] when clean. */
+  integrityFindings(): Promise<string[]>
+}
+
 /** A store: the writer and every reader, over one database. */
-export interface Store extends StoreWriter, StateReader, BlockReader, StepReader {
+export interface Store extends StoreWriter, StateReader, BlockReader, StepReader, StoreVerifier {
   close(): Promise<void>
 }

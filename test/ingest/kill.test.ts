@@ -1,6 +1,6 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { spawn } from 'node:child_process'
+import { spawn, spawnSync } from 'node:child_process'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import { pushSigned } from '../../src/devchain/index.ts'
@@ -63,6 +63,8 @@ test(`the indexer killed with SIGKILL ${KILLS} times (seed ${SEED}) loses and du
     await exited
     const { head } = checkStore(storePath)
     lastHead = Math.max(lastHead, head)
+    const verify = spawnSync(process.execPath, [ANTLER_BIN, 'verify', '--data-dir', dir], { encoding: 'utf8' })
+    assert.equal(verify.status, 0, `antler verify after kill ${i + 1}: ${verify.stdout}${verify.stderr}`)
   }
   producing = false
   await producer

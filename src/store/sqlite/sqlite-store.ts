@@ -5,6 +5,7 @@ import type { BlockRef } from '../../antelope/index.ts'
 import { StoreIrreversibleUndoError, StoreLinkError } from '../errors.ts'
 import type { Store } from '../port.ts'
 import type { ActionRecord, BlockBatch, BlockRecord, Step, StepType, StorePosition, TransactionRecord } from '../types.ts'
+import { sqliteIntegrityFindings } from './integrity.ts'
 import { SQLITE_SCHEMA, SQLITE_SCHEMA_VERSION, VERSIONED_TABLES } from './schema.ts'
 
 const pkText = (pk: bigint) => pk.toString(16).padStart(16, '0')
@@ -220,8 +221,11 @@ export function openSqliteStore(path: string): Store {
     async stepsAfter(seq, limit): Promise<Step[]> {
       return (s.stepsAfter.all(seq, limit) as { seq: number; type: StepType; block_num: number; block_id: string }[]).map((r) => ({ seq: r.seq, type: r.type, blockNum: r.block_num, blockId: r.block_id }))
     },
+    async integrityFindings() {
+      return sqliteIntegrityFindings(db)
+    },
     async close() {
-      db.close()
+      if (db.open) db.close()
     },
   }
 }

@@ -1,0 +1,83 @@
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { join } from 'node:path'
+import { WebSocketServer } from 'ws'
+import { SHIP_ABI_TEXT, decodeRequest, encodeBlocksResult, encodeStatusResult } from '../../src/ship/index.ts'
+import { startDevchain, pushSigned } from '../../src/devchain/index.ts'
+import { createIndexer } from '../../src/ingest/index.ts'
+import { openSqliteStore } from '../../src/store/index.ts'
+import { tempDir } from '../_helpers/devchain.ts'
+import { dumpSqliteStore, until } from '../_helpers/store.ts'
+
+test('the indexer survives SHiP disconnects and a devchain restart mid-stream without a gap', async (t) => {
+  const dir = tempDir(t)
+  const config = { dataDir: join(dir, 'chain'), host: '127.0.0.1', chainPort: 0, shipPort: 0, blockTimeMs: 0, libDepth: 6, producers: 3, forkRate: 0, workload: 'none' as const }
+  let devchain = await startDevchain(config)
+  t.after(() => devchain.close())
+  const ports = { chainPort: Number(new URL(devchain.chainApi).port), shipPort: Number(new URL(devchain.ship).port) }
+  const transfer = (memo: string) => {
+    pushSigned(devchain.chain, [{ account: 'eosio.token', name: 'transfer', authorization: [{ actor: 'alice', permission: 'active' }], data: { from: 'alice', to: 'bob', quantity: '0.0001 EOS', memo } }])
+    devchain.chain.produceBlock()
+  }
+  for (let i = 0; i < 5; i++) transfer(`a${i}`)
+  const store = openSqliteStore(join(dir, 'live.sqlite'))
+  t.after(() => store.close())
+  const events: string[] = []
+  const indexer = createIndexer({ shipUrl: devchain.ship, store, reconnect: { minDelayMs: 50, maxDelayMs: 200 }, onReaderEvent: (e) => events.push(e.type) })
+  const running = indexer.run()
+  t.after(() => indexer.stop())
+  await until(async () => (await store.position())?.head.blockNum === devchain.chain.head.num, 'catch-up')
+
+  await devchain.close()
+  devchain = await startDevchain({ ...config, ...ports })
+  for (let i = 0; i < 5; i++) transfer(`b${i}`)
+  devchain.chain.fork(2)
+  await until(async () => (await store.position())?.head.blockId === devchain.chain.head.id, 'the indexer to follow the restarted chain')
+  await indexer.stop()
+  await running
+  assert.ok(events.includes('reconnecting'))
+
+  const fresh = openSqliteStore(join(dir, 'fresh.sqlite'))
+  await createIndexer({ shipUrl: devchain.ship, store: fresh, endBlockNum: devchain.chain.head.num }).run()
+  await fresh.close()
+  const live = dumpSqliteStore(join(dir, 'live.sqlite'))
+  const freshDump = dumpSqliteStore(join(dir, 'fresh.sqlite'))
+  for (const table of Object.keys(freshDump)) assert.deepEqual(live[table], freshDump[table], table)
+})
+
+const ZERO = '0'.repeat(64)
+const pos = (n: number) => ({ blockNum: n, blockId: n.toString(16).padStart(8, '0') + 'a'.repeat(56) })
+
+/** A SHiP server that answers with `frames(request)` after the ABI and status. */
+async function fakeShip(t: import('node:test').TestContext, blockFrame: () => Uint8Array | string): Promise<string> {
+  const wss = new WebSocketServer({ host: '127.0.0.1', port: 0 })
+  await new Promise((r) => wss.once('listening', r))
+  wss.on('connection', (ws) => {
+    ws.send(SHIP_ABI_TEXT)
+    ws.on('message', (data: Buffer) => {
+      const message = decodeRequest(new Uint8Array(data))
+      if (message.kind === 'status') ws.send(encodeStatusResult({ v1: false, head: pos(1), lastIrreversible: pos(1), traceBeginBlock: 1, traceEndBlock: 2, chainStateBeginBlock: 1, chainStateEndBlock: 2, chainId: ZERO }))
+      if (message.kind === 'blocks') ws.send(blockFrame())
+    })
+  })
+  t.after(() => new Promise<void>((r) => wss.close(() => r())))
+  return `ws://127.0.0.1:${(wss.address() as { port: number }).port}`
+}
+
+const header = new Uint8Array(14 + 32 + 32 + 32 + 4 + 1 + 1 + 66 + 1 + 1)
+
+for (const [what, frame, code] of [
+  ['a truncated frame', () => encodeBlocksResult({ v1: false, head: pos(1), lastIrreversible: pos(1), thisBlock: pos(1), prevBlock: undefined, block: header, traces: new Uint8Array([0]), deltas: new Uint8Array([0]) }).subarray(0, 60), 'ship_protocol_error'],
+  ['an unknown result variant', () => new Uint8Array([7, 1, 2]), 'ship_protocol_error'],
+  ['traces that do not decode', () => encodeBlocksResult({ v1: false, head: pos(1), lastIrreversible: pos(1), thisBlock: pos(1), prevBlock: undefined, block: header, traces: new Uint8Array([5, 9, 9]), deltas: new Uint8Array([0]) }), 'binary_decode_error'],
+  ['an unknown delta table variant', () => encodeBlocksResult({ v1: false, head: pos(1), lastIrreversible: pos(1), thisBlock: pos(1), prevBlock: undefined, block: header, traces: new Uint8Array([0]), deltas: new Uint8Array([1, 3, 0]) }), 'binary_decode_error'],
+] as const) {
+  test(`the indexer stops on ${what} with ${code} and writes no partial block`, async (t) => {
+    const url = await fakeShip(t, frame)
+    const store = openSqliteStore(join(tempDir(t), 'store.sqlite'))
+    t.after(() => store.close())
+    await assert.rejects(createIndexer({ shipUrl: url, store, reconnect: { maxAttempts: 1, minDelayMs: 10 } }).run(), (e: { code?: string; message: string }) => e.code === code && !/\n\s+at /.test(e.message))
+    assert.equal(await store.position(), undefined)
+    assert.equal(await store.blockByNum(1), undefined)
+  })
+}
