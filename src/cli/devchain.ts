@@ -3,6 +3,9 @@ import type { Command } from 'commander'
 import { startDevchain, type Devchain } from '../devchain/index.ts'
 import { addDevchainOptions } from './options.ts'
 import { onShutdown, printReady } from './process.ts'
+import { createProgressReporter } from './progress.ts'
+import { createIndexer } from '../ingest/index.ts'
+import { openSqliteStore } from '../store/index.ts'
 
 interface DevchainFlags {
   dataDir: string
@@ -38,9 +41,27 @@ export function registerDevchainCommands(program: Command): void {
     printReady({ chainApi: devchain.chainApi, ship: devchain.ship, chainId: devchain.chainId })
   })
   addDevchainOptions(program.command('dev').description('devchain + indexer + API in one command, embedded store (npm start)'), { workload: 'demo' }).action(async (flags: DevchainFlags) => {
-    // The indexer and API join this command as they are built (issues 3 onward).
+    // devchain + indexer into the embedded store; the API joins this command with its issue.
     const devchain = await runDevchain(flags)
-    onShutdown(() => devchain.close())
+    const store = openSqliteStore(join(flags.dataDir, 'store.sqlite'))
+    const indexer = createIndexer({
+      shipUrl: devchain.ship,
+      store,
+      onBlock: createProgressReporter().onBlock,
+      onFork: (f) => console.error(`index: fork at block ${f.blockNum}, ${f.undone} blocks undone`),
+    })
+    const indexing = indexer.run().catch((error: unknown) => {
+      console.error(`antler: the indexer stopped: ${(error as Error).message}`)
+      process.exit(1)
+    })
+    onShutdown(async () => {
+      await indexer.stop()
+      await indexing
+      await store.close()
+      await devchain.close()
+    })
+    const head = devchain.chain.head.num
+    while (((await store.position())?.head.blockNum ?? 0) < head) await new Promise((r) => setTimeout(r, 50))
     printReady({ chainApi: devchain.chainApi, ship: devchain.ship, chainId: devchain.chainId })
   })
 }

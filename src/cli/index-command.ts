@@ -4,30 +4,13 @@ import { createIndexer } from '../ingest/index.ts'
 import { openSqliteStore } from '../store/index.ts'
 import { option } from './options.ts'
 import { onShutdown } from './process.ts'
+import { createProgressReporter } from './progress.ts'
 
 interface IndexFlags {
   ship: string
   dataDir: string
   store: string
   startBlock: number
-}
-
-/** Logs catch-up progress every few seconds: blocks/s, actions/s, blocks left. */
-function progressLogger(intervalMs = 5000) {
-  let lastAt = Date.now()
-  let blocks = 0
-  let actions = 0
-  return (b: { num: number; head: number; actions: number }) => {
-    blocks++
-    actions += b.actions
-    const now = Date.now()
-    if (now - lastAt < intervalMs) return
-    const seconds = (now - lastAt) / 1000
-    console.error(`index: block ${b.num}, ${b.head - b.num} behind head, ${(blocks / seconds).toFixed(0)} blocks/s, ${(actions / seconds).toFixed(0)} actions/s`)
-    lastAt = now
-    blocks = 0
-    actions = 0
-  }
 }
 
 export function registerIndexCommand(program: Command): void {
@@ -45,7 +28,7 @@ export function registerIndexCommand(program: Command): void {
       store,
       startBlockNum: flags.startBlock,
       reconnect: { minDelayMs: 250, maxDelayMs: 5000 },
-      onBlock: progressLogger(),
+      onBlock: createProgressReporter().onBlock,
       onFork: (f) => console.error(`index: fork at block ${f.blockNum}, ${f.undone} blocks undone`),
       onReaderEvent: (e) => {
         if (e.type !== 'connected') console.error(`index: ship ${e.type}${'reason' in e ? `: ${e.reason}` : ''}`)
