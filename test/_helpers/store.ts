@@ -27,3 +27,18 @@ export async function until(check: () => boolean | Promise<boolean>, what: strin
     await new Promise((r) => setTimeout(r, 20))
   }
 }
+
+/** The same dump as `dumpSqliteStore`, from a PostgreSQL store. */
+export async function dumpPostgresStore(url: string): Promise<Record<string, unknown[]>> {
+  const { default: pg } = await import('pg')
+  const client = new pg.Client({ connectionString: url })
+  await client.connect()
+  try {
+    const tables = ['blocks', 'transactions', 'actions', 'row_versions', 'abi_versions', 'permission_versions', 'key_versions', 'link_versions']
+    const out: Record<string, unknown[]> = {}
+    for (const t of tables) out[t] = (await client.query(`SELECT * FROM ${t} ORDER BY 1, 2, 3, 4`)).rows
+    return out
+  } finally {
+    await client.end()
+  }
+}

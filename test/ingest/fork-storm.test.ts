@@ -5,9 +5,11 @@ import { encodeAbiBinary, toHex } from '../../src/antelope/index.ts'
 import { keyAuthority, pushSigned, RAWDB_ABI, type Devchain } from '../../src/devchain/index.ts'
 import { ABI, PrivateKey } from '@wharfkit/antelope'
 import { createIndexer } from '../../src/ingest/index.ts'
-import { openSqliteStore } from '../../src/store/index.ts'
+import { openPostgresStore, openSqliteStore, type Store } from '../../src/store/index.ts'
 import { tempDir, withDevchain } from '../_helpers/devchain.ts'
-import { dumpSqliteStore, seededRandom, until } from '../_helpers/store.ts'
+import { dumpPostgresStore, dumpSqliteStore, seededRandom, until } from '../_helpers/store.ts'
+import { PG_SKIP_REASON, withPostgresDatabase } from '../_helpers/postgres.ts'
+import type { TestContext } from 'node:test'
 
 const SEED = Number(process.env.ANTLER_SEED ?? 20261122)
 
@@ -47,49 +49,78 @@ function randomActions(devchain: Devchain, random: () => number, step: number) {
   }
 }
 
-test(`fork storm (seed ${SEED}): the live store equals a fresh index of the final chain, row by row`, async (t) => {
-  const random = seededRandom(SEED)
-  const devchain = await withDevchain(t, { libDepth: 6 })
-  const dir = tempDir(t)
-  const liveStore = openSqliteStore(join(dir, 'live.sqlite'))
-  t.after(() => liveStore.close())
-  let forksSeen = 0
-  const live = createIndexer({ shipUrl: devchain.ship, store: liveStore, onFork: () => forksSeen++ })
-  const running = live.run()
-  t.after(() => live.stop())
+/** A store to index into, and how to dump it for comparison. */
+interface Backing {
+  open(): Promise<Store>
+  dump(): Promise<Record<string, unknown[]>> | Record<string, unknown[]>
+}
 
-  let forksInjected = 0
-  for (let step = 0; step < 80; step++) {
-    const actions = randomActions(devchain, random, step)
-    if (actions.length) {
-      try {
-        pushSigned(devchain.chain, actions)
-      } catch {
-        // e.g. a linkauth that already exists with the same requirement: refused by the chain, fine.
+const ADAPTERS: { name: string; skip: string | false; make: (t: TestContext, label: string) => Promise<Backing> }[] = [
+  {
+    name: 'sqlite',
+    skip: false,
+    make: async (t, label) => {
+      const path = join(tempDir(t), `${label}.sqlite`)
+      return { open: async () => openSqliteStore(path), dump: () => dumpSqliteStore(path) }
+    },
+  },
+  {
+    name: 'postgres',
+    skip: PG_SKIP_REASON,
+    make: async (t) => {
+      const url = await withPostgresDatabase(t)
+      return { open: () => openPostgresStore(url), dump: () => dumpPostgresStore(url) }
+    },
+  },
+]
+
+for (const adapter of ADAPTERS) {
+  test(`fork storm on ${adapter.name} (seed ${SEED}): the live store equals a fresh index of the final chain, row by row`, { skip: adapter.skip }, async (t) => {
+    const random = seededRandom(SEED)
+    const devchain = await withDevchain(t, { libDepth: 6 })
+    const liveBacking = await adapter.make(t, 'live')
+    const liveStore = await liveBacking.open()
+    t.after(() => liveStore.close())
+    let forksSeen = 0
+    const live = createIndexer({ shipUrl: devchain.ship, store: liveStore, onFork: () => forksSeen++ })
+    const running = live.run()
+    t.after(() => live.stop())
+
+    let forksInjected = 0
+    for (let step = 0; step < 80; step++) {
+      const actions = randomActions(devchain, random, step)
+      if (actions.length) {
+        try {
+          pushSigned(devchain.chain, actions)
+        } catch {
+          // e.g. a linkauth that already exists with the same requirement: refused by the chain, fine.
+        }
       }
+      devchain.chain.produceBlock()
+      const reversible = devchain.chain.head.num - devchain.chain.lib.blockNum
+      if (reversible > 0 && random() < 0.2) {
+        devchain.chain.fork(1 + Math.floor(random() * Math.min(reversible, 6)))
+        forksInjected++
+      }
+      if (step % 10 === 0) await new Promise((r) => setTimeout(r, 5))
     }
-    devchain.chain.produceBlock()
-    const reversible = devchain.chain.head.num - devchain.chain.lib.blockNum
-    if (reversible > 0 && random() < 0.2) {
-      devchain.chain.fork(1 + Math.floor(random() * Math.min(reversible, 6)))
-      forksInjected++
-    }
-    if (step % 10 === 0) await new Promise((r) => setTimeout(r, 5))
-  }
-  for (let i = 0; i < 8; i++) devchain.chain.produceBlock()
-  const head = devchain.chain.head
-  await until(async () => (await liveStore.position())?.head.blockId === head.id, 'the live indexer to reach head')
-  await live.stop()
-  await running
+    for (let i = 0; i < 8; i++) devchain.chain.produceBlock()
+    const head = devchain.chain.head
+    await until(async () => (await liveStore.position())?.head.blockId === head.id, 'the live indexer to reach head')
+    await live.stop()
+    await running
 
-  const freshStore = openSqliteStore(join(dir, 'fresh.sqlite'))
-  await createIndexer({ shipUrl: devchain.ship, store: freshStore, endBlockNum: head.num }).run()
-  await freshStore.close()
+    const freshBacking = await adapter.make(t, 'fresh')
+    const freshStore = await freshBacking.open()
+    await createIndexer({ shipUrl: devchain.ship, store: freshStore, endBlockNum: head.num }).run()
+    await freshStore.close()
 
-  assert.ok(forksInjected >= 5, `forks injected: ${forksInjected}`)
-  assert.ok(forksSeen > 0, 'the live indexer undid forked blocks')
-  const liveDump = dumpSqliteStore(join(dir, 'live.sqlite'))
-  const freshDump = dumpSqliteStore(join(dir, 'fresh.sqlite'))
-  for (const table of Object.keys(freshDump)) assert.deepEqual(liveDump[table], freshDump[table], `table ${table} (seed ${SEED})`)
-  assert.ok(freshDump.row_versions.length > 10 && freshDump.permission_versions.length > 5 && freshDump.link_versions.length > 0 && freshDump.abi_versions.length > 3)
-})
+    assert.ok(forksInjected >= 5, `forks injected: ${forksInjected}`)
+    assert.ok(forksSeen > 0, 'the live indexer undid forked blocks')
+    assert.deepEqual(await liveStore.integrityFindings(), [])
+    const liveDump = await liveBacking.dump()
+    const freshDump = await freshBacking.dump()
+    for (const table of Object.keys(freshDump)) assert.deepEqual(liveDump[table], freshDump[table], `table ${table} (seed ${SEED})`)
+    assert.ok(freshDump.row_versions.length > 10 && freshDump.permission_versions.length > 5 && freshDump.link_versions.length > 0 && freshDump.abi_versions.length > 3)
+  })
+}

@@ -1,0 +1,239 @@
+import pg from 'pg'
+import type { BlockRef } from '../../antelope/index.ts'
+import { StoreIrreversibleUndoError, StoreLinkError } from '../errors.ts'
+import { INTEGRITY_CHECKS } from '../integrity-checks.ts'
+import type { Store } from '../port.ts'
+import type { BlockBatch, BlockRecord, StepType, StorePosition } from '../types.ts'
+import { PARTITIONED_TABLES, POSTGRES_SCHEMA, POSTGRES_SCHEMA_VERSION, partitionDdl } from './schema.ts'
+
+type Queryable = pg.Pool | pg.PoolClient
+const pkText = (pk: bigint) => pk.toString(16).padStart(16, '0')
+const u8 = (b: Buffer) => new Uint8Array(b.buffer, b.byteOffset, b.byteLength)
+const VERSIONED = ['row_versions', 'abi_versions', 'permission_versions', 'key_versions', 'link_versions']
+
+interface BlockRow {
+  num: string
+  id: string
+  previous: string
+  ts: string
+  producer: string
+  trx_count: number
+  action_count: number
+}
+
+function blockRecord(r: BlockRow): BlockRecord {
+  return { num: Number(r.num), id: r.id, previous: r.previous, timestampMs: Number(r.ts), producer: r.producer, transactionCount: r.trx_count, actionCount: r.action_count }
+}
+
+/**
+ * The production store on PostgreSQL. One writer (the indexer) applies each block in one
+ * transaction and announces new steps with NOTIFY `antler_steps`; any number of readers share it.
+ */
+export async function openPostgresStore(url: string): Promise<Store> {
+  const pool = new pg.Pool({ connectionString: url, max: 4 })
+  // An idle connection dropped by the server is replaced on next use; it must not crash the process.
+  pool.on('error', () => undefined)
+  await pool.query(POSTGRES_SCHEMA)
+  const version = await pool.query<{ value: string }>("SELECT value FROM meta WHERE key = 'schema_version'")
+  if (version.rowCount === 0) await pool.query("INSERT INTO meta VALUES ('schema_version', $1) ON CONFLICT DO NOTHING", [String(POSTGRES_SCHEMA_VERSION)])
+  else if (Number(version.rows[0].value) !== POSTGRES_SCHEMA_VERSION) throw new Error(`store: schema version ${version.rows[0].value}, this build reads ${POSTGRES_SCHEMA_VERSION}`)
+  const partitions = new Set<string>()
+
+  const meta = async (q: Queryable, key: string) => (await q.query<{ value: string }>('SELECT value FROM meta WHERE key = $1', [key])).rows[0]?.value
+  const setMeta = (q: Queryable, key: string, value: string) => q.query('INSERT INTO meta VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value', [key, value])
+  const position = async (q: Queryable): Promise<StorePosition | undefined> => {
+    const head = await meta(q, 'head')
+    if (!head) return undefined
+    const [num, id] = head.split(':')
+    return { head: { blockNum: Number(num), blockId: id }, lib: Number((await meta(q, 'lib')) ?? 0) }
+  }
+  const step = (q: Queryable, type: StepType, num: number, id: string) => q.query('INSERT INTO steps (type, block_num, block_id) VALUES ($1, $2, $3)', [type, num, id])
+
+  async function inTransaction<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    const client = await pool.connect()
+    try {
+      await client.query('BEGIN')
+      const result = await fn(client)
+      await client.query('COMMIT')
+      return result
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => undefined)
+      throw error
+    } finally {
+      client.release()
+    }
+  }
+
+  async function applyBlock(c: pg.PoolClient, batch: BlockBatch, lib: number): Promise<void> {
+    const b = batch.block
+    const pos = await position(c)
+    if (pos && (b.num !== pos.head.blockNum + 1 || b.previous !== pos.head.blockId)) throw StoreLinkError({ blockNum: b.num, previous: b.previous, head: pos.head.blockNum, headId: pos.head.blockId })
+    for (const table of PARTITIONED_TABLES) {
+      const { name, ddl } = partitionDdl(table, b.num)
+      if (!partitions.has(name)) {
+        await c.query(ddl)
+        partitions.add(name)
+      }
+    }
+    await c.query('INSERT INTO blocks VALUES ($1, $2, $3, $4, $5, $6, $7)', [b.num, b.id, b.previous, b.timestampMs, b.producer, b.transactionCount, b.actionCount])
+    const t = batch.transactions
+    if (t.length) {
+      await c.query(
+        `INSERT INTO transactions SELECT * FROM unnest($1::text[], $2::bigint[], $3::int[], $4::smallint[], $5::bigint[], $6::bigint[], $7::boolean[])
+         ON CONFLICT (id, block_num) DO UPDATE SET block_index = EXCLUDED.block_index, status = EXCLUDED.status, cpu_usage_us = EXCLUDED.cpu_usage_us, net_usage_words = EXCLUDED.net_usage_words, scheduled = EXCLUDED.scheduled`,
+        [t.map((x) => x.id), t.map((x) => x.blockNum), t.map((x) => x.blockIndex), t.map((x) => x.status), t.map((x) => x.cpuUsageUs), t.map((x) => x.netUsageWords), t.map((x) => x.scheduled)],
+      )
+    }
+    const a = batch.actions
+    if (a.length) {
+      await c.query(
+        'INSERT INTO actions SELECT * FROM unnest($1::numeric[], $2::bigint[], $3::text[], $4::int[], $5::int[], $6::text[], $7::text[], $8::text[], $9::text[], $10::bytea[], $11::bytea[], $12::text[], $13::numeric[])',
+        [
+          a.map((x) => x.globalSequence.toString()),
+          a.map((x) => x.blockNum),
+          a.map((x) => x.trxId),
+          a.map((x) => x.actionOrdinal),
+          a.map((x) => x.creatorActionOrdinal),
+          a.map((x) => x.receiver),
+          a.map((x) => x.account),
+          a.map((x) => x.name),
+          a.map((x) => JSON.stringify(x.authorization)),
+          a.map((x) => Buffer.from(x.data)),
+          a.map((x) => Buffer.from(x.returnValue)),
+          a.map((x) => x.actDigest),
+          a.map((x) => x.recvSequence.toString()),
+        ],
+      )
+    }
+    const r = batch.rows
+    if (r.length) {
+      const keys = [r.map((x) => x.code), r.map((x) => x.table), r.map((x) => x.scope), r.map((x) => pkText(x.primaryKey))]
+      await c.query(
+        'UPDATE row_versions v SET valid_to = $1 FROM unnest($2::text[], $3::text[], $4::text[], $5::text[]) AS k(code, tbl, scope, pk) WHERE v.code = k.code AND v.tbl = k.tbl AND v.scope = k.scope AND v.pk = k.pk AND v.valid_to IS NULL',
+        [b.num, ...keys],
+      )
+      await c.query('INSERT INTO row_versions SELECT k.code, k.tbl, k.scope, k.pk, $1, NULL, k.payer, k.value FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::bytea[]) AS k(code, tbl, scope, pk, payer, value)', [
+        b.num,
+        ...keys,
+        r.map((x) => x.payer),
+        r.map((x) => (x.value === undefined ? null : Buffer.from(x.value))),
+      ])
+    }
+    for (const x of batch.abis) {
+      await c.query('UPDATE abi_versions SET valid_to = $1 WHERE account = $2 AND valid_to IS NULL', [b.num, x.account])
+      await c.query('INSERT INTO abi_versions VALUES ($1, $2, NULL, $3)', [x.account, b.num, Buffer.from(x.abi)])
+    }
+    for (const p of batch.permissions) {
+      await c.query('UPDATE permission_versions SET valid_to = $1 WHERE owner = $2 AND name = $3 AND valid_to IS NULL', [b.num, p.owner, p.name])
+      await c.query('INSERT INTO permission_versions VALUES ($1, $2, $3, NULL, $4, $5, $6, $7, $8)', [p.owner, p.name, b.num, p.parent, p.threshold, JSON.stringify(p.keys), JSON.stringify(p.accounts), p.removed])
+      await c.query('UPDATE key_versions SET valid_to = $1 WHERE owner = $2 AND permission = $3 AND valid_to IS NULL', [b.num, p.owner, p.name])
+      if (!p.removed) for (const k of p.keys) await c.query('INSERT INTO key_versions VALUES ($1, $2, $3, $4, NULL) ON CONFLICT DO NOTHING', [k.key, p.owner, p.name, b.num])
+    }
+    for (const l of batch.links) {
+      await c.query('UPDATE link_versions SET valid_to = $1 WHERE account = $2 AND code = $3 AND type = $4 AND valid_to IS NULL', [b.num, l.account, l.code, l.messageType])
+      await c.query('INSERT INTO link_versions VALUES ($1, $2, $3, $4, NULL, $5)', [l.account, l.code, l.messageType, b.num, l.requiredPermission ?? null])
+    }
+    await setMeta(c, 'head', `${b.num}:${b.id}`)
+    await step(c, 'new', b.num, b.id)
+    const previousLib = pos?.lib ?? Number((await meta(c, 'lib')) ?? 0)
+    const newLib = Math.min(lib, b.num)
+    if (newLib > previousLib) {
+      await c.query("INSERT INTO steps (type, block_num, block_id) SELECT 'irreversible', num, id FROM blocks WHERE num > $1 AND num <= $2 ORDER BY num", [previousLib, newLib])
+      await setMeta(c, 'lib', String(newLib))
+    }
+    await c.query("SELECT pg_notify('antler_steps', $1)", [String(b.num)])
+  }
+
+  async function undoFrom(c: pg.PoolClient, blockNum: number): Promise<void> {
+    const lib = Number((await meta(c, 'lib')) ?? 0)
+    if (blockNum <= lib) throw StoreIrreversibleUndoError({ blockNum, lib })
+    const undone = (await c.query<{ num: string; id: string }>('SELECT num, id FROM blocks WHERE num >= $1 ORDER BY num DESC', [blockNum])).rows
+    if (undone.length === 0) return
+    for (const table of VERSIONED) {
+      await c.query(`DELETE FROM ${table} WHERE block_num >= $1`, [blockNum])
+      await c.query(`UPDATE ${table} SET valid_to = NULL WHERE valid_to >= $1`, [blockNum])
+    }
+    for (const table of ['blocks WHERE num', 'transactions WHERE block_num', 'actions WHERE block_num']) await c.query(`DELETE FROM ${table} >= $1`, [blockNum])
+    for (const row of undone) await step(c, 'undo', Number(row.num), row.id)
+    const head = (await c.query<BlockRow>('SELECT * FROM blocks WHERE num = $1', [blockNum - 1])).rows[0]
+    if (head) await setMeta(c, 'head', `${head.num}:${head.id}`)
+    else await c.query("DELETE FROM meta WHERE key = 'head'")
+    await c.query("SELECT pg_notify('antler_steps', $1)", [String(blockNum)])
+  }
+
+  return {
+    position: () => position(pool),
+    async reversibleBlocks(): Promise<BlockRef[]> {
+      const lib = Number((await meta(pool, 'lib')) ?? 0)
+      return (await pool.query<{ num: string; id: string }>('SELECT num, id FROM blocks WHERE num > $1 ORDER BY num', [lib])).rows.map((r) => ({ blockNum: Number(r.num), blockId: r.id }))
+    },
+    applyBlock: (batch, lib) => inTransaction((c) => applyBlock(c, batch, lib)),
+    undoFrom: (blockNum) => inTransaction((c) => undoFrom(c, blockNum)),
+    async tableRows({ code, table, scope, blockNum }) {
+      const head = await position(pool)
+      const rows =
+        head && blockNum >= head.head.blockNum
+          ? await pool.query('SELECT pk, payer, value, block_num FROM row_versions WHERE code = $1 AND tbl = $2 AND scope = $3 AND valid_to IS NULL AND value IS NOT NULL ORDER BY pk', [code, table, scope])
+          : await pool.query('SELECT pk, payer, value, block_num FROM row_versions WHERE code = $1 AND tbl = $2 AND scope = $3 AND block_num <= $4 AND (valid_to IS NULL OR valid_to > $4) AND value IS NOT NULL ORDER BY pk', [code, table, scope, blockNum])
+      return rows.rows.map((r) => ({ primaryKey: BigInt(`0x${r.pk}`), payer: r.payer, value: u8(r.value), blockNum: Number(r.block_num) }))
+    },
+    async tableRow({ code, table, scope, primaryKey, blockNum }) {
+      const r = (await pool.query('SELECT payer, value, block_num FROM row_versions WHERE code = $1 AND tbl = $2 AND scope = $3 AND pk = $4 AND block_num <= $5 ORDER BY block_num DESC LIMIT 1', [code, table, scope, pkText(primaryKey), blockNum])).rows[0]
+      return r && r.value ? { payer: r.payer, value: u8(r.value), blockNum: Number(r.block_num) } : undefined
+    },
+    async scopes({ code, table, blockNum }) {
+      const rows = await pool.query('SELECT DISTINCT scope FROM row_versions WHERE code = $1 AND tbl = $2 AND block_num <= $3 AND (valid_to IS NULL OR valid_to > $3) AND value IS NOT NULL ORDER BY scope', [code, table, blockNum])
+      return rows.rows.map((r) => r.scope as string)
+    },
+    async abi({ account, blockNum }) {
+      const r = (await pool.query('SELECT abi, block_num FROM abi_versions WHERE account = $1 AND block_num <= $2 ORDER BY block_num DESC LIMIT 1', [account, blockNum])).rows[0]
+      return r && r.abi.length > 0 ? { abi: u8(r.abi), blockNum: Number(r.block_num) } : undefined
+    },
+    async keyAccounts({ publicKey, blockNum }) {
+      const rows = await pool.query('SELECT owner, permission FROM key_versions WHERE public_key = $1 AND block_num <= $2 AND (valid_to IS NULL OR valid_to > $2) ORDER BY owner, permission', [publicKey, blockNum])
+      return rows.rows.map((r) => ({ account: r.owner as string, permission: r.permission as string }))
+    },
+    async blockByNum(num) {
+      const r = (await pool.query<BlockRow>('SELECT * FROM blocks WHERE num = $1', [num])).rows[0]
+      return r && blockRecord(r)
+    },
+    async blockById(id) {
+      const r = (await pool.query<BlockRow>('SELECT * FROM blocks WHERE id = $1', [id])).rows[0]
+      return r && blockRecord(r)
+    },
+    async transaction(id) {
+      const r = (await pool.query('SELECT * FROM transactions WHERE id = $1 ORDER BY block_num DESC LIMIT 1', [id])).rows[0]
+      return r && { id: r.id, blockNum: Number(r.block_num), blockIndex: r.block_index, status: r.status, cpuUsageUs: Number(r.cpu_usage_us), netUsageWords: Number(r.net_usage_words), scheduled: r.scheduled }
+    },
+    async actionsOfTransaction(id) {
+      const rows = await pool.query('SELECT * FROM actions WHERE trx_id = $1 ORDER BY ordinal', [id])
+      return rows.rows.map((r) => ({
+        globalSequence: BigInt(r.global_seq),
+        blockNum: Number(r.block_num),
+        trxId: r.trx_id,
+        actionOrdinal: r.ordinal,
+        creatorActionOrdinal: r.creator_ordinal,
+        receiver: r.receiver,
+        account: r.account,
+        name: r.name,
+        authorization: JSON.parse(r.authorization_json),
+        data: u8(r.data),
+        returnValue: u8(r.return_value),
+        actDigest: r.act_digest,
+        recvSequence: BigInt(r.recv_seq),
+      }))
+    },
+    async stepsAfter(seq, limit) {
+      const rows = await pool.query('SELECT seq, type, block_num, block_id FROM steps WHERE seq > $1 ORDER BY seq LIMIT $2', [seq, limit])
+      return rows.rows.map((r) => ({ seq: Number(r.seq), type: r.type as StepType, blockNum: Number(r.block_num), blockId: r.block_id as string }))
+    },
+    async integrityFindings() {
+      const findings: string[] = []
+      for (const check of INTEGRITY_CHECKS) findings.push(...(await pool.query(check.sql)).rows.map(check.finding))
+      return findings
+    },
+    async close() {
+      if (!pool.ended) await pool.end()
+    },
+  }
+}

@@ -1,0 +1,81 @@
+/**
+ * PostgreSQL schema: the same version model as SQLite (see sqlite/schema.ts), with the history
+ * tables that grow with the chain (transactions, actions, row_versions) partitioned by block range,
+ * one partition per `PARTITION_BLOCKS` blocks, created as blocks arrive.
+ */
+export const POSTGRES_SCHEMA_VERSION = 1
+export const PARTITION_BLOCKS = 1_000_000
+export const PARTITIONED_TABLES = ['transactions', 'actions', 'row_versions'] as const
+
+export const POSTGRES_SCHEMA = `
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+
+CREATE TABLE IF NOT EXISTS blocks (
+  num BIGINT PRIMARY KEY, id TEXT NOT NULL UNIQUE, previous TEXT NOT NULL, ts BIGINT NOT NULL,
+  producer TEXT NOT NULL, trx_count INTEGER NOT NULL, action_count INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS blocks_ts ON blocks (ts);
+
+CREATE TABLE IF NOT EXISTS transactions (
+  id TEXT NOT NULL, block_num BIGINT NOT NULL, block_index INTEGER NOT NULL, status SMALLINT NOT NULL,
+  cpu_usage_us BIGINT NOT NULL, net_usage_words BIGINT NOT NULL, scheduled BOOLEAN NOT NULL,
+  PRIMARY KEY (id, block_num)
+) PARTITION BY RANGE (block_num);
+CREATE INDEX IF NOT EXISTS transactions_block ON transactions (block_num);
+
+CREATE TABLE IF NOT EXISTS actions (
+  global_seq NUMERIC(20) NOT NULL, block_num BIGINT NOT NULL, trx_id TEXT NOT NULL, ordinal INTEGER NOT NULL,
+  creator_ordinal INTEGER NOT NULL, receiver TEXT NOT NULL, account TEXT NOT NULL, name TEXT NOT NULL,
+  authorization_json TEXT NOT NULL, data BYTEA NOT NULL, return_value BYTEA NOT NULL, act_digest TEXT NOT NULL, recv_seq NUMERIC(20) NOT NULL,
+  PRIMARY KEY (global_seq, block_num)
+) PARTITION BY RANGE (block_num);
+CREATE INDEX IF NOT EXISTS actions_trx ON actions (trx_id);
+CREATE INDEX IF NOT EXISTS actions_block ON actions (block_num);
+
+CREATE TABLE IF NOT EXISTS row_versions (
+  code TEXT NOT NULL, tbl TEXT NOT NULL, scope TEXT NOT NULL, pk TEXT NOT NULL, block_num BIGINT NOT NULL,
+  valid_to BIGINT, payer TEXT NOT NULL, value BYTEA,
+  PRIMARY KEY (code, tbl, scope, pk, block_num)
+) PARTITION BY RANGE (block_num);
+CREATE INDEX IF NOT EXISTS row_versions_head ON row_versions (code, tbl, scope, pk) WHERE valid_to IS NULL;
+CREATE INDEX IF NOT EXISTS row_versions_block ON row_versions (block_num);
+CREATE INDEX IF NOT EXISTS row_versions_valid_to ON row_versions (valid_to);
+
+CREATE TABLE IF NOT EXISTS abi_versions (
+  account TEXT NOT NULL, block_num BIGINT NOT NULL, valid_to BIGINT, abi BYTEA NOT NULL, PRIMARY KEY (account, block_num)
+);
+CREATE INDEX IF NOT EXISTS abi_versions_block ON abi_versions (block_num);
+CREATE INDEX IF NOT EXISTS abi_versions_valid_to ON abi_versions (valid_to);
+
+CREATE TABLE IF NOT EXISTS permission_versions (
+  owner TEXT NOT NULL, name TEXT NOT NULL, block_num BIGINT NOT NULL, valid_to BIGINT,
+  parent TEXT NOT NULL, threshold BIGINT NOT NULL, keys TEXT NOT NULL, accounts TEXT NOT NULL, removed BOOLEAN NOT NULL,
+  PRIMARY KEY (owner, name, block_num)
+);
+CREATE INDEX IF NOT EXISTS permission_versions_block ON permission_versions (block_num);
+CREATE INDEX IF NOT EXISTS permission_versions_valid_to ON permission_versions (valid_to);
+
+CREATE TABLE IF NOT EXISTS key_versions (
+  public_key TEXT NOT NULL, owner TEXT NOT NULL, permission TEXT NOT NULL, block_num BIGINT NOT NULL, valid_to BIGINT,
+  PRIMARY KEY (public_key, owner, permission, block_num)
+);
+CREATE INDEX IF NOT EXISTS key_versions_owner ON key_versions (owner, permission) WHERE valid_to IS NULL;
+CREATE INDEX IF NOT EXISTS key_versions_block ON key_versions (block_num);
+CREATE INDEX IF NOT EXISTS key_versions_valid_to ON key_versions (valid_to);
+
+CREATE TABLE IF NOT EXISTS link_versions (
+  account TEXT NOT NULL, code TEXT NOT NULL, type TEXT NOT NULL, block_num BIGINT NOT NULL, valid_to BIGINT, required TEXT,
+  PRIMARY KEY (account, code, type, block_num)
+);
+CREATE INDEX IF NOT EXISTS link_versions_block ON link_versions (block_num);
+CREATE INDEX IF NOT EXISTS link_versions_valid_to ON link_versions (valid_to);
+
+CREATE TABLE IF NOT EXISTS steps (seq BIGSERIAL PRIMARY KEY, type TEXT NOT NULL, block_num BIGINT NOT NULL, block_id TEXT NOT NULL);
+`
+
+/** The partition of `table` holding block `blockNum`, created if missing. */
+export function partitionDdl(table: (typeof PARTITIONED_TABLES)[number], blockNum: number): { name: string; ddl: string } {
+  const low = Math.floor(blockNum / PARTITION_BLOCKS) * PARTITION_BLOCKS
+  const name = `${table}_p${low / PARTITION_BLOCKS}`
+  return { name, ddl: `CREATE TABLE IF NOT EXISTS ${name} PARTITION OF ${table} FOR VALUES FROM (${low}) TO (${low + PARTITION_BLOCKS})` }
+}

@@ -1,0 +1,91 @@
+import { test, type TestContext } from 'node:test'
+import assert from 'node:assert/strict'
+import type { BlockBatch, Store } from '../../../src/store/index.ts'
+
+/** A store backing that can be opened more than once (a file, a database). */
+export type StoreFactory = (t: TestContext) => Promise<{ open: () => Promise<Store> }>
+
+const id = (num: number, branch = 'a') => num.toString(16).padStart(8, '0') + branch.repeat(56)
+
+function batch(num: number, changes: Partial<BlockBatch> = {}, branch = 'a', parentBranch = branch): BlockBatch {
+  return {
+    block: { num, id: id(num, branch), previous: num === 1 ? '0'.repeat(64) : id(num - 1, parentBranch), timestampMs: 1_000_000 + num * 500, producer: 'producera', transactionCount: 0, actionCount: 0 },
+    transactions: [],
+    actions: [],
+    rows: [],
+    abis: [],
+    permissions: [],
+    links: [],
+    ...changes,
+  }
+}
+
+const row = (key: number, value: number | undefined, scope = 'alice') => ({ code: 'rawdb', scope, table: 'rows', primaryKey: BigInt(key), payer: 'rawdb', value: value === undefined ? undefined : new Uint8Array([value]) })
+
+
+
+/** Every port test, run against one adapter. */
+export function runStoreContract(name: string, factory: StoreFactory, skip: string | false = false): void {
+  test(`${name}: tableRows() and tableRow() answer state at any height, in primary-key order, tombstones hidden`, { skip }, async (t) => {
+    const store = await (await factory(t)).open()
+    t.after(() => store.close())
+    await store.applyBlock(batch(1, { rows: [row(2, 20), row(1, 10)] }), 0)
+    await store.applyBlock(batch(2, { rows: [row(1, 11), row(3, 30, 'bob')] }), 0)
+    await store.applyBlock(batch(3, { rows: [row(2, undefined)] }), 0)
+    const values = async (blockNum: number) => (await store.tableRows({ code: 'rawdb', table: 'rows', scope: 'alice', blockNum })).map((r) => [Number(r.primaryKey), r.value[0], r.blockNum])
+    assert.deepEqual(await values(1), [[1, 10, 1], [2, 20, 1]])
+    assert.deepEqual(await values(2), [[1, 11, 2], [2, 20, 1]])
+    assert.deepEqual(await values(3), [[1, 11, 2]])
+    assert.deepEqual(await values(99), [[1, 11, 2]])
+    assert.equal((await store.tableRow({ code: 'rawdb', table: 'rows', scope: 'alice', primaryKey: 2n, blockNum: 2 }))?.value[0], 20)
+    assert.equal(await store.tableRow({ code: 'rawdb', table: 'rows', scope: 'alice', primaryKey: 2n, blockNum: 3 }), undefined)
+    assert.deepEqual(await store.scopes({ code: 'rawdb', table: 'rows', blockNum: 1 }), ['alice'])
+    assert.deepEqual(await store.scopes({ code: 'rawdb', table: 'rows', blockNum: 2 }), ['alice', 'bob'])
+  })
+
+  test(`${name}: undoFrom() removes every effect of the undone blocks and records undo steps newest first`, { skip }, async (t) => {
+    const store = await (await factory(t)).open()
+    t.after(() => store.close())
+    const key = { key: 'PUB_K1_6MRyAjQq8ud7hVNYcfnVPJqcVpscN5So8BhtHuGYqET5BoDq63', weight: 1 }
+    await store.applyBlock(batch(1, { rows: [row(1, 10)], abis: [{ account: 'rawdb', abi: new Uint8Array([1]) }], permissions: [{ owner: 'alice', name: 'active', parent: 'owner', threshold: 1, keys: [key], accounts: [], removed: false }] }), 0)
+    await store.applyBlock(batch(2, { rows: [row(1, 11)], abis: [{ account: 'rawdb', abi: new Uint8Array([2]) }], permissions: [{ owner: 'alice', name: 'active', parent: 'owner', threshold: 1, keys: [], accounts: [], removed: false }], links: [{ account: 'alice', code: 'rawdb', messageType: 'put', requiredPermission: 'active' }] }), 0)
+    await store.applyBlock(batch(3, { rows: [row(1, undefined)] }), 0)
+    await store.undoFrom(2)
+    assert.deepEqual(await store.position(), { head: { blockNum: 1, blockId: id(1) }, lib: 0 })
+    assert.deepEqual((await store.tableRows({ code: 'rawdb', table: 'rows', scope: 'alice', blockNum: 9 })).map((r) => r.value[0]), [10])
+    assert.deepEqual((await store.abi({ account: 'rawdb', blockNum: 9 }))?.abi, new Uint8Array([1]))
+    assert.deepEqual(await store.keyAccounts({ publicKey: key.key, blockNum: 9 }), [{ account: 'alice', permission: 'active' }])
+    assert.equal(await store.blockByNum(2), undefined)
+    const steps = await store.stepsAfter(0, 100)
+    assert.deepEqual(steps.map((s) => `${s.type}:${s.blockNum}`), ['new:1', 'new:2', 'new:3', 'undo:3', 'undo:2'])
+    // The other branch applies on top of block 1.
+    await store.applyBlock(batch(2, { rows: [row(1, 12)] }, 'b', 'a'), 0)
+    assert.deepEqual((await store.tableRows({ code: 'rawdb', table: 'rows', scope: 'alice', blockNum: 9 })).map((r) => r.value[0]), [12])
+  })
+
+  test(`${name}: applyBlock() refuses a block that does not link, and undoFrom() refuses to cross LIB`, { skip }, async (t) => {
+    const store = await (await factory(t)).open()
+    t.after(() => store.close())
+    await store.applyBlock(batch(1), 0)
+    await store.applyBlock(batch(2), 1)
+    await assert.rejects(store.applyBlock(batch(4), 1), (e: { code?: string }) => e.code === 'store_block_does_not_link_error')
+    await assert.rejects(store.applyBlock(batch(3, {}, 'x', 'x'), 1), (e: { code?: string }) => e.code === 'store_block_does_not_link_error')
+    await assert.rejects(store.undoFrom(1), (e: { code?: string }) => e.code === 'store_irreversible_undo_error')
+    const steps = await store.stepsAfter(0, 100)
+    assert.deepEqual(steps.map((s) => `${s.type}:${s.blockNum}`), ['new:1', 'new:2', 'irreversible:1'])
+    assert.deepEqual(await store.reversibleBlocks(), [{ blockNum: 2, blockId: id(2) }])
+  })
+
+  test(`${name}: a reopened store continues where it stopped`, { skip }, async (t) => {
+    const backing = await factory(t)
+    const first = await backing.open()
+    await first.applyBlock(batch(1, { rows: [row(1, 10)] }), 0)
+    await first.close()
+    const second = await backing.open()
+    t.after(() => second.close())
+    assert.deepEqual((await second.position())?.head, { blockNum: 1, blockId: id(1) })
+    await second.applyBlock(batch(2), 1)
+    assert.equal((await second.blockByNum(2))?.timestampMs, 1_001_000)
+  })
+
+}
