@@ -5,10 +5,11 @@ import { addDevchainOptions } from './options.ts'
 import { onShutdown, printReady } from './process.ts'
 import { createProgressReporter } from './progress.ts'
 import { createIndexer } from '../ingest/index.ts'
-import { openSqliteStore } from '../store/index.ts'
+import { openStore } from '../store/index.ts'
 
 interface DevchainFlags {
   dataDir: string
+  store: string
   host: string
   chainPort: number
   shipPort: number
@@ -43,7 +44,7 @@ export function registerDevchainCommands(program: Command): void {
   addDevchainOptions(program.command('dev').description('devchain + indexer + API in one command, embedded store (npm start)'), { workload: 'demo' }).action(async (flags: DevchainFlags) => {
     // devchain + indexer into the embedded store; the API joins this command with its issue.
     const devchain = await runDevchain(flags)
-    const store = openSqliteStore(join(flags.dataDir, 'store.sqlite'))
+    const store = await openStore({ store: flags.store, dataDir: flags.dataDir })
     const indexer = createIndexer({
       shipUrl: devchain.ship,
       store,

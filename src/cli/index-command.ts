@@ -1,7 +1,6 @@
-import { join } from 'node:path'
 import type { Command } from 'commander'
 import { createIndexer } from '../ingest/index.ts'
-import { openSqliteStore } from '../store/index.ts'
+import { openStore } from '../store/index.ts'
 import { option } from './options.ts'
 import { onShutdown } from './process.ts'
 import { createProgressReporter } from './progress.ts'
@@ -17,12 +16,11 @@ export function registerIndexCommand(program: Command): void {
   const command = program.command('index').description('the indexer alone: follow a SHiP feed into the store (one writer per store)')
   option(command, '--ship <url>', 'SHiP endpoint, e.g. ws://127.0.0.1:8080', undefined, '')
   option(command, '--data-dir <dir>', 'data directory', undefined, './.antler')
-  option(command, '--store <store>', 'sqlite (in the data dir)', undefined, 'sqlite')
+  option(command, '--store <store>', 'sqlite (a file in the data dir) or a postgres:// URL', undefined, 'sqlite')
   option(command, '--start-block <n>', 'first block for an empty store', (v: string) => Number(v), 1)
   command.action(async (flags: IndexFlags) => {
     if (!flags.ship) throw new Error('--ship is required (or ANTLER_SHIP)')
-    if (flags.store !== 'sqlite') throw new Error(`--store ${flags.store}: only the embedded sqlite store exists in this build; the PostgreSQL adapter is not built yet`)
-    const store = openSqliteStore(join(flags.dataDir, 'store.sqlite'))
+    const store = await openStore({ store: flags.store, dataDir: flags.dataDir })
     const indexer = createIndexer({
       shipUrl: flags.ship,
       store,

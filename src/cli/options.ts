@@ -31,6 +31,7 @@ export function option<T>(command: Command, flags: string, description: string, 
 /** The devchain flags shared by `dev` and `devchain`. */
 export function addDevchainOptions(command: Command, defaults: { workload: 'demo' | 'none' }): Command {
   option(command, '--data-dir <dir>', 'data directory', undefined, './.antler')
+  option(command, '--store <store>', 'sqlite (a file in the data dir) or a postgres:// URL (dev only)', undefined, 'sqlite')
   option(command, '--host <host>', 'listen address', undefined, '127.0.0.1')
   option(command, '--chain-port <port>', 'devchain /v1/chain port (0 = a free port)', parseIntArg(0, 65535), 8888)
   option(command, '--ship-port <port>', 'devchain SHiP port (0 = a free port)', parseIntArg(0, 65535), 8089)

@@ -1,11 +1,12 @@
 import { join } from 'node:path'
 import { existsSync } from 'node:fs'
 import type { Command } from 'commander'
-import { openSqliteStore, type Store } from '../store/index.ts'
+import { openStore, type Store } from '../store/index.ts'
 import { option, parseIntArg } from './options.ts'
 
 interface VerifyFlags {
   dataDir: string
+  store: string
   chainApi: string
   samples: number
 }
@@ -35,12 +36,12 @@ async function sampleAgainstChain(store: Store, chainApi: string, samples: numbe
 export function registerVerifyCommand(program: Command): void {
   const command = program.command('verify').description('check the store for gaps, duplicates and broken block links; exit 0 only when clean')
   option(command, '--data-dir <dir>', 'data directory', undefined, './.antler')
+  option(command, '--store <store>', 'sqlite (a file in the data dir) or a postgres:// URL', undefined, 'sqlite')
   option(command, '--chain-api <url>', 'also compare sampled blocks with this chain API', undefined, '')
   option(command, '--samples <n>', 'blocks to sample against the chain', parseIntArg(1, 100_000), 50)
   command.action(async (flags: VerifyFlags) => {
-    const path = join(flags.dataDir, 'store.sqlite')
-    if (!existsSync(path)) throw new Error(`no store at ${path}`)
-    const store = openSqliteStore(path)
+    if (flags.store === 'sqlite' && !existsSync(join(flags.dataDir, 'store.sqlite'))) throw new Error(`no store at ${join(flags.dataDir, 'store.sqlite')}`)
+    const store = await openStore({ store: flags.store, dataDir: flags.dataDir })
     try {
       const findings = await store.integrityFindings()
       if (flags.chainApi) findings.push(...(await sampleAgainstChain(store, flags.chainApi.replace(/\/$/, ''), flags.samples)))
