@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util'
 import { benchDevchain } from './devchain.ts'
+import { benchIngest } from './ingest.ts'
 
 /**
  * `npm run bench [-- --actions N]`: runs every benchmark and prints its figures. Figures that
@@ -10,6 +11,8 @@ const { values } = parseArgs({
     actions: { type: 'string', default: '1000000' },
     'transfers-per-block': { type: 'string', default: '20' },
     'rawdb-per-block': { type: 'string', default: '5' },
+    'ingest-actions': { type: 'string', default: '100000' },
+    only: { type: 'string' },
   },
 })
 
@@ -19,6 +22,16 @@ if (!Number.isInteger(actions) || actions < 1000) {
   process.exit(2)
 }
 
-console.log(`# devchain: ${actions} actions, ${values['transfers-per-block']} transfers + ${values['rawdb-per-block']} rawdb puts per block`)
-const figures = await benchDevchain({ actions, transfersPerBlock: Number(values['transfers-per-block']), rawdbPutsPerBlock: Number(values['rawdb-per-block']) })
-for (const [name, value] of Object.entries(figures)) console.log(`${name}: ${value}`)
+const print = (figures: Record<string, string | number>) => {
+  for (const [name, value] of Object.entries(figures)) console.log(`${name}: ${value}`)
+}
+if (!values.only || values.only === 'devchain') {
+  console.log(`# devchain: ${actions} actions, ${values['transfers-per-block']} transfers + ${values['rawdb-per-block']} rawdb puts per block`)
+  print(await benchDevchain({ actions, transfersPerBlock: Number(values['transfers-per-block']), rawdbPutsPerBlock: Number(values['rawdb-per-block']) }))
+}
+if (!values.only || values.only === 'ingest') {
+  const ingestActions = Number(values['ingest-actions'])
+  const postgresUrl = process.env.ANTLER_BENCH_PG ?? process.env.ANTLER_TEST_PG
+  console.log(`# ingest: ${ingestActions} actions (20 transfers + 5 rawdb puts per block), SQLite${postgresUrl ? ' and PostgreSQL' : ' (set ANTLER_BENCH_PG for PostgreSQL)'}`)
+  print(await benchIngest({ actions: ingestActions, postgresUrl }))
+}

@@ -1,0 +1,86 @@
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import pg from 'pg'
+import { Chain, bootChain, buildChain } from '../src/devchain/index.ts'
+import { startShipServer } from '../src/devchain/ship-server.ts'
+import { createIndexer, normalizeBlock } from '../src/ingest/index.ts'
+import { createShipReader } from '../src/ship/index.ts'
+import { openPostgresStore, openSqliteStore, type Store } from '../src/store/index.ts'
+
+export interface IngestBenchOptions {
+  readonly actions: number
+  /** Admin URL for a throw-away PostgreSQL database; undefined skips PostgreSQL. */
+  readonly postgresUrl: string | undefined
+}
+
+/** Reads the whole feed and normalizes every block without storing it: the limit ingest is compared to. */
+async function decodeOnly(ship: string, endBlock: number): Promise<number> {
+  const reader = createShipReader({ url: ship, startBlockNum: 1, endBlockNum: endBlock + 1, maxMessagesInFlight: 50 })
+  const started = performance.now()
+  let actions = 0
+  for await (const result of reader.blocks()) actions += normalizeBlock(result).actions.length
+  await reader.close()
+  return actions / ((performance.now() - started) / 1000)
+}
+
+/** Indexes the whole feed; rates count stored action traces (a transfer is three: token, from, to). */
+async function ingest(ship: string, store: Store, endBlock: number): Promise<{ actionsPerSecond: number; blocksPerSecond: number }> {
+  let actions = 0
+  const started = performance.now()
+  await createIndexer({ shipUrl: ship, store, endBlockNum: endBlock, maxMessagesInFlight: 50, onBlock: (b) => (actions += b.actions) }).run()
+  const seconds = (performance.now() - started) / 1000
+  return { actionsPerSecond: actions / seconds, blocksPerSecond: endBlock / seconds }
+}
+
+export async function benchIngest(options: IngestBenchOptions): Promise<Record<string, string | number>> {
+  const dir = mkdtempSync(join(tmpdir(), 'antler-ingest-'))
+  const figures: Record<string, string | number> = {}
+  let peakRss = 0
+  const sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 200)
+  try {
+    const chain = new Chain({ dataDir: join(dir, 'chain'), producers: 3, libDepth: 12, signBlocks: false })
+    bootChain(chain)
+    buildChain(chain, { blocks: Math.ceil(options.actions / 25), transfersPerBlock: 20, rawdbPutsPerBlock: 5 })
+    const server = await startShipServer({ chain, host: '127.0.0.1', port: 0 })
+    const ship = `ws://127.0.0.1:${server.port}`
+    const end = chain.head.num
+    figures['ingest: blocks'] = end
+    const limit = await decodeOnly(ship, end)
+    figures['decode-only (normalize, no store): action traces/s'] = Math.round(limit)
+    const sqlite = openSqliteStore(join(dir, 'store.sqlite'))
+    const s = await ingest(ship, sqlite, end)
+    await sqlite.close()
+    figures['ingest into SQLite: action traces/s'] = Math.round(s.actionsPerSecond)
+    figures['ingest into SQLite: input actions/s (25 per block)'] = Math.round(s.blocksPerSecond * 25)
+    figures['ingest into SQLite: blocks/s'] = Math.round(s.blocksPerSecond)
+    figures['ingest into SQLite / decode-only'] = (s.actionsPerSecond / limit).toFixed(2)
+    if (options.postgresUrl) {
+      const admin = new pg.Client({ connectionString: options.postgresUrl })
+      await admin.connect()
+      const name = `antler_bench_${Date.now()}`
+      await admin.query(`CREATE DATABASE ${name}`)
+      try {
+        const url = new URL(options.postgresUrl)
+        url.pathname = `/${name}`
+        const store = await openPostgresStore(url.toString())
+        const p = await ingest(ship, store, end)
+        await store.close()
+        figures['ingest into PostgreSQL: action traces/s'] = Math.round(p.actionsPerSecond)
+        figures['ingest into PostgreSQL: input actions/s (25 per block)'] = Math.round(p.blocksPerSecond * 25)
+        figures['ingest into PostgreSQL: blocks/s'] = Math.round(p.blocksPerSecond)
+        figures['ingest into PostgreSQL / decode-only'] = (p.actionsPerSecond / limit).toFixed(2)
+      } finally {
+        await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
+        await admin.end()
+      }
+    }
+    figures['peak RSS of the run MiB'] = Math.round(peakRss / 2 ** 20)
+    await server.close()
+    chain.close()
+    return figures
+  } finally {
+    clearInterval(sampler)
+    rmSync(dir, { recursive: true, force: true })
+  }
+}
