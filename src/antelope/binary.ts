@@ -178,6 +178,11 @@ export class BinaryReader {
     return Buffer.from(this.bytes()).toString('utf8')
   }
 
+  /** The bytes from `start` to the current offset, as a view (no copy). */
+  slice(start: number): Uint8Array {
+    return this.data.subarray(start, this.offset)
+  }
+
   /** Fails unless every byte was read: trailing bytes mean the sender and reader disagree. */
   end(): void {
     if (this.remaining !== 0) throw BinaryDecodeError(`${this.remaining} unexpected trailing bytes`, this.offset)

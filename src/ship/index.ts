@@ -13,3 +13,14 @@ export {
   decodeResult,
 } from './codec.ts'
 export { createShipReader, ShipProtocolError, ShipUnavailableError, type ShipReader, type ShipReaderConfig, type ShipReaderEvent } from './reader.ts'
+export {
+  decodeTransactionTraces,
+  decodeTableDeltas,
+  decodeContractRow,
+  decodeAccountRow,
+  decodePermissionRow,
+  decodePermissionLinkRow,
+  type TransactionTraceValue,
+  type ActionTraceValue,
+  type TableDeltaValue,
+} from './fast-decode.ts'
