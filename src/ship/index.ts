@@ -23,4 +23,6 @@ export {
   type TransactionTraceValue,
   type ActionTraceValue,
   type TableDeltaValue,
+  type ActionReceiptValue,
+  type PermissionLevelValue,
 } from './fast-decode.ts'

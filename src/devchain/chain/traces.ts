@@ -1,21 +1,9 @@
 import { Serializer, Signature } from '@wharfkit/antelope'
 import { BinaryWriter, fromHex, nameToBigInt, type RawAction } from '../../antelope/index.ts'
 
-export interface PermissionLevel {
-  readonly actor: string
-  readonly permission: string
-}
-
-export interface ActionReceipt {
-  readonly receiver: string
-  readonly actDigest: string
-  readonly globalSequence: bigint
-  readonly recvSequence: bigint
-  /** One entry per distinct authorizing actor, sorted by account name value. */
-  readonly authSequence: readonly (readonly [string, bigint])[]
-  readonly codeSequence: number
-  readonly abiSequence: number
-}
+/** The receipt and permission shapes are SHiP's (`action_receipt_v0`, `permission_level`). */
+export type { ActionReceiptValue as ActionReceipt, PermissionLevelValue as PermissionLevel } from '../../ship/index.ts'
+import type { ActionReceiptValue as ActionReceipt } from '../../ship/index.ts'
 
 export interface AccountDelta {
   readonly account: string

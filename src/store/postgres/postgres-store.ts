@@ -3,27 +3,13 @@ import type { BlockRef } from '../../antelope/index.ts'
 import { StoreIrreversibleUndoError, StoreLinkError } from '../errors.ts'
 import { INTEGRITY_CHECKS } from '../integrity-checks.ts'
 import type { Store } from '../port.ts'
-import type { BlockBatch, BlockRecord, StepType, StorePosition } from '../types.ts'
+import { actionFromRow, blockFromRow, u8 } from '../row-mapping.ts'
+import type { BlockBatch, StepType, StorePosition } from '../types.ts'
 import { PARTITIONED_TABLES, POSTGRES_SCHEMA, POSTGRES_SCHEMA_VERSION, partitionDdl } from './schema.ts'
 
 type Queryable = pg.Pool | pg.PoolClient
 const pkText = (pk: bigint) => pk.toString(16).padStart(16, '0')
-const u8 = (b: Buffer) => new Uint8Array(b.buffer, b.byteOffset, b.byteLength)
 const VERSIONED = ['row_versions', 'abi_versions', 'permission_versions', 'key_versions', 'link_versions']
-
-interface BlockRow {
-  num: string
-  id: string
-  previous: string
-  ts: string
-  producer: string
-  trx_count: number
-  action_count: number
-}
-
-function blockRecord(r: BlockRow): BlockRecord {
-  return { num: Number(r.num), id: r.id, previous: r.previous, timestampMs: Number(r.ts), producer: r.producer, transactionCount: r.trx_count, actionCount: r.action_count }
-}
 
 /**
  * The production store on PostgreSQL. One writer (the indexer) applies each block in one
@@ -155,7 +141,7 @@ export async function openPostgresStore(url: string): Promise<Store> {
     }
     for (const table of ['blocks WHERE num', 'transactions WHERE block_num', 'actions WHERE block_num']) await c.query(`DELETE FROM ${table} >= $1`, [blockNum])
     for (const row of undone) await step(c, 'undo', Number(row.num), row.id)
-    const head = (await c.query<BlockRow>('SELECT * FROM blocks WHERE num = $1', [blockNum - 1])).rows[0]
+    const head = (await c.query<{ num: string; id: string }>('SELECT num, id FROM blocks WHERE num = $1', [blockNum - 1])).rows[0]
     if (head) await setMeta(c, 'head', `${head.num}:${head.id}`)
     else await c.query("DELETE FROM meta WHERE key = 'head'")
     await c.query("SELECT pg_notify('antler_steps', $1)", [String(blockNum)])
@@ -194,34 +180,19 @@ export async function openPostgresStore(url: string): Promise<Store> {
       return rows.rows.map((r) => ({ account: r.owner as string, permission: r.permission as string }))
     },
     async blockByNum(num) {
-      const r = (await pool.query<BlockRow>('SELECT * FROM blocks WHERE num = $1', [num])).rows[0]
-      return r && blockRecord(r)
+      const r = (await pool.query('SELECT * FROM blocks WHERE num = $1', [num])).rows[0]
+      return r && blockFromRow(r)
     },
     async blockById(id) {
-      const r = (await pool.query<BlockRow>('SELECT * FROM blocks WHERE id = $1', [id])).rows[0]
-      return r && blockRecord(r)
+      const r = (await pool.query('SELECT * FROM blocks WHERE id = $1', [id])).rows[0]
+      return r && blockFromRow(r)
     },
     async transaction(id) {
       const r = (await pool.query('SELECT * FROM transactions WHERE id = $1 ORDER BY block_num DESC LIMIT 1', [id])).rows[0]
       return r && { id: r.id, blockNum: Number(r.block_num), blockIndex: r.block_index, status: r.status, cpuUsageUs: Number(r.cpu_usage_us), netUsageWords: Number(r.net_usage_words), scheduled: r.scheduled }
     },
     async actionsOfTransaction(id) {
-      const rows = await pool.query('SELECT * FROM actions WHERE trx_id = $1 ORDER BY ordinal', [id])
-      return rows.rows.map((r) => ({
-        globalSequence: BigInt(r.global_seq),
-        blockNum: Number(r.block_num),
-        trxId: r.trx_id,
-        actionOrdinal: r.ordinal,
-        creatorActionOrdinal: r.creator_ordinal,
-        receiver: r.receiver,
-        account: r.account,
-        name: r.name,
-        authorization: JSON.parse(r.authorization_json),
-        data: u8(r.data),
-        returnValue: u8(r.return_value),
-        actDigest: r.act_digest,
-        recvSequence: BigInt(r.recv_seq),
-      }))
+      return (await pool.query('SELECT * FROM actions WHERE trx_id = $1 ORDER BY ordinal', [id])).rows.map(actionFromRow)
     },
     async stepsAfter(seq, limit) {
       const rows = await pool.query('SELECT seq, type, block_num, block_id FROM steps WHERE seq > $1 ORDER BY seq LIMIT $2', [seq, limit])

@@ -27,7 +27,7 @@ CREATE INDEX IF NOT EXISTS transactions_block ON transactions (block_num);
 CREATE TABLE IF NOT EXISTS actions (
   global_seq INTEGER PRIMARY KEY, block_num INTEGER NOT NULL, trx_id TEXT NOT NULL, ordinal INTEGER NOT NULL,
   creator_ordinal INTEGER NOT NULL, receiver TEXT NOT NULL, account TEXT NOT NULL, name TEXT NOT NULL,
-  authorization TEXT NOT NULL, data BLOB NOT NULL, return_value BLOB NOT NULL, act_digest TEXT NOT NULL, recv_seq INTEGER NOT NULL
+  authorization_json TEXT NOT NULL, data BLOB NOT NULL, return_value BLOB NOT NULL, act_digest TEXT NOT NULL, recv_seq INTEGER NOT NULL
 );
 CREATE INDEX IF NOT EXISTS actions_trx ON actions (trx_id);
 CREATE INDEX IF NOT EXISTS actions_block ON actions (block_num);

@@ -4,26 +4,12 @@ import { dirname } from 'node:path'
 import type { BlockRef } from '../../antelope/index.ts'
 import { StoreIrreversibleUndoError, StoreLinkError } from '../errors.ts'
 import type { Store } from '../port.ts'
-import type { ActionRecord, BlockBatch, BlockRecord, Step, StepType, StorePosition, TransactionRecord } from '../types.ts'
+import { actionFromRow, blockFromRow, u8 } from '../row-mapping.ts'
+import type { ActionRecord, BlockBatch, Step, StepType, StorePosition, TransactionRecord } from '../types.ts'
 import { sqliteIntegrityFindings } from './integrity.ts'
 import { SQLITE_SCHEMA, SQLITE_SCHEMA_VERSION, VERSIONED_TABLES } from './schema.ts'
 
 const pkText = (pk: bigint) => pk.toString(16).padStart(16, '0')
-const u8 = (b: Buffer) => new Uint8Array(b.buffer, b.byteOffset, b.byteLength)
-
-interface BlockRow {
-  num: number
-  id: string
-  previous: string
-  ts: number
-  producer: string
-  trx_count: number
-  action_count: number
-}
-
-function blockRecord(row: BlockRow): BlockRecord {
-  return { num: row.num, id: row.id, previous: row.previous, timestampMs: row.ts, producer: row.producer, transactionCount: row.trx_count, actionCount: row.action_count }
-}
 
 /**
  * The embedded store: one SQLite file (WAL). Writes are synchronous transactions, so each
@@ -49,7 +35,7 @@ export function openSqliteStore(path: string): Store {
     blocksFrom: db.prepare('SELECT num, id FROM blocks WHERE num >= ? ORDER BY num DESC'),
     insertTrx: db.prepare('INSERT OR REPLACE INTO transactions VALUES (@id, @blockNum, @blockIndex, @status, @cpuUsageUs, @netUsageWords, @scheduled)'),
     trxById: db.prepare('SELECT * FROM transactions WHERE id = ? ORDER BY block_num DESC LIMIT 1'),
-    insertAction: db.prepare('INSERT INTO actions VALUES (@globalSeq, @blockNum, @trxId, @ordinal, @creator, @receiver, @account, @name, @authorization, @data, @returnValue, @actDigest, @recvSeq)'),
+    insertAction: db.prepare('INSERT INTO actions VALUES (@globalSeq, @blockNum, @trxId, @ordinal, @creator, @receiver, @account, @name, @authorizationJson, @data, @returnValue, @actDigest, @recvSeq)'),
     actionsOfTrx: db.prepare('SELECT * FROM actions WHERE trx_id = ? ORDER BY ordinal'),
     closeRow: db.prepare('UPDATE row_versions SET valid_to = ? WHERE code = ? AND tbl = ? AND scope = ? AND pk = ? AND valid_to IS NULL'),
     insertRow: db.prepare('INSERT INTO row_versions VALUES (?, ?, ?, ?, ?, NULL, ?, ?)'),
@@ -135,7 +121,7 @@ export function openSqliteStore(path: string): Store {
       receiver: a.receiver,
       account: a.account,
       name: a.name,
-      authorization: JSON.stringify(a.authorization),
+      authorizationJson: JSON.stringify(a.authorization),
       data: Buffer.from(a.data),
       returnValue: Buffer.from(a.returnValue),
       actDigest: a.actDigest,
@@ -150,7 +136,7 @@ export function openSqliteStore(path: string): Store {
     for (const stmt of undoStatements) stmt.run(blockNum)
     for (const stmt of deleteFrom) stmt.run(blockNum)
     for (const row of undone) step('undo', row.num, row.id)
-    const head = s.blockByNum.get(blockNum - 1) as BlockRow | undefined
+    const head = s.blockByNum.get(blockNum - 1) as { num: number; id: string } | undefined
     if (head) s.setMeta.run('head', `${head.num}:${head.id}`)
     else db.prepare("DELETE FROM meta WHERE key = 'head'").run()
   })
@@ -189,34 +175,19 @@ export function openSqliteStore(path: string): Store {
       return (s.keyAccounts.all(publicKey, blockNum, blockNum) as { owner: string; permission: string }[]).map((r) => ({ account: r.owner, permission: r.permission }))
     },
     async blockByNum(num) {
-      const row = s.blockByNum.get(num) as BlockRow | undefined
-      return row && blockRecord(row)
+      const row = s.blockByNum.get(num) as Record<string, unknown> | undefined
+      return row && blockFromRow(row)
     },
     async blockById(id) {
-      const row = s.blockById.get(id) as BlockRow | undefined
-      return row && blockRecord(row)
+      const row = s.blockById.get(id) as Record<string, unknown> | undefined
+      return row && blockFromRow(row)
     },
     async transaction(id): Promise<TransactionRecord | undefined> {
       const row = s.trxById.get(id) as { id: string; block_num: number; block_index: number; status: number; cpu_usage_us: number; net_usage_words: number; scheduled: number } | undefined
       return row && { id: row.id, blockNum: row.block_num, blockIndex: row.block_index, status: row.status, cpuUsageUs: row.cpu_usage_us, netUsageWords: row.net_usage_words, scheduled: row.scheduled === 1 }
     },
     async actionsOfTransaction(id) {
-      const rows = s.actionsOfTrx.all(id) as { global_seq: number | bigint; block_num: number; trx_id: string; ordinal: number; creator_ordinal: number; receiver: string; account: string; name: string; authorization: string; data: Buffer; return_value: Buffer; act_digest: string; recv_seq: number | bigint }[]
-      return rows.map((r) => ({
-        globalSequence: BigInt(r.global_seq),
-        blockNum: r.block_num,
-        trxId: r.trx_id,
-        actionOrdinal: r.ordinal,
-        creatorActionOrdinal: r.creator_ordinal,
-        receiver: r.receiver,
-        account: r.account,
-        name: r.name,
-        authorization: JSON.parse(r.authorization),
-        data: u8(r.data),
-        returnValue: u8(r.return_value),
-        actDigest: r.act_digest,
-        recvSequence: BigInt(r.recv_seq),
-      }))
+      return (s.actionsOfTrx.all(id) as Record<string, unknown>[]).map(actionFromRow)
     },
     async stepsAfter(seq, limit): Promise<Step[]> {
       return (s.stepsAfter.all(seq, limit) as { seq: number; type: StepType; block_num: number; block_id: string }[]).map((r) => ({ seq: r.seq, type: r.type, blockNum: r.block_num, blockId: r.block_id }))
