@@ -1,6 +1,6 @@
 import type { BlockRef } from '../antelope/index.ts'
 import { createShipReader, type ShipReaderEvent } from '../ship/index.ts'
-import type { StoreWriter } from '../store/index.ts'
+import type { BlockBatch, StoreWriter } from '../store/index.ts'
 import { normalizeBlock } from './normalize.ts'
 
 export interface IndexerConfig {
@@ -16,6 +16,11 @@ export interface IndexerConfig {
   readonly onFork?: (fork: { blockNum: number; undone: number }) => void
   readonly onReaderEvent?: (event: ShipReaderEvent) => void
 }
+
+/** Blocks behind head from which the indexer writes several blocks per transaction. */
+const FAR_BEHIND_BLOCKS = 100
+/** Blocks per transaction while far behind. */
+const CATCH_UP_BATCH = 100
 
 export interface Indexer {
   /** Runs until `endBlockNum`, `stop()`, or an error that retrying cannot fix (thrown). */
@@ -50,27 +55,43 @@ export function createIndexer(config: IndexerConfig): Indexer {
       onEvent: config.onReaderEvent,
     })
     closeReader = () => reader.close()
+    // Blocks normalized but not yet written: far below head they are written in batches.
+    const pending: BlockBatch[] = []
+    let pendingLib = 0
+    const flush = async () => {
+      if (pending.length === 0) return
+      await store.applyBlocks(pending, pendingLib)
+      pending.length = 0
+    }
     try {
       for await (const result of reader.blocks()) {
-        if (stopped) return 'stopped'
+        if (stopped) break
         const thisBlock = result.thisBlock
         if (!thisBlock) continue
         if (head && thisBlock.blockNum <= head.blockNum) {
+          await flush()
           await store.undoFrom(thisBlock.blockNum)
           config.onFork?.({ blockNum: thisBlock.blockNum, undone: head.blockNum - thisBlock.blockNum + 1 })
           while (held.length && held[held.length - 1].blockNum >= thisBlock.blockNum) held.pop()
           head = (await store.position())?.head
         }
         const batch = normalizeBlock(result)
-        if (head && (batch.block.num !== head.blockNum + 1 || batch.block.previous !== head.blockId)) return 'relink'
+        if (head && (batch.block.num !== head.blockNum + 1 || batch.block.previous !== head.blockId)) {
+          await flush()
+          return 'relink'
+        }
         const lib = result.lastIrreversible.blockNum
-        await store.applyBlock(batch, lib)
+        pending.push(batch)
+        pendingLib = lib
+        const farBehind = result.head.blockNum - batch.block.num > FAR_BEHIND_BLOCKS
+        if (!farBehind || pending.length >= CATCH_UP_BATCH) await flush()
         head = { blockNum: batch.block.num, blockId: batch.block.id }
         held.push(head)
         while (held.length && held[0].blockNum <= lib) held.shift()
         config.onBlock?.({ num: head.blockNum, id: head.blockId, lib, head: result.head.blockNum, actions: batch.actions.length })
-        if (config.endBlockNum !== undefined && head.blockNum >= config.endBlockNum) return 'done'
+        if (config.endBlockNum !== undefined && head.blockNum >= config.endBlockNum) break
       }
+      await flush()
       return stopped ? 'stopped' : 'done'
     } finally {
       await reader.close()

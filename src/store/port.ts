@@ -15,6 +15,8 @@ export interface StoreWriter {
    * moves LIB (recording `irreversible` steps); refuses a block that does not link to the head.
    */
   applyBlock(batch: BlockBatch, lib: number): Promise<void>
+  /** `applyBlock` for consecutive blocks in one atomic write (catching up far below head). */
+  applyBlocks(batches: readonly BlockBatch[], lib: number): Promise<void>
   /** Removes every effect of blocks at and above `blockNum`, recording an `undo` step for each, newest first. */
   undoFrom(blockNum: number): Promise<void>
 }

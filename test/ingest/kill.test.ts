@@ -83,6 +83,8 @@ test(`the indexer killed with SIGKILL ${KILLS} times (seed ${SEED}) loses and du
       return false
     }
   }, 'the restarted indexer to reach head', 60_000)
+  // The store may have reached head before this process started: let it start before stopping it.
+  await new Promise((r) => setTimeout(r, 1500))
   final.kill('SIGTERM')
   assert.equal(await new Promise((r) => final.once('exit', r)), 0)
   checkStore(storePath)

@@ -154,6 +154,10 @@ export async function openPostgresStore(url: string): Promise<Store> {
       return (await pool.query<{ num: string; id: string }>('SELECT num, id FROM blocks WHERE num > $1 ORDER BY num', [lib])).rows.map((r) => ({ blockNum: Number(r.num), blockId: r.id }))
     },
     applyBlock: (batch, lib) => inTransaction((c) => applyBlock(c, batch, lib)),
+    applyBlocks: (batches, lib) =>
+      inTransaction(async (c) => {
+        for (const batch of batches) await applyBlock(c, batch, lib)
+      }),
     undoFrom: (blockNum) => inTransaction((c) => undoFrom(c, blockNum)),
     async tableRows({ code, table, scope, blockNum }) {
       const head = await position(pool)

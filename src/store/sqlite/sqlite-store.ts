@@ -111,6 +111,10 @@ export function openSqliteStore(path: string): Store {
     }
   })
 
+  const applyMany = db.transaction((batches: readonly BlockBatch[], lib: number) => {
+    for (const batch of batches) apply(batch, lib)
+  })
+
   const insertAction = (a: ActionRecord) =>
     s.insertAction.run({
       globalSeq: a.globalSequence,
@@ -151,6 +155,9 @@ export function openSqliteStore(path: string): Store {
     },
     async applyBlock(batch, lib) {
       apply(batch, lib)
+    },
+    async applyBlocks(batches, lib) {
+      applyMany(batches, lib)
     },
     async undoFrom(blockNum) {
       undo(blockNum)

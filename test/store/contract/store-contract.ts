@@ -88,4 +88,16 @@ export function runStoreContract(name: string, factory: StoreFactory, skip: stri
     assert.equal((await second.blockByNum(2))?.timestampMs, 1_001_000)
   })
 
+
+  test(`${name}: applyBlocks() writes consecutive blocks atomically: all of them or none`, { skip }, async (t) => {
+    const store = await (await factory(t)).open()
+    t.after(() => store.close())
+    await store.applyBlocks([batch(1, { rows: [row(1, 10)] }), batch(2, { rows: [row(1, 11)] })], 1)
+    await assert.rejects(store.applyBlocks([batch(3, { rows: [row(1, 12)] }), batch(5)], 2), (e: { code?: string }) => e.code === 'store_block_does_not_link_error')
+    assert.deepEqual((await store.position())?.head, { blockNum: 2, blockId: id(2) })
+    assert.equal(await store.blockByNum(3), undefined)
+    assert.deepEqual((await store.tableRows({ code: 'rawdb', table: 'rows', scope: 'alice', blockNum: 9 })).map((r) => r.value[0]), [11])
+    const steps = await store.stepsAfter(0, 100)
+    assert.deepEqual(steps.map((s) => `${s.type}:${s.blockNum}`), ['new:1', 'irreversible:1', 'new:2'])
+  })
 }
