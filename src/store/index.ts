@@ -1,5 +1,5 @@
 export type * from './types.ts'
-export type { Store, StoreWriter, StateReader, BlockReader, StepReader, StoreVerifier } from './port.ts'
+export type { Store, StoreWriter, StateReader, BlockReader, StepReader, StoreVerifier, TimeComparator } from './port.ts'
 export { StoreLinkError, StoreIrreversibleUndoError } from './errors.ts'
 export { openSqliteStore } from './sqlite/sqlite-store.ts'
 export { openPostgresStore } from './postgres/postgres-store.ts'

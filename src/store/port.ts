@@ -35,9 +35,16 @@ export interface StateReader {
   keyAccounts(args: { publicKey: string; blockNum: number }): Promise<{ account: string; permission: string }[]>
 }
 
+/** How `blockByTime` compares block times with the asked time. */
+export type TimeComparator = 'gt' | 'gte' | 'lt' | 'lte' | 'eq'
+
 export interface BlockReader {
   blockByNum(num: number): Promise<BlockRecord | undefined>
   blockById(id: string): Promise<BlockRecord | undefined>
+  /** The block closest to `timeMs` on the comparator's side (`gt`/`gte`: the first after, `lt`/`lte`: the last before). */
+  blockByTime(args: { timeMs: number; comparator: TimeComparator }): Promise<BlockRecord | undefined>
+  /** Transactions whose id starts with `prefix` (lowercase hex), at most `limit`, by id. */
+  transactionsByIdPrefix(prefix: string, limit: number): Promise<TransactionRecord[]>
   transaction(id: string): Promise<TransactionRecord | undefined>
   actionsOfTransaction(id: string): Promise<ActionRecord[]>
 }

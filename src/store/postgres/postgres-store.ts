@@ -3,7 +3,7 @@ import type { BlockRef } from '../../antelope/index.ts'
 import { StoreIrreversibleUndoError, StoreLinkError } from '../errors.ts'
 import { INTEGRITY_CHECKS } from '../integrity-checks.ts'
 import type { Store } from '../port.ts'
-import { actionFromRow, blockFromRow, u8 } from '../row-mapping.ts'
+import { actionFromRow, blockByTimeClause, blockFromRow, prefixUpperBound, transactionFromRow, u8 } from '../row-mapping.ts'
 import type { BlockBatch, StepType, StorePosition } from '../types.ts'
 import { PARTITIONED_TABLES, POSTGRES_SCHEMA, POSTGRES_SCHEMA_VERSION, partitionDdl } from './schema.ts'
 
@@ -193,7 +193,16 @@ export async function openPostgresStore(url: string): Promise<Store> {
     },
     async transaction(id) {
       const r = (await pool.query('SELECT * FROM transactions WHERE id = $1 ORDER BY block_num DESC LIMIT 1', [id])).rows[0]
-      return r && { id: r.id, blockNum: Number(r.block_num), blockIndex: r.block_index, status: r.status, cpuUsageUs: Number(r.cpu_usage_us), netUsageWords: Number(r.net_usage_words), scheduled: r.scheduled }
+      return r && transactionFromRow(r)
+    },
+    async blockByTime({ timeMs, comparator }) {
+      const r = (await pool.query(`SELECT * FROM blocks WHERE ${blockByTimeClause(comparator).replace('?', '$1')} LIMIT 1`, [timeMs])).rows[0]
+      return r && blockFromRow(r)
+    },
+    async transactionsByIdPrefix(prefix, limit) {
+      if (!/^[0-9a-f]{1,64}$/.test(prefix)) return []
+      const rows = await pool.query('SELECT * FROM transactions WHERE id >= $1 AND id < $2 ORDER BY id, block_num LIMIT $3', [prefix, prefixUpperBound(prefix), limit])
+      return rows.rows.map(transactionFromRow)
     },
     async actionsOfTransaction(id) {
       return (await pool.query('SELECT * FROM actions WHERE trx_id = $1 ORDER BY ordinal', [id])).rows.map(actionFromRow)

@@ -4,7 +4,7 @@ import { dirname } from 'node:path'
 import type { BlockRef } from '../../antelope/index.ts'
 import { StoreIrreversibleUndoError, StoreLinkError } from '../errors.ts'
 import type { Store } from '../port.ts'
-import { actionFromRow, blockFromRow, u8 } from '../row-mapping.ts'
+import { actionFromRow, blockByTimeClause, blockFromRow, prefixUpperBound, transactionFromRow, u8 } from '../row-mapping.ts'
 import type { ActionRecord, BlockBatch, Step, StepType, StorePosition, TransactionRecord } from '../types.ts'
 import { sqliteIntegrityFindings } from './integrity.ts'
 import { SQLITE_SCHEMA, SQLITE_SCHEMA_VERSION, VERSIONED_TABLES } from './schema.ts'
@@ -35,6 +35,7 @@ export function openSqliteStore(path: string): Store {
     blocksFrom: db.prepare('SELECT num, id FROM blocks WHERE num >= ? ORDER BY num DESC'),
     insertTrx: db.prepare('INSERT OR REPLACE INTO transactions VALUES (@id, @blockNum, @blockIndex, @status, @cpuUsageUs, @netUsageWords, @scheduled)'),
     trxById: db.prepare('SELECT * FROM transactions WHERE id = ? ORDER BY block_num DESC LIMIT 1'),
+    trxByPrefix: db.prepare('SELECT * FROM transactions WHERE id >= ? AND id < ? ORDER BY id, block_num LIMIT ?'),
     insertAction: db.prepare('INSERT INTO actions VALUES (@globalSeq, @blockNum, @trxId, @ordinal, @creator, @receiver, @account, @name, @authorizationJson, @data, @returnValue, @actDigest, @recvSeq)'),
     actionsOfTrx: db.prepare('SELECT * FROM actions WHERE trx_id = ? ORDER BY ordinal'),
     closeRow: db.prepare('UPDATE row_versions SET valid_to = ? WHERE code = ? AND tbl = ? AND scope = ? AND pk = ? AND valid_to IS NULL'),
@@ -190,8 +191,17 @@ export function openSqliteStore(path: string): Store {
       return row && blockFromRow(row)
     },
     async transaction(id): Promise<TransactionRecord | undefined> {
-      const row = s.trxById.get(id) as { id: string; block_num: number; block_index: number; status: number; cpu_usage_us: number; net_usage_words: number; scheduled: number } | undefined
-      return row && { id: row.id, blockNum: row.block_num, blockIndex: row.block_index, status: row.status, cpuUsageUs: row.cpu_usage_us, netUsageWords: row.net_usage_words, scheduled: row.scheduled === 1 }
+      const row = s.trxById.get(id) as Record<string, unknown> | undefined
+      return row && transactionFromRow(row)
+    },
+    async blockByTime({ timeMs, comparator }) {
+      const row = db.prepare(`SELECT * FROM blocks WHERE ${blockByTimeClause(comparator)} LIMIT 1`).get(timeMs) as Record<string, unknown> | undefined
+      return row && blockFromRow(row)
+    },
+    async transactionsByIdPrefix(prefix, limit) {
+      if (!/^[0-9a-f]{1,64}$/.test(prefix)) return []
+      const rows = s.trxByPrefix.all(prefix, prefixUpperBound(prefix), limit) as Record<string, unknown>[]
+      return rows.map(transactionFromRow)
     },
     async actionsOfTransaction(id) {
       return (s.actionsOfTrx.all(id) as Record<string, unknown>[]).map(actionFromRow)

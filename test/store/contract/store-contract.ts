@@ -100,4 +100,20 @@ export function runStoreContract(name: string, factory: StoreFactory, skip: stri
     const steps = await store.stepsAfter(0, 100)
     assert.deepEqual(steps.map((s) => `${s.type}:${s.blockNum}`), ['new:1', 'irreversible:1', 'new:2'])
   })
+
+  test(`${name}: blockByTime() answers each comparator; transactionsByIdPrefix() finds ids by prefix`, { skip }, async (t) => {
+    const store = await (await factory(t)).open()
+    t.after(() => store.close())
+    const trx = (id: string, blockNum: number, blockIndex: number) => ({ id, blockNum, blockIndex, status: 0, cpuUsageUs: 100, netUsageWords: 10, scheduled: false })
+    for (let n = 1; n <= 4; n++) await store.applyBlock(batch(n, { transactions: [trx(`${'ab'.repeat(n)}${'0'.repeat(64 - 2 * n)}`, n, 1), trx(`${n}f${'e'.repeat(62)}`, n, 2)] }), 0)
+    const at = (n: number) => 1_000_000 + n * 500
+    const num = async (timeMs: number, comparator: 'gt' | 'gte' | 'lt' | 'lte' | 'eq') => (await store.blockByTime({ timeMs, comparator }))?.num
+    assert.deepEqual([await num(at(2), 'gt'), await num(at(2), 'gte'), await num(at(2), 'lt'), await num(at(2), 'lte'), await num(at(2), 'eq')], [3, 2, 1, 2, 2])
+    assert.deepEqual([await num(at(2) + 1, 'eq'), await num(at(4), 'gt'), await num(at(1), 'lt')], [undefined, undefined, undefined])
+    assert.deepEqual((await store.transactionsByIdPrefix('abab', 10)).map((x) => x.blockNum), [2, 3, 4])
+    assert.deepEqual((await store.transactionsByIdPrefix('2f', 10)).map((x) => x.blockIndex), [2])
+    assert.deepEqual((await store.transactionsByIdPrefix('ab', 2)).length, 2)
+    assert.deepEqual(await store.transactionsByIdPrefix('zz', 10), [])
+    assert.equal((await store.transaction('3f' + 'e'.repeat(62)))?.blockNum, 3)
+  })
 }
