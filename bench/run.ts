@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util'
 import { benchDevchain } from './devchain.ts'
 import { benchIngest } from './ingest.ts'
+import { benchStoreReads } from './store-reads.ts'
 
 /**
  * `npm run bench [-- --actions N]`: runs every benchmark and prints its figures. Figures that
@@ -34,4 +35,9 @@ if (!values.only || values.only === 'ingest') {
   const postgresUrl = process.env.ANTLER_BENCH_PG ?? process.env.ANTLER_TEST_PG
   console.log(`# ingest: ${ingestActions} actions (20 transfers + 5 rawdb puts per block), SQLite${postgresUrl ? ' and PostgreSQL' : ' (set ANTLER_BENCH_PG for PostgreSQL)'}`)
   print(await benchIngest({ actions: ingestActions, postgresUrl }))
+}
+if (!values.only || values.only === 'reads') {
+  const postgresUrl = process.env.ANTLER_BENCH_PG ?? process.env.ANTLER_TEST_PG
+  console.log('# store reads: a 1,000-row scope rewritten 20 times, 1,500 small scopes')
+  print(await benchStoreReads(postgresUrl))
 }
