@@ -64,6 +64,7 @@ async function measure(store: Store, head: number, rawScan: () => Promise<unknow
   out[`all ${scopes.length} scopes of the table at head, one tableRows each`] = ms(await timeIt(5, async () => {
     for (const scope of scopes) await store.tableRows({ code: 'bench', table: 'rows', scope, blockNum: head })
   }))
+  out[`all ${scopes.length} scopes of the table at head, one tableRowsOfScopes`] = ms(await timeIt(20, () => store.tableRowsOfScopes({ code: 'bench', table: 'rows', scopes, blockNum: head })))
   out['scopes of the table at head'] = ms(await timeIt(20, () => store.scopes({ code: 'bench', table: 'rows', blockNum: head })))
   return out
 }

@@ -25,6 +25,8 @@ export interface StoreWriter {
 export interface StateReader {
   /** Rows of one (code, table, scope) as of `blockNum`, in primary-key order. */
   tableRows(args: { code: string; table: string; scope: string; blockNum: number }): Promise<{ primaryKey: bigint; payer: string; value: Uint8Array; blockNum: number }[]>
+  /** Rows of many scopes of one (code, table) as of `blockNum`, in one read: by scope, then primary key. */
+  tableRowsOfScopes(args: { code: string; table: string; scopes: readonly string[]; blockNum: number }): Promise<{ scope: string; primaryKey: bigint; payer: string; value: Uint8Array; blockNum: number }[]>
   /** One row by primary key as of `blockNum`. */
   tableRow(args: { code: string; table: string; scope: string; primaryKey: bigint; blockNum: number }): Promise<{ payer: string; value: Uint8Array; blockNum: number } | undefined>
   /** Scopes of a table holding rows as of `blockNum`. */

@@ -167,6 +167,13 @@ export async function openPostgresStore(url: string): Promise<Store> {
           : await pool.query('SELECT pk, payer, value, block_num FROM row_versions WHERE code = $1 AND tbl = $2 AND scope = $3 AND block_num <= $4 AND (valid_to IS NULL OR valid_to > $4) AND value IS NOT NULL ORDER BY pk', [code, table, scope, blockNum])
       return rows.rows.map((r) => ({ primaryKey: BigInt(`0x${r.pk}`), payer: r.payer, value: u8(r.value), blockNum: Number(r.block_num) }))
     },
+    async tableRowsOfScopes({ code, table, scopes, blockNum }) {
+      const rows = await pool.query(
+        'SELECT scope, pk, payer, value, block_num FROM row_versions WHERE code = $1 AND tbl = $2 AND scope = ANY($3::text[]) AND block_num <= $4 AND (valid_to IS NULL OR valid_to > $4) AND value IS NOT NULL ORDER BY scope, pk',
+        [code, table, [...new Set(scopes)], blockNum],
+      )
+      return rows.rows.map((r) => ({ scope: r.scope as string, primaryKey: BigInt(`0x${r.pk}`), payer: r.payer as string, value: u8(r.value), blockNum: Number(r.block_num) }))
+    },
     async tableRow({ code, table, scope, primaryKey, blockNum }) {
       const r = (await pool.query('SELECT payer, value, block_num FROM row_versions WHERE code = $1 AND tbl = $2 AND scope = $3 AND pk = $4 AND block_num <= $5 ORDER BY block_num DESC LIMIT 1', [code, table, scope, pkText(primaryKey), blockNum])).rows[0]
       return r && r.value ? { payer: r.payer, value: u8(r.value), blockNum: Number(r.block_num) } : undefined

@@ -168,6 +168,19 @@ export function openSqliteStore(path: string): Store {
       const rows = (head && blockNum >= head.head.blockNum ? s.tableRowsHead.all(code, table, scope) : s.tableRows.all(code, table, scope, blockNum, blockNum)) as { pk: string; payer: string; value: Buffer; block_num: number }[]
       return rows.map((r) => ({ primaryKey: BigInt(`0x${r.pk}`), payer: r.payer, value: u8(r.value), blockNum: r.block_num }))
     },
+    async tableRowsOfScopes({ code, table, scopes, blockNum }) {
+      const out: { scope: string; primaryKey: bigint; payer: string; value: Uint8Array; blockNum: number }[] = []
+      // SQLite binds at most 32,766 parameters; scopes are read in chunks well below that.
+      for (let i = 0; i < scopes.length; i += 500) {
+        const chunk = [...new Set(scopes.slice(i, i + 500))]
+        const marks = chunk.map(() => '?').join(',')
+        const rows = db
+          .prepare(`SELECT scope, pk, payer, value, block_num FROM row_versions WHERE code = ? AND tbl = ? AND scope IN (${marks}) AND block_num <= ? AND (valid_to IS NULL OR valid_to > ?) AND value IS NOT NULL ORDER BY scope, pk`)
+          .all(code, table, ...chunk, blockNum, blockNum) as { scope: string; pk: string; payer: string; value: Buffer; block_num: number }[]
+        for (const r of rows) out.push({ scope: r.scope, primaryKey: BigInt(`0x${r.pk}`), payer: r.payer, value: u8(r.value), blockNum: r.block_num })
+      }
+      return out.sort((a, b) => (a.scope < b.scope ? -1 : a.scope > b.scope ? 1 : a.primaryKey < b.primaryKey ? -1 : a.primaryKey > b.primaryKey ? 1 : 0))
+    },
     async tableRow({ code, table, scope, primaryKey, blockNum }) {
       const row = s.tableRow.get(code, table, scope, pkText(primaryKey), blockNum) as { payer: string; value: Buffer | null; block_num: number } | undefined
       return row && row.value ? { payer: row.payer, value: u8(row.value), blockNum: row.block_num } : undefined

@@ -41,6 +41,9 @@ export function runStoreContract(name: string, factory: StoreFactory, skip: stri
     assert.equal(await store.tableRow({ code: 'rawdb', table: 'rows', scope: 'alice', primaryKey: 2n, blockNum: 3 }), undefined)
     assert.deepEqual(await store.scopes({ code: 'rawdb', table: 'rows', blockNum: 1 }), ['alice'])
     assert.deepEqual(await store.scopes({ code: 'rawdb', table: 'rows', blockNum: 2 }), ['alice', 'bob'])
+    const many = await store.tableRowsOfScopes({ code: 'rawdb', table: 'rows', scopes: ['bob', 'alice', 'nobody', 'alice'], blockNum: 2 })
+    assert.deepEqual(many.map((r) => [r.scope, Number(r.primaryKey), r.value[0]]), [['alice', 1, 11], ['alice', 2, 20], ['bob', 3, 30]])
+    assert.deepEqual(await store.tableRowsOfScopes({ code: 'rawdb', table: 'rows', scopes: [], blockNum: 2 }), [])
   })
 
   test(`${name}: undoFrom() removes every effect of the undone blocks and records undo steps newest first`, { skip }, async (t) => {
