@@ -51,10 +51,13 @@ export async function benchIngest(options: IngestBenchOptions): Promise<Record<s
     const sqlite = openSqliteStore(join(dir, 'store.sqlite'))
     const s = await ingest(ship, sqlite, end)
     await sqlite.close()
-    figures['ingest into SQLite: action traces/s'] = Math.round(s.actionsPerSecond)
-    figures['ingest into SQLite: input actions/s (25 per block)'] = Math.round(s.blocksPerSecond * 25)
-    figures['ingest into SQLite: blocks/s'] = Math.round(s.blocksPerSecond)
-    figures['ingest into SQLite / decode-only'] = (s.actionsPerSecond / limit).toFixed(2)
+    const record = (label: string, rate: { actionsPerSecond: number; blocksPerSecond: number }) => {
+      figures[`ingest into ${label}: action traces/s`] = Math.round(rate.actionsPerSecond)
+      figures[`ingest into ${label}: input actions/s (25 per block)`] = Math.round(rate.blocksPerSecond * 25)
+      figures[`ingest into ${label}: blocks/s`] = Math.round(rate.blocksPerSecond)
+      figures[`ingest into ${label} / decode-only`] = (rate.actionsPerSecond / limit).toFixed(2)
+    }
+    record('SQLite', s)
     if (options.postgresUrl) {
       const admin = new pg.Client({ connectionString: options.postgresUrl })
       await admin.connect()
@@ -66,10 +69,7 @@ export async function benchIngest(options: IngestBenchOptions): Promise<Record<s
         const store = await openPostgresStore(url.toString())
         const p = await ingest(ship, store, end)
         await store.close()
-        figures['ingest into PostgreSQL: action traces/s'] = Math.round(p.actionsPerSecond)
-        figures['ingest into PostgreSQL: input actions/s (25 per block)'] = Math.round(p.blocksPerSecond * 25)
-        figures['ingest into PostgreSQL: blocks/s'] = Math.round(p.blocksPerSecond)
-        figures['ingest into PostgreSQL / decode-only'] = (p.actionsPerSecond / limit).toFixed(2)
+        record('PostgreSQL', p)
       } finally {
         await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
         await admin.end()
