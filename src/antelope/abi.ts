@@ -1,4 +1,4 @@
-import { ABI, Serializer } from '@wharfkit/antelope'
+import { ABI, ABIDecoder, Serializer } from '@wharfkit/antelope'
 import { sha256, toHex } from './hash.ts'
 
 /** Either the decoded value or why decoding failed; decoders never throw into callers. */
@@ -9,12 +9,17 @@ export interface AbiDecoder {
   decode(args: { abi: ABI; type: string; data: Uint8Array }): DecodeResult
 }
 
-/** The reference decoder, on wharfkit's Serializer. Invalid UTF-8 in strings is tolerated, as on mainnet. */
+/**
+ * The reference decoder, on wharfkit's Serializer. Invalid UTF-8 in strings is tolerated, as on
+ * mainnet; bytes left over after the value are an error (wharfkit alone would ignore them).
+ */
 export function createWharfkitDecoder(): AbiDecoder {
   return {
     decode({ abi, type, data }) {
       try {
-        const decoded = Serializer.decode({ abi, type, data, ignoreInvalidUTF8: true })
+        const reader = new ABIDecoder(data, new TextDecoder('utf-8', { fatal: false }))
+        const decoded = Serializer.decode({ abi, type, data: reader, ignoreInvalidUTF8: true })
+        if (reader.canRead()) return { ok: false, error: `${data.length - reader.getPosition()} bytes left after decoding ${type}` }
         return { ok: true, value: Serializer.objectify(decoded) }
       } catch (error) {
         return { ok: false, error: error instanceof Error ? error.message : String(error) }

@@ -28,6 +28,11 @@ test('the decoder returns the value or the error, never throws', () => {
   const truncated = decoder.decode({ abi: tokenAbi, type: 'transfer', data: data.subarray(0, 10) })
   assert.equal(truncated.ok, false)
   assert.equal(decoder.decode({ abi: tokenAbi, type: 'no_such_type', data }).ok, false)
+  assert.deepEqual(decoder.decode({ abi: tokenAbi, type: 'transfer', data: new Uint8Array([...data, 0, 0]) }), { ok: false, error: '2 bytes left after decoding transfer' })
+  // Invalid UTF-8 in a memo (as on mainnet) decodes with replacement characters instead of failing.
+  const badMemo = new Uint8Array([...data.subarray(0, data.length - 3), 2, 0xff, 0xfe])
+  const decoded = decoder.decode({ abi: tokenAbi, type: 'transfer', data: badMemo })
+  assert.ok(decoded.ok && (decoded.value as { memo: string }).memo.length === 2)
 })
 
 test('signingDigest() hashes the packed context-free data where wharfkit appends zeros', () => {
