@@ -1,4 +1,4 @@
-import { Checksum256 } from '@wharfkit/antelope'
+import { BinaryWriter } from './binary.ts'
 import { InvalidChainValueError } from './errors.ts'
 import { fromHex, sha256, toHex } from './hash.ts'
 
@@ -43,30 +43,14 @@ export function signingDigest(chainId: string, packedTrx: Uint8Array, packedCont
   return sha256(fromHex(chainId), packedTrx, cfdHash)
 }
 
-/** Packs a context-free data list as nodeos does (`vector<bytes>`): varuint count, then each as bytes. */
+/** Packs a context-free data list as nodeos does (`vector<bytes>`); empty when there is none. */
 export function packContextFreeData(items: readonly Uint8Array[]): Uint8Array {
   if (items.length === 0) return new Uint8Array(0)
-  const parts: number[] = []
-  const pushVarUint = (n: number) => {
-    do {
-      let b = n & 0x7f
-      n >>>= 7
-      if (n) b |= 0x80
-      parts.push(b)
-    } while (n)
-  }
-  pushVarUint(items.length)
-  for (const item of items) {
-    pushVarUint(item.length)
-    for (const b of item) parts.push(b)
-  }
-  return new Uint8Array(parts)
+  const w = new BinaryWriter(16 + items.reduce((n, item) => n + item.length + 5, 0)).varuint32(items.length)
+  for (const item of items) w.bytes(item)
+  return w.finish()
 }
 
 export function isChecksum256(value: string): boolean {
   return ID_PATTERN.test(value)
-}
-
-export function checksum256(value: string): Checksum256 {
-  return Checksum256.from(value)
 }

@@ -1,6 +1,6 @@
 export { AntlerError, InvalidChainValueError } from './errors.ts'
 export { isValidName, nameToBigInt, bigIntToName } from './names.ts'
-export { symbolCodeToBigInt, bigIntToSymbolCode, symbolToBigInt, bigIntToSymbol, isSymbolLike } from './symbols.ts'
+export { symbolCodeToBigInt, bigIntToSymbolCode, symbolToBigInt, bigIntToSymbol } from './symbols.ts'
 export { type KeyType, KEY_TYPES, isKeyType, renderKey, parseKey } from './key-types.ts'
 export { sha256, toHex, fromHex } from './hash.ts'
 export {

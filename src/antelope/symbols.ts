@@ -38,11 +38,7 @@ export function bigIntToSymbol(value: bigint): string {
   return `${Number(value & 0xffn)},${bigIntToSymbolCode(value >> 8n)}`
 }
 
-/** True for the `CODE` and `P,CODE` forms accepted where a name is expected. */
-export function isSymbolLike(value: string): boolean {
-  return SYMBOL_CODE_PATTERN.test(value) || SYMBOL_PATTERN.test(value)
-}
-
+/** True for the `P,CODE` form. */
 export function isSymbolForm(value: string): boolean {
   return SYMBOL_PATTERN.test(value)
 }

@@ -1,6 +1,7 @@
 import Fastify, { type FastifyInstance, type FastifyError } from 'fastify'
 import { PublicKey } from '@wharfkit/antelope'
-import { blockSlotToMs, formatNodeosTime, isChecksum256, isValidName, parseKey, sha256, tableType, toHex, createWharfkitDecoder, bigIntToName } from '../antelope/index.ts'
+import { blockSlotToMs, formatNodeosTime, isChecksum256, isValidName, parseKey, sha256, tableType, toHex, createWharfkitDecoder, bigIntToName, symbolCodeToBigInt } from '../antelope/index.ts'
+import { contractRowKey } from './state/state-db.ts'
 import type { Chain } from './chain/chain.ts'
 import { chainAbiOf } from './chain/boot.ts'
 import { packedInputFromJson, type PackedTransactionInput } from './chain/intake.ts'
@@ -165,7 +166,7 @@ export async function buildChainApi(deps: ChainApiDeps): Promise<FastifyInstance
         linked_actions: [...chain.state.rows('permission_link')].filter(([, l]) => l.account === name && l.requiredPermission === p.name).map(([, l]) => (l.messageType ? { account: l.code, action: l.messageType } : { account: l.code })),
       }))
       .sort((a, b) => (a.perm_name < b.perm_name ? -1 : 1))
-    const balance = chain.state.get('contract_row', `eosio.token\u0000${name}\u0000accounts\u0000${(0x534f45n).toString(16).padStart(16, '0')}`)
+    const balance = chain.state.get('contract_row', contractRowKey('eosio.token', name, 'accounts', symbolCodeToBigInt('EOS')))
     const limit = { used: 0, available: -1, max: -1, last_usage_update_time: formatNodeosTime(blockSlotToMs(chain.head.slot)), current_used: 0 }
     return {
       account_name: name,

@@ -5,7 +5,7 @@ import { encodeDeltas } from '../state/deltas.ts'
 import type { StateDb } from '../state/state-db.ts'
 import { AuthorityChecker, declaredPermissionSuffices } from './authority.ts'
 import { TransactionExecutor, type NativeContract } from './apply-context.ts'
-import { blockIdOf, packHeader, packSignedBlock, signatureBytes as sigBytes, type BlockHeader, type BlockReceipt } from './block.ts'
+import { blockIdOf, packHeader, packSignedBlock, signatureBytes, type BlockHeader, type BlockReceipt } from './block.ts'
 import { decodeTransaction, netUsageWords, type DecodedTransaction } from './intake.ts'
 import { TRX_STATUS, encodeTraces, type TransactionTrace } from './traces.ts'
 import type { StoredBlock, StoredInput } from '../storage/block-log.ts'
@@ -237,7 +237,7 @@ export class PendingBlock {
         status: r.status,
         cpuUsageUs: r.cpuUsageUs,
         netUsageWords: r.netUsageWords,
-        trx: r.trx.kind === 'id' ? { kind: 'id', id: r.trx.id } : { kind: 'packed', signatures: r.trx.packed.signatures.map(sigBytes), compression: r.trx.packed.compression, packedContextFreeData: r.trx.packed.packedContextFreeData, packedTrx: r.trx.packed.packedTrx },
+        trx: r.trx.kind === 'id' ? { kind: 'id', id: r.trx.id } : { kind: 'packed', signatures: r.trx.packed.signatures.map(signatureBytes), compression: r.trx.packed.compression, packedContextFreeData: r.trx.packed.packedContextFreeData, packedTrx: r.trx.packed.packedTrx },
       }),
     )
     const header: BlockHeader = {

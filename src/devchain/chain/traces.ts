@@ -1,5 +1,5 @@
-import { Serializer, Signature } from '@wharfkit/antelope'
 import { BinaryWriter, fromHex, nameToBigInt, type RawAction } from '../../antelope/index.ts'
+import { signatureBytes } from './block.ts'
 
 /** The receipt and permission shapes are SHiP's (`action_receipt_v0`, `permission_level`). */
 export type { ActionReceiptValue as ActionReceipt, PermissionLevelValue as PermissionLevel } from '../../ship/index.ts'
@@ -55,8 +55,6 @@ export interface TransactionTrace {
   readonly except: string | undefined
   readonly partial: PartialTransaction | undefined
 }
-
-const signatureBytes = (text: string) => Serializer.encode({ object: Signature.from(text) }).array
 
 function writeName(w: BinaryWriter, name: string): BinaryWriter {
   return w.uint64(nameToBigInt(name))

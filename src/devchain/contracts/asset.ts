@@ -1,5 +1,5 @@
 import { Asset } from '@wharfkit/antelope'
-import { BinaryReader, BinaryWriter, symbolCodeToBigInt } from '../../antelope/index.ts'
+import { BinaryReader, BinaryWriter } from '../../antelope/index.ts'
 import { check } from '../errors.ts'
 
 /** An asset as contracts hold it: amount in the smallest unit and the symbol's uint64 value. */
@@ -50,5 +50,3 @@ export function readAsset(r: BinaryReader): AssetValue {
   const amount = BigInt.asIntN(64, r.uint64())
   return { amount, symbol: r.uint64() }
 }
-
-export { symbolCodeToBigInt }

@@ -66,16 +66,6 @@ export class StateDb {
     return keys ? [...keys].sort() : []
   }
 
-  /** Scopes of a contract table that hold rows. */
-  contractScopes(code: string, table: string): string[] {
-    const out: string[] = []
-    for (const [key, rows] of this.scopeIndex) {
-      const [c, s, t] = key.split('\u0000')
-      if (c === code && t === table && rows.size > 0) out.push(s)
-    }
-    return out
-  }
-
   get depth(): number {
     return this.sessions.length
   }

@@ -2,6 +2,7 @@ import pg from 'pg'
 import type { BlockRef } from '../../antelope/index.ts'
 import { StoreIrreversibleUndoError, StoreLinkError } from '../errors.ts'
 import { INTEGRITY_CHECKS } from '../integrity-checks.ts'
+import { VERSIONED_TABLES } from '../versioned-tables.ts'
 import type { Store } from '../port.ts'
 import { actionFromRow, blockByTimeClause, blockFromRow, prefixUpperBound, transactionFromRow, u8 } from '../row-mapping.ts'
 import type { BlockBatch, StepType, StorePosition } from '../types.ts'
@@ -9,7 +10,6 @@ import { PARTITIONED_TABLES, POSTGRES_SCHEMA, POSTGRES_SCHEMA_VERSION, partition
 
 type Queryable = pg.Pool | pg.PoolClient
 const pkText = (pk: bigint) => pk.toString(16).padStart(16, '0')
-const VERSIONED = ['row_versions', 'abi_versions', 'permission_versions', 'key_versions', 'link_versions']
 
 /**
  * The production store on PostgreSQL. One writer (the indexer) applies each block in one
@@ -135,7 +135,7 @@ export async function openPostgresStore(url: string): Promise<Store> {
     if (blockNum <= lib) throw StoreIrreversibleUndoError({ blockNum, lib })
     const undone = (await c.query<{ num: string; id: string }>('SELECT num, id FROM blocks WHERE num >= $1 ORDER BY num DESC', [blockNum])).rows
     if (undone.length === 0) return
-    for (const table of VERSIONED) {
+    for (const table of VERSIONED_TABLES) {
       await c.query(`DELETE FROM ${table} WHERE block_num >= $1`, [blockNum])
       await c.query(`UPDATE ${table} SET valid_to = NULL WHERE valid_to >= $1`, [blockNum])
     }

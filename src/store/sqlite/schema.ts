@@ -76,6 +76,3 @@ CREATE TABLE IF NOT EXISTS steps (
   seq INTEGER PRIMARY KEY AUTOINCREMENT, type TEXT NOT NULL, block_num INTEGER NOT NULL, block_id TEXT NOT NULL
 );
 `
-
-/** Versioned tables and the columns that name one versioned thing. */
-export const VERSIONED_TABLES = ['row_versions', 'abi_versions', 'permission_versions', 'key_versions', 'link_versions'] as const

@@ -7,7 +7,8 @@ import type { Store } from '../port.ts'
 import { actionFromRow, blockByTimeClause, blockFromRow, prefixUpperBound, transactionFromRow, u8 } from '../row-mapping.ts'
 import type { ActionRecord, BlockBatch, Step, StepType, StorePosition, TransactionRecord } from '../types.ts'
 import { sqliteIntegrityFindings } from './integrity.ts'
-import { SQLITE_SCHEMA, SQLITE_SCHEMA_VERSION, VERSIONED_TABLES } from './schema.ts'
+import { SQLITE_SCHEMA, SQLITE_SCHEMA_VERSION } from './schema.ts'
+import { VERSIONED_TABLES } from '../versioned-tables.ts'
 
 const pkText = (pk: bigint) => pk.toString(16).padStart(16, '0')
 
