@@ -34,7 +34,9 @@ export {
   tableType,
   AbiCache,
 } from './abi.ts'
+export { CompiledAbi } from './abi-compiled.ts'
 export { BinaryWriter, BinaryReader, BinaryDecodeError } from './binary.ts'
+export { readName, readPublicKey } from './binary-values.ts'
 export { type RawAction, packAction, actionDigest } from './action-digest.ts'
 export { legacyMerkleRoot } from './merkle.ts'
 export { type TransactionReceiptParts, transactionReceiptDigest, type ActionReceiptParts, actionReceiptDigest } from './receipt-digest.ts'

@@ -1,5 +1,4 @@
-import { Serializer, PublicKey } from '@wharfkit/antelope'
-import { BinaryDecodeError, BinaryReader, bigIntToName, toHex } from '../antelope/index.ts'
+import { BinaryDecodeError, BinaryReader, readName, readPublicKey, toHex } from '../antelope/index.ts'
 
 /**
  * Hand-written decoders for the SHiP payloads the indexer reads on every block
@@ -51,20 +50,6 @@ export interface TransactionTraceValue {
 export interface TableDeltaValue {
   readonly name: string
   readonly rows: readonly { readonly present: boolean; readonly data: Uint8Array }[]
-}
-
-const NAME_CACHE_LIMIT = 50_000
-const names = new Map<bigint, string>()
-
-function readName(r: BinaryReader): string {
-  const value = r.uint64()
-  let name = names.get(value)
-  if (name === undefined) {
-    name = bigIntToName(value)
-    if (names.size >= NAME_CACHE_LIMIT) names.clear()
-    names.set(value, name)
-  }
-  return name
 }
 
 function readCount(r: BinaryReader, minBytesEach: number): number {
@@ -193,27 +178,6 @@ export const decodeContractRow = rowReader('contract_row', (r) => ({ code: readN
 export const decodeAccountRow = rowReader('account', (r) => ({ name: readName(r), creationSlot: r.uint32(), abi: r.bytes() }))
 
 export const decodePermissionLinkRow = rowReader('permission_link', (r) => ({ account: readName(r), code: readName(r), messageType: readName(r), requiredPermission: readName(r) }))
-
-const keyStrings = new Map<string, string>()
-
-function readPublicKey(r: BinaryReader): string {
-  const start = r.offset
-  const type = r.uint8()
-  r.raw(33)
-  if (type === 2) {
-    r.uint8()
-    r.bytes()
-  } else if (type > 2) throw BinaryDecodeError(`unknown public key type ${type}`, start)
-  const bytes = r.slice(start)
-  const hex = toHex(bytes)
-  let text = keyStrings.get(hex)
-  if (text === undefined) {
-    text = Serializer.decode({ data: bytes, type: PublicKey }).toString()
-    if (keyStrings.size >= NAME_CACHE_LIMIT) keyStrings.clear()
-    keyStrings.set(hex, text)
-  }
-  return text
-}
 
 export const decodePermissionRow = rowReader('permission', (r) => {
   const owner = readName(r)
