@@ -98,14 +98,21 @@ export class CompiledAbi {
   private readonly aliases = new Map<string, string>()
   private readonly structs = new Map<string, { base: string; fields: { name: string; type: string }[] }>()
   private readonly variants = new Map<string, string[]>()
+  private readonly actionTypes = new Map<string, string>()
 
   constructor(
-    private readonly abi: ABI,
+    readonly abi: ABI,
     private readonly fallback: AbiDecoder,
   ) {
     for (const t of abi.types) this.aliases.set(t.new_type_name, t.type)
     for (const s of abi.structs) this.structs.set(s.name, { base: s.base, fields: s.fields.map((f) => ({ name: f.name, type: f.type })) })
     for (const v of abi.variants) this.variants.set(v.name, v.types)
+    for (const a of abi.actions) this.actionTypes.set(a.name.toString(), a.type)
+  }
+
+  /** The data type of an action, or undefined when the ABI does not declare it. */
+  actionType(action: string): string | undefined {
+    return this.actionTypes.get(action)
   }
 
   decode(type: string, data: Uint8Array): DecodeResult {

@@ -1,5 +1,4 @@
 import { ABI, ABIDecoder, Serializer } from '@wharfkit/antelope'
-import { sha256, toHex } from './hash.ts'
 
 /** Either the decoded value or why decoding failed; decoders never throw into callers. */
 export type DecodeResult<T = unknown> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly error: string }
@@ -51,35 +50,4 @@ export function actionType(abi: ABI, action: string): string | undefined {
 /** The row type of a table in an ABI, or undefined when the ABI does not declare the table. */
 export function tableType(abi: ABI, table: string): string | undefined {
   return abi.tables.find((t) => t.name.toString() === table)?.type
-}
-
-/**
- * Parsed ABIs keyed by the hash of their binary form, bounded (least recently used goes first),
- * so the same ABI bytes seen at many heights or accounts parse once.
- */
-export class AbiCache {
-  private readonly entries = new Map<string, ABI>()
-
-  constructor(private readonly capacity = 512) {}
-
-  /** The parsed ABI of these bytes, or the decoding error. */
-  fromBinary(data: Uint8Array): DecodeResult<ABI> {
-    const key = toHex(sha256(data))
-    const hit = this.entries.get(key)
-    if (hit) {
-      this.entries.delete(key)
-      this.entries.set(key, hit)
-      return { ok: true, value: hit }
-    }
-    const decoded = decodeAbiBinary(data)
-    if (decoded.ok) {
-      this.entries.set(key, decoded.value)
-      if (this.entries.size > this.capacity) this.entries.delete(this.entries.keys().next().value as string)
-    }
-    return decoded
-  }
-
-  get size(): number {
-    return this.entries.size
-  }
 }

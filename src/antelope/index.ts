@@ -32,9 +32,9 @@ export {
   encodeAbiBinary,
   actionType,
   tableType,
-  AbiCache,
 } from './abi.ts'
 export { CompiledAbi } from './abi-compiled.ts'
+export { AbiCache } from './abi-cache.ts'
 export { BinaryWriter, BinaryReader, BinaryDecodeError } from './binary.ts'
 export { readName, readPublicKey } from './binary-values.ts'
 export { type RawAction, packAction, actionDigest } from './action-digest.ts'

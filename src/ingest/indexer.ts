@@ -1,11 +1,12 @@
 import type { BlockRef } from '../antelope/index.ts'
 import { createShipReader, type ShipReaderEvent } from '../ship/index.ts'
-import type { BlockBatch, StoreWriter } from '../store/index.ts'
+import type { BlockBatch, StateReader, StoreWriter } from '../store/index.ts'
+import { AbiTracker } from './abi-tracker.ts'
 import { normalizeBlock } from './normalize.ts'
 
 export interface IndexerConfig {
   readonly shipUrl: string
-  readonly store: StoreWriter
+  readonly store: StoreWriter & Pick<StateReader, 'abi'>
   /** First block for an empty store (default 1). */
   readonly startBlockNum?: number
   /** Stop after applying this block (default: follow the chain forever). */
@@ -37,6 +38,7 @@ export interface Indexer {
 export function createIndexer(config: IndexerConfig): Indexer {
   let stopped = false
   let closeReader: (() => Promise<void>) | undefined
+  const abis = new AbiTracker(async (account) => (await config.store.abi({ account, blockNum: Number.MAX_SAFE_INTEGER }))?.abi)
 
   async function session(): Promise<'done' | 'relink' | 'stopped'> {
     const { store } = config
@@ -62,6 +64,7 @@ export function createIndexer(config: IndexerConfig): Indexer {
       if (pending.length === 0) return
       await store.applyBlocks(pending, pendingLib)
       pending.length = 0
+      abis.written()
     }
     try {
       for await (const result of reader.blocks()) {
@@ -71,15 +74,18 @@ export function createIndexer(config: IndexerConfig): Indexer {
         if (head && thisBlock.blockNum <= head.blockNum) {
           await flush()
           await store.undoFrom(thisBlock.blockNum)
+          abis.reset()
           config.onFork?.({ blockNum: thisBlock.blockNum, undone: head.blockNum - thisBlock.blockNum + 1 })
           while (held.length && held[held.length - 1].blockNum >= thisBlock.blockNum) held.pop()
           head = (await store.position())?.head
         }
-        const batch = normalizeBlock(result)
-        if (head && (batch.block.num !== head.blockNum + 1 || batch.block.previous !== head.blockId)) {
+        const normalized = normalizeBlock(result)
+        if (head && (normalized.block.num !== head.blockNum + 1 || normalized.block.previous !== head.blockId)) {
           await flush()
           return 'relink'
         }
+        await abis.preload(new Set(normalized.actions.map((a) => a.account)))
+        const batch = abis.withSearchTerms(normalized)
         const lib = result.lastIrreversible.blockNum
         pending.push(batch)
         pendingLib = lib

@@ -44,7 +44,9 @@ export function normalizeBlock(result: BlocksResult): BlockBatch {
   const actions: ActionRecord[] = []
   traces.forEach((t, blockIndex) => {
     transactions.push({ id: t.id, blockNum: thisBlock.blockNum, blockIndex, status: t.status, cpuUsageUs: t.cpuUsageUs, netUsageWords: t.netUsageWords, scheduled: t.scheduled })
-    for (const a of t.actionTraces) {
+    // Traces list actions by ordinal; the store keeps them in execution (global sequence) order.
+    const executed = t.actionTraces.filter((a) => a.receipt).sort((x, y) => (x.receipt!.globalSequence < y.receipt!.globalSequence ? -1 : 1))
+    for (const a of executed) {
       if (!a.receipt) continue
       actions.push({
         globalSequence: a.receipt.globalSequence,
@@ -60,6 +62,7 @@ export function normalizeBlock(result: BlocksResult): BlockBatch {
         returnValue: a.returnValue,
         actDigest: a.receipt.actDigest,
         recvSequence: a.receipt.recvSequence,
+        ramDeltas: a.accountRamDeltas,
       })
     }
   })

@@ -1,5 +1,7 @@
 export type * from './types.ts'
-export type { Store, StoreWriter, StateReader, BlockReader, StepReader, StoreVerifier, TimeComparator } from './port.ts'
+export type { Store, StoreWriter, StateReader, BlockReader, SearchReader, StepReader, StoreVerifier, TimeComparator } from './port.ts'
+export type { SearchExpr, SearchFlag, SearchDirection, SearchMatch, SearchRange } from './search/query.ts'
+export { FLAG_INPUT, FLAG_NOTIF, FLAG_SCHEDULED, termKey, decodeEntries } from './search/postings.ts'
 export { StoreLinkError, StoreIrreversibleUndoError } from './errors.ts'
 export { openSqliteStore } from './sqlite/sqlite-store.ts'
 export { openPostgresStore } from './postgres/postgres-store.ts'

@@ -1,4 +1,5 @@
 import type { BlockRef } from '../antelope/index.ts'
+import type { SearchExpr, SearchMatch, SearchRange } from './search/query.ts'
 import type { ActionRecord, BlockBatch, BlockRecord, Step, StorePosition, TransactionRecord } from './types.ts'
 
 /**
@@ -48,7 +49,18 @@ export interface BlockReader {
   /** Transactions whose id starts with `prefix` (lowercase hex), at most `limit`, by id. */
   transactionsByIdPrefix(prefix: string, limit: number): Promise<TransactionRecord[]>
   transaction(id: string): Promise<TransactionRecord | undefined>
+  /** The actions of a transaction (its latest inclusion), in execution order. */
   actionsOfTransaction(id: string): Promise<ActionRecord[]>
+}
+
+/** Search over the postings of every stored action (DESIGN §7 terms). */
+export interface SearchReader {
+  /** Matching actions in global-sequence order (or reverse), reading the lists only as far as the answer needs. */
+  searchActions(args: { query: SearchExpr } & SearchRange): Promise<SearchMatch[]>
+  /** Actions by global sequence, in the order asked; unknown ones are left out. */
+  actionsBySeq(seqs: readonly number[]): Promise<ActionRecord[]>
+  /** The global sequence of the first action in a block at or after `blockNum` (undefined past the last one): block ranges → sequence ranges. */
+  firstSeqFromBlock(blockNum: number): Promise<number | undefined>
 }
 
 export interface StepReader {
@@ -63,6 +75,6 @@ export interface StoreVerifier {
 }
 
 /** A store: the writer and every reader, over one database. */
-export interface Store extends StoreWriter, StateReader, BlockReader, StepReader, StoreVerifier {
+export interface Store extends StoreWriter, StateReader, BlockReader, SearchReader, StepReader, StoreVerifier {
   close(): Promise<void>
 }

@@ -1,4 +1,4 @@
-import type { ActionRecord, BlockRecord, TransactionRecord } from './types.ts'
+import type { ActionRecord, BlockBatch, BlockRecord, PermissionLevel, TransactionRecord } from './types.ts'
 import type { TimeComparator } from './port.ts'
 
 /** A database row as both drivers return it (integers may come back as numbers, bigints or strings). */
@@ -23,22 +23,60 @@ export function blockFromRow(r: DbRow): BlockRecord {
   }
 }
 
-/** The `actions` row of either adapter as a record. */
-export function actionFromRow(r: DbRow): ActionRecord {
+/** `actor@permission` pairs, comma-separated (names never hold `@` or `,`). */
+export function authText(levels: readonly PermissionLevel[]): string {
+  return levels.map((l) => `${l.actor}@${l.permission}`).join(',')
+}
+
+function parseAuth(text: string): PermissionLevel[] {
+  if (text === '') return []
+  return text.split(',').map((l) => {
+    const [actor, permission] = l.split('@')
+    return { actor, permission }
+  })
+}
+
+/** `account:delta` pairs, comma-separated. */
+export function ramText(deltas: ActionRecord['ramDeltas']): string {
+  return deltas.map((d) => `${d.account}:${d.delta}`).join(',')
+}
+
+function parseRam(text: string): ActionRecord['ramDeltas'] {
+  if (text === '') return []
+  return text.split(',').map((d) => {
+    const [account, delta] = d.split(':')
+    return { account, delta: BigInt(delta) }
+  })
+}
+
+/** The global sequence range of each transaction's actions, and of the whole block (null when it has none). */
+export function sequenceRanges(batch: BlockBatch): { blockFirstSeq: number | null; trx: Map<string, { firstSeq: number; count: number }> } {
+  const trx = new Map<string, { firstSeq: number; count: number }>()
+  for (const a of batch.actions) {
+    const range = trx.get(a.trxId)
+    if (range) range.count++
+    else trx.set(a.trxId, { firstSeq: Number(a.globalSequence), count: 1 })
+  }
+  return { blockFirstSeq: batch.actions.length ? Number(batch.actions[0].globalSequence) : null, trx }
+}
+
+/** The `actions` row of either adapter as a record; `trx_id` comes from the transaction it belongs to. */
+export function actionFromRow(r: DbRow, trxId: string = r.trx_id as string): ActionRecord {
   return {
     globalSequence: BigInt(r.global_seq as string),
     blockNum: Number(r.block_num),
-    trxId: r.trx_id as string,
+    trxId,
     actionOrdinal: Number(r.ordinal),
     creatorActionOrdinal: Number(r.creator_ordinal),
     receiver: r.receiver as string,
     account: r.account as string,
     name: r.name as string,
-    authorization: JSON.parse(r.authorization_json as string),
+    authorization: parseAuth(r.auth as string),
     data: u8(r.data),
     returnValue: u8(r.return_value),
     actDigest: r.act_digest as string,
     recvSequence: BigInt(r.recv_seq as string),
+    ramDeltas: parseRam(r.ram as string),
   }
 }
 

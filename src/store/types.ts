@@ -54,6 +54,10 @@ export interface ActionRecord {
   readonly returnValue: Uint8Array
   readonly actDigest: string
   readonly recvSequence: bigint
+  /** RAM usage changes this action caused, per account (bytes; negative = released). */
+  readonly ramDeltas: readonly { readonly account: string; readonly delta: bigint }[]
+  /** `field:value` search terms (DESIGN §7), set by ingest with the ABI in force; not stored with the action. */
+  readonly searchTerms?: readonly string[]
 }
 
 /** A contract row as a block left it: `value` undefined when the block removed it. */

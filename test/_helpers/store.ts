@@ -1,11 +1,23 @@
 import Database from 'better-sqlite3'
+import { decodeEntries } from '../../src/store/index.ts'
+
+const DATA_TABLES = ['blocks', 'transactions', 'actions', 'row_versions', 'abi_versions', 'permission_versions', 'key_versions', 'link_versions']
+
+/** Posting chunks as (term_key, seq, flags) entries in order: how a write split them into chunks is not part of what must match. */
+function postingEntries(chunks: readonly Record<string, unknown>[]): { term_key: number; seq: number; flags: number }[] {
+  const out = chunks.flatMap((c) => {
+    const { seqs, flags } = decodeEntries(Number(c.first_seq), new Uint8Array(c.entries as Buffer))
+    return Array.from(seqs, (seq, i) => ({ term_key: Number(c.term_key), seq, flags: flags[i] }))
+  })
+  return out.sort((a, b) => a.term_key - b.term_key || a.seq - b.seq)
+}
 
 /** Every row of the store's data tables, in key order (the step log and meta are left out: they record history). */
 export function dumpSqliteStore(path: string): Record<string, unknown[]> {
   const db = new Database(path, { readonly: true })
   try {
-    const tables = ['blocks', 'transactions', 'actions', 'row_versions', 'abi_versions', 'permission_versions', 'key_versions', 'link_versions']
-    return Object.fromEntries(tables.map((t) => [t, db.prepare(`SELECT * FROM ${t} ORDER BY 1, 2, 3, 4`).all()]))
+    const dump = Object.fromEntries(DATA_TABLES.map((t) => [t, db.prepare(`SELECT * FROM ${t} ORDER BY 1, 2, 3, 4`).all()]))
+    return { ...dump, postings: postingEntries(db.prepare('SELECT * FROM postings').all() as Record<string, unknown>[]) }
   } finally {
     db.close()
   }
@@ -34,9 +46,9 @@ export async function dumpPostgresStore(url: string): Promise<Record<string, unk
   const client = new pg.Client({ connectionString: url })
   await client.connect()
   try {
-    const tables = ['blocks', 'transactions', 'actions', 'row_versions', 'abi_versions', 'permission_versions', 'key_versions', 'link_versions']
     const out: Record<string, unknown[]> = {}
-    for (const t of tables) out[t] = (await client.query(`SELECT * FROM ${t} ORDER BY 1, 2, 3, 4`)).rows
+    for (const t of DATA_TABLES) out[t] = (await client.query(`SELECT * FROM ${t} ORDER BY 1, 2, 3, 4`)).rows
+    out.postings = postingEntries((await client.query('SELECT * FROM postings')).rows)
     return out
   } finally {
     await client.end()

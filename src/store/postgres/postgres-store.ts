@@ -4,12 +4,33 @@ import { StoreIrreversibleUndoError, StoreLinkError } from '../errors.ts'
 import { INTEGRITY_CHECKS } from '../integrity-checks.ts'
 import { VERSIONED_TABLES } from '../versioned-tables.ts'
 import type { Store } from '../port.ts'
-import { actionFromRow, blockByTimeClause, blockFromRow, prefixUpperBound, transactionFromRow, u8 } from '../row-mapping.ts'
+import { actionFromRow, authText, blockByTimeClause, blockFromRow, prefixUpperBound, ramText, sequenceRanges, transactionFromRow, u8 } from '../row-mapping.ts'
+import { postingChunks, truncateChunk, type PostingChunk } from '../search/postings.ts'
+import { searchPostings, type PostingSource } from '../search/query.ts'
 import type { BlockBatch, StepType, StorePosition } from '../types.ts'
 import { PARTITIONED_TABLES, POSTGRES_SCHEMA, POSTGRES_SCHEMA_VERSION, partitionDdl } from './schema.ts'
 
 type Queryable = pg.Pool | pg.PoolClient
 const pkText = (pk: bigint) => pk.toString(16).padStart(16, '0')
+
+interface PostingRow {
+  term_key: string
+  last_seq: string
+  first_seq: string
+  entries: Buffer
+}
+
+const chunkFromRow = (r: PostingRow): PostingChunk => ({ termKey: Number(r.term_key), firstSeq: Number(r.first_seq), lastSeq: Number(r.last_seq), entries: u8(r.entries) })
+
+async function insertChunks(c: Queryable, chunks: readonly PostingChunk[]): Promise<void> {
+  if (chunks.length === 0) return
+  await c.query('INSERT INTO postings SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::bytea[])', [
+    chunks.map((x) => x.termKey),
+    chunks.map((x) => x.lastSeq),
+    chunks.map((x) => x.firstSeq),
+    chunks.map((x) => Buffer.from(x.entries)),
+  ])
+}
 
 /**
  * The production store on PostgreSQL. One writer (the indexer) applies each block in one
@@ -61,33 +82,47 @@ export async function openPostgresStore(url: string): Promise<Store> {
         partitions.add(name)
       }
     }
-    await c.query('INSERT INTO blocks VALUES ($1, $2, $3, $4, $5, $6, $7)', [b.num, b.id, b.previous, b.timestampMs, b.producer, b.transactionCount, b.actionCount])
+    const ranges = sequenceRanges(batch)
+    await c.query('INSERT INTO blocks VALUES ($1, $2, $3, $4, $5, $6, $7, $8)', [b.num, b.id, b.previous, b.timestampMs, b.producer, b.transactionCount, b.actionCount, ranges.blockFirstSeq])
     const t = batch.transactions
+    const trxIndex = new Map(t.map((x) => [x.id, x.blockIndex]))
     if (t.length) {
       await c.query(
-        `INSERT INTO transactions SELECT * FROM unnest($1::text[], $2::bigint[], $3::int[], $4::smallint[], $5::bigint[], $6::bigint[], $7::boolean[])
-         ON CONFLICT (id, block_num) DO UPDATE SET block_index = EXCLUDED.block_index, status = EXCLUDED.status, cpu_usage_us = EXCLUDED.cpu_usage_us, net_usage_words = EXCLUDED.net_usage_words, scheduled = EXCLUDED.scheduled`,
-        [t.map((x) => x.id), t.map((x) => x.blockNum), t.map((x) => x.blockIndex), t.map((x) => x.status), t.map((x) => x.cpuUsageUs), t.map((x) => x.netUsageWords), t.map((x) => x.scheduled)],
+        `INSERT INTO transactions SELECT * FROM unnest($1::text[], $2::bigint[], $3::int[], $4::smallint[], $5::bigint[], $6::bigint[], $7::boolean[], $8::bigint[], $9::int[])
+         ON CONFLICT (id, block_num) DO UPDATE SET block_index = EXCLUDED.block_index, status = EXCLUDED.status, cpu_usage_us = EXCLUDED.cpu_usage_us, net_usage_words = EXCLUDED.net_usage_words,
+           scheduled = EXCLUDED.scheduled, first_seq = EXCLUDED.first_seq, action_count = EXCLUDED.action_count`,
+        [
+          t.map((x) => x.id),
+          t.map((x) => x.blockNum),
+          t.map((x) => x.blockIndex),
+          t.map((x) => x.status),
+          t.map((x) => x.cpuUsageUs),
+          t.map((x) => x.netUsageWords),
+          t.map((x) => x.scheduled),
+          t.map((x) => ranges.trx.get(x.id)?.firstSeq ?? null),
+          t.map((x) => ranges.trx.get(x.id)?.count ?? 0),
+        ],
       )
     }
     const a = batch.actions
     if (a.length) {
       await c.query(
-        'INSERT INTO actions SELECT * FROM unnest($1::numeric[], $2::bigint[], $3::text[], $4::int[], $5::int[], $6::text[], $7::text[], $8::text[], $9::text[], $10::bytea[], $11::bytea[], $12::text[], $13::numeric[])',
+        'INSERT INTO actions SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::int[], $4::int[], $5::int[], $6::text[], $7::text[], $8::text[], $9::text[], $10::bytea[], $11::bytea[], $12::text[], $13::numeric[], $14::text[])',
         [
           a.map((x) => x.globalSequence.toString()),
           a.map((x) => x.blockNum),
-          a.map((x) => x.trxId),
+          a.map((x) => trxIndex.get(x.trxId) ?? -1),
           a.map((x) => x.actionOrdinal),
           a.map((x) => x.creatorActionOrdinal),
           a.map((x) => x.receiver),
           a.map((x) => x.account),
           a.map((x) => x.name),
-          a.map((x) => JSON.stringify(x.authorization)),
+          a.map((x) => authText(x.authorization)),
           a.map((x) => Buffer.from(x.data)),
           a.map((x) => Buffer.from(x.returnValue)),
           a.map((x) => x.actDigest),
           a.map((x) => x.recvSequence.toString()),
+          a.map((x) => ramText(x.ramDeltas)),
         ],
       )
     }
@@ -135,16 +170,33 @@ export async function openPostgresStore(url: string): Promise<Store> {
     if (blockNum <= lib) throw StoreIrreversibleUndoError({ blockNum, lib })
     const undone = (await c.query<{ num: string; id: string }>('SELECT num, id FROM blocks WHERE num >= $1 ORDER BY num DESC', [blockNum])).rows
     if (undone.length === 0) return
+    const cut = (await c.query<{ seq: string | null }>('SELECT MIN(first_seq) AS seq FROM blocks WHERE num >= $1', [blockNum])).rows[0].seq
+    if (cut !== null) {
+      await c.query('DELETE FROM actions WHERE global_seq >= $1 AND block_num >= $2', [cut, blockNum])
+      const cutChunks = (await c.query<PostingRow>('DELETE FROM postings WHERE last_seq >= $1 RETURNING term_key, last_seq, first_seq, entries', [cut])).rows
+      const kept = cutChunks.flatMap((row) => truncateChunk(chunkFromRow(row), Number(cut)) ?? [])
+      await insertChunks(c, kept)
+    }
     for (const table of VERSIONED_TABLES) {
       await c.query(`DELETE FROM ${table} WHERE block_num >= $1`, [blockNum])
       await c.query(`UPDATE ${table} SET valid_to = NULL WHERE valid_to >= $1`, [blockNum])
     }
-    for (const table of ['blocks WHERE num', 'transactions WHERE block_num', 'actions WHERE block_num']) await c.query(`DELETE FROM ${table} >= $1`, [blockNum])
+    for (const table of ['blocks WHERE num', 'transactions WHERE block_num']) await c.query(`DELETE FROM ${table} >= $1`, [blockNum])
     for (const row of undone) await step(c, 'undo', Number(row.num), row.id)
     const head = (await c.query<{ num: string; id: string }>('SELECT num, id FROM blocks WHERE num = $1', [blockNum - 1])).rows[0]
     if (head) await setMeta(c, 'head', `${head.num}:${head.id}`)
     else await c.query("DELETE FROM meta WHERE key = 'head'")
     await c.query("SELECT pg_notify('antler_steps', $1)", [String(blockNum)])
+  }
+
+  const postingSource: PostingSource = {
+    async chunk(termKey, seq, direction) {
+      const columns = 'term_key, last_seq, first_seq, entries'
+      const holding = (await pool.query<PostingRow>(`SELECT ${columns} FROM postings WHERE term_key = $1 AND last_seq >= $2 ORDER BY last_seq LIMIT 1`, [termKey, seq])).rows[0]
+      if (direction === 'forward' || (holding && Number(holding.first_seq) <= seq)) return holding && chunkFromRow(holding)
+      const before = (await pool.query<PostingRow>(`SELECT ${columns} FROM postings WHERE term_key = $1 AND last_seq < $2 ORDER BY last_seq DESC LIMIT 1`, [termKey, seq])).rows[0]
+      return before && chunkFromRow(before)
+    },
   }
 
   return {
@@ -153,10 +205,15 @@ export async function openPostgresStore(url: string): Promise<Store> {
       const lib = Number((await meta(pool, 'lib')) ?? 0)
       return (await pool.query<{ num: string; id: string }>('SELECT num, id FROM blocks WHERE num > $1 ORDER BY num', [lib])).rows.map((r) => ({ blockNum: Number(r.num), blockId: r.id }))
     },
-    applyBlock: (batch, lib) => inTransaction((c) => applyBlock(c, batch, lib)),
+    applyBlock: (batch, lib) =>
+      inTransaction(async (c) => {
+        await applyBlock(c, batch, lib)
+        await insertChunks(c, postingChunks([batch]))
+      }),
     applyBlocks: (batches, lib) =>
       inTransaction(async (c) => {
         for (const batch of batches) await applyBlock(c, batch, lib)
+        await insertChunks(c, postingChunks(batches))
       }),
     undoFrom: (blockNum) => inTransaction((c) => undoFrom(c, blockNum)),
     async tableRows({ code, table, scope, blockNum }) {
@@ -212,7 +269,26 @@ export async function openPostgresStore(url: string): Promise<Store> {
       return rows.rows.map(transactionFromRow)
     },
     async actionsOfTransaction(id) {
-      return (await pool.query('SELECT * FROM actions WHERE trx_id = $1 ORDER BY ordinal', [id])).rows.map(actionFromRow)
+      const trx = (await pool.query('SELECT first_seq, action_count, block_num FROM transactions WHERE id = $1 ORDER BY block_num DESC LIMIT 1', [id])).rows[0]
+      if (!trx || trx.first_seq === null) return []
+      const rows = await pool.query('SELECT * FROM actions WHERE global_seq >= $1 AND global_seq < $2 AND block_num = $3 ORDER BY global_seq', [trx.first_seq, Number(trx.first_seq) + trx.action_count, trx.block_num])
+      return rows.rows.map((r) => actionFromRow(r, id))
+    },
+    async searchActions({ query, ...range }) {
+      return searchPostings(postingSource, query, range)
+    },
+    async actionsBySeq(seqs) {
+      if (seqs.length === 0) return []
+      const rows = await pool.query(
+        'SELECT a.*, t.id AS trx_id FROM actions a JOIN transactions t ON t.block_num = a.block_num AND t.block_index = a.trx_index WHERE a.global_seq = ANY($1::bigint[])',
+        [seqs],
+      )
+      const bySeq = new Map(rows.rows.map((r) => [Number(r.global_seq), actionFromRow(r)]))
+      return seqs.flatMap((seq) => bySeq.get(seq) ?? [])
+    },
+    async firstSeqFromBlock(blockNum) {
+      const r = (await pool.query('SELECT first_seq FROM blocks WHERE num >= $1 AND first_seq IS NOT NULL ORDER BY num LIMIT 1', [blockNum])).rows[0]
+      return r ? Number(r.first_seq) : undefined
     },
     async stepsAfter(seq, limit) {
       const rows = await pool.query('SELECT seq, type, block_num, block_id FROM steps WHERE seq > $1 ORDER BY seq LIMIT $2', [seq, limit])

@@ -3,7 +3,7 @@
  * tables that grow with the chain (transactions, actions, row_versions) partitioned by block range,
  * one partition per `PARTITION_BLOCKS` blocks, created as blocks arrive.
  */
-export const POSTGRES_SCHEMA_VERSION = 1
+export const POSTGRES_SCHEMA_VERSION = 2
 export const PARTITION_BLOCKS = 1_000_000
 export const PARTITIONED_TABLES = ['transactions', 'actions', 'row_versions'] as const
 
@@ -12,25 +12,30 @@ CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 
 CREATE TABLE IF NOT EXISTS blocks (
   num BIGINT PRIMARY KEY, id TEXT NOT NULL UNIQUE, previous TEXT NOT NULL, ts BIGINT NOT NULL,
-  producer TEXT NOT NULL, trx_count INTEGER NOT NULL, action_count INTEGER NOT NULL
+  producer TEXT NOT NULL, trx_count INTEGER NOT NULL, action_count INTEGER NOT NULL, first_seq BIGINT
 );
 CREATE INDEX IF NOT EXISTS blocks_ts ON blocks (ts);
 
 CREATE TABLE IF NOT EXISTS transactions (
   id TEXT NOT NULL, block_num BIGINT NOT NULL, block_index INTEGER NOT NULL, status SMALLINT NOT NULL,
   cpu_usage_us BIGINT NOT NULL, net_usage_words BIGINT NOT NULL, scheduled BOOLEAN NOT NULL,
+  first_seq BIGINT, action_count INTEGER NOT NULL,
   PRIMARY KEY (id, block_num)
 ) PARTITION BY RANGE (block_num);
-CREATE INDEX IF NOT EXISTS transactions_block ON transactions (block_num);
+CREATE INDEX IF NOT EXISTS transactions_block ON transactions (block_num, block_index);
 
 CREATE TABLE IF NOT EXISTS actions (
-  global_seq NUMERIC(20) NOT NULL, block_num BIGINT NOT NULL, trx_id TEXT NOT NULL, ordinal INTEGER NOT NULL,
+  global_seq BIGINT NOT NULL, block_num BIGINT NOT NULL, trx_index INTEGER NOT NULL, ordinal INTEGER NOT NULL,
   creator_ordinal INTEGER NOT NULL, receiver TEXT NOT NULL, account TEXT NOT NULL, name TEXT NOT NULL,
-  authorization_json TEXT NOT NULL, data BYTEA NOT NULL, return_value BYTEA NOT NULL, act_digest TEXT NOT NULL, recv_seq NUMERIC(20) NOT NULL,
+  auth TEXT NOT NULL, data BYTEA NOT NULL, return_value BYTEA NOT NULL, act_digest TEXT NOT NULL, recv_seq NUMERIC(20) NOT NULL, ram TEXT NOT NULL,
   PRIMARY KEY (global_seq, block_num)
 ) PARTITION BY RANGE (block_num);
-CREATE INDEX IF NOT EXISTS actions_trx ON actions (trx_id);
-CREATE INDEX IF NOT EXISTS actions_block ON actions (block_num);
+
+CREATE TABLE IF NOT EXISTS postings (
+  term_key BIGINT NOT NULL, last_seq BIGINT NOT NULL, first_seq BIGINT NOT NULL, entries BYTEA NOT NULL,
+  PRIMARY KEY (term_key, last_seq)
+);
+CREATE INDEX IF NOT EXISTS postings_last_seq ON postings (last_seq);
 
 CREATE TABLE IF NOT EXISTS row_versions (
   code TEXT NOT NULL, tbl TEXT NOT NULL, scope TEXT NOT NULL, pk TEXT NOT NULL, block_num BIGINT NOT NULL,

@@ -6,31 +6,39 @@
  * two statements per table: delete the versions written at or after n, and reopen the versions
  * those had closed (valid_to >= n).
  */
-export const SQLITE_SCHEMA_VERSION = 1
+export const SQLITE_SCHEMA_VERSION = 2
 
 export const SQLITE_SCHEMA = `
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 
 CREATE TABLE IF NOT EXISTS blocks (
   num INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, previous TEXT NOT NULL, ts INTEGER NOT NULL,
-  producer TEXT NOT NULL, trx_count INTEGER NOT NULL, action_count INTEGER NOT NULL
+  producer TEXT NOT NULL, trx_count INTEGER NOT NULL, action_count INTEGER NOT NULL, first_seq INTEGER
 );
 CREATE INDEX IF NOT EXISTS blocks_ts ON blocks (ts);
 
 CREATE TABLE IF NOT EXISTS transactions (
   id TEXT NOT NULL, block_num INTEGER NOT NULL, block_index INTEGER NOT NULL, status INTEGER NOT NULL,
   cpu_usage_us INTEGER NOT NULL, net_usage_words INTEGER NOT NULL, scheduled INTEGER NOT NULL,
+  first_seq INTEGER, action_count INTEGER NOT NULL,
   PRIMARY KEY (id, block_num)
 ) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS transactions_block ON transactions (block_num);
+CREATE INDEX IF NOT EXISTS transactions_block ON transactions (block_num, block_index);
 
+-- Actions carry no secondary index: a transaction's actions are one global_seq range (first_seq,
+-- action_count), a block's are the range from its first_seq, and undo cuts at a global_seq.
 CREATE TABLE IF NOT EXISTS actions (
-  global_seq INTEGER PRIMARY KEY, block_num INTEGER NOT NULL, trx_id TEXT NOT NULL, ordinal INTEGER NOT NULL,
+  global_seq INTEGER PRIMARY KEY, block_num INTEGER NOT NULL, trx_index INTEGER NOT NULL, ordinal INTEGER NOT NULL,
   creator_ordinal INTEGER NOT NULL, receiver TEXT NOT NULL, account TEXT NOT NULL, name TEXT NOT NULL,
-  authorization_json TEXT NOT NULL, data BLOB NOT NULL, return_value BLOB NOT NULL, act_digest TEXT NOT NULL, recv_seq INTEGER NOT NULL
+  auth TEXT NOT NULL, data BLOB NOT NULL, return_value BLOB NOT NULL, act_digest TEXT NOT NULL, recv_seq INTEGER NOT NULL, ram TEXT NOT NULL
 );
-CREATE INDEX IF NOT EXISTS actions_trx ON actions (trx_id);
-CREATE INDEX IF NOT EXISTS actions_block ON actions (block_num);
+
+-- Search postings, chunked per term and write (see store/search/postings.ts).
+CREATE TABLE IF NOT EXISTS postings (
+  term_key INTEGER NOT NULL, last_seq INTEGER NOT NULL, first_seq INTEGER NOT NULL, entries BLOB NOT NULL,
+  PRIMARY KEY (term_key, last_seq)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS postings_last_seq ON postings (last_seq);
 
 CREATE TABLE IF NOT EXISTS row_versions (
   code TEXT NOT NULL, tbl TEXT NOT NULL, scope TEXT NOT NULL, pk TEXT NOT NULL, block_num INTEGER NOT NULL,

@@ -4,13 +4,24 @@ import { dirname } from 'node:path'
 import type { BlockRef } from '../../antelope/index.ts'
 import { StoreIrreversibleUndoError, StoreLinkError } from '../errors.ts'
 import type { Store } from '../port.ts'
-import { actionFromRow, blockByTimeClause, blockFromRow, prefixUpperBound, transactionFromRow, u8 } from '../row-mapping.ts'
+import { actionFromRow, authText, blockByTimeClause, blockFromRow, prefixUpperBound, ramText, sequenceRanges, transactionFromRow, u8 } from '../row-mapping.ts'
+import { postingChunks, truncateChunk, type PostingChunk } from '../search/postings.ts'
+import { searchPostings, type PostingSource } from '../search/query.ts'
 import type { ActionRecord, BlockBatch, Step, StepType, StorePosition, TransactionRecord } from '../types.ts'
 import { sqliteIntegrityFindings } from './integrity.ts'
 import { SQLITE_SCHEMA, SQLITE_SCHEMA_VERSION } from './schema.ts'
 import { VERSIONED_TABLES } from '../versioned-tables.ts'
 
 const pkText = (pk: bigint) => pk.toString(16).padStart(16, '0')
+
+interface PostingRow {
+  term_key: number
+  last_seq: number
+  first_seq: number
+  entries: Buffer
+}
+
+const chunkFromRow = (r: PostingRow): PostingChunk => ({ termKey: r.term_key, firstSeq: r.first_seq, lastSeq: r.last_seq, entries: u8(r.entries) })
 
 /**
  * The embedded store: one SQLite file (WAL). Writes are synchronous transactions, so each
@@ -29,16 +40,25 @@ export function openSqliteStore(path: string): Store {
   const s = {
     getMeta: db.prepare('SELECT value FROM meta WHERE key = ?'),
     setMeta: db.prepare('INSERT OR REPLACE INTO meta VALUES (?, ?)'),
-    insertBlock: db.prepare('INSERT INTO blocks VALUES (@num, @id, @previous, @ts, @producer, @trx_count, @action_count)'),
+    insertBlock: db.prepare('INSERT INTO blocks VALUES (@num, @id, @previous, @ts, @producer, @trx_count, @action_count, @first_seq)'),
     blockByNum: db.prepare('SELECT * FROM blocks WHERE num = ?'),
     blockById: db.prepare('SELECT * FROM blocks WHERE id = ?'),
     blocksAbove: db.prepare('SELECT num, id FROM blocks WHERE num > ? ORDER BY num'),
     blocksFrom: db.prepare('SELECT num, id FROM blocks WHERE num >= ? ORDER BY num DESC'),
-    insertTrx: db.prepare('INSERT OR REPLACE INTO transactions VALUES (@id, @blockNum, @blockIndex, @status, @cpuUsageUs, @netUsageWords, @scheduled)'),
+    insertTrx: db.prepare('INSERT OR REPLACE INTO transactions VALUES (@id, @blockNum, @blockIndex, @status, @cpuUsageUs, @netUsageWords, @scheduled, @firstSeq, @actionCount)'),
     trxById: db.prepare('SELECT * FROM transactions WHERE id = ? ORDER BY block_num DESC LIMIT 1'),
     trxByPrefix: db.prepare('SELECT * FROM transactions WHERE id >= ? AND id < ? ORDER BY id, block_num LIMIT ?'),
-    insertAction: db.prepare('INSERT INTO actions VALUES (@globalSeq, @blockNum, @trxId, @ordinal, @creator, @receiver, @account, @name, @authorizationJson, @data, @returnValue, @actDigest, @recvSeq)'),
-    actionsOfTrx: db.prepare('SELECT * FROM actions WHERE trx_id = ? ORDER BY ordinal'),
+    insertAction: db.prepare('INSERT INTO actions VALUES (@globalSeq, @blockNum, @trxIndex, @ordinal, @creator, @receiver, @account, @name, @auth, @data, @returnValue, @actDigest, @recvSeq, @ram)'),
+    actionsInRange: db.prepare('SELECT * FROM actions WHERE global_seq >= ? AND global_seq < ? ORDER BY global_seq'),
+    actionBySeq: db.prepare('SELECT a.*, t.id AS trx_id FROM actions a JOIN transactions t ON t.block_num = a.block_num AND t.block_index = a.trx_index WHERE a.global_seq = ?'),
+    cutSeq: db.prepare('SELECT MIN(first_seq) AS seq FROM blocks WHERE num >= ?'),
+    firstSeqFrom: db.prepare('SELECT first_seq FROM blocks WHERE num >= ? AND first_seq IS NOT NULL ORDER BY num LIMIT 1'),
+    deleteActionsFrom: db.prepare('DELETE FROM actions WHERE global_seq >= ?'),
+    insertPosting: db.prepare('INSERT INTO postings VALUES (?, ?, ?, ?)'),
+    postingsFrom: db.prepare('SELECT term_key, last_seq, first_seq, entries FROM postings WHERE last_seq >= ?'),
+    deletePosting: db.prepare('DELETE FROM postings WHERE term_key = ? AND last_seq = ?'),
+    chunkAtOrAfter: db.prepare('SELECT term_key, last_seq, first_seq, entries FROM postings WHERE term_key = ? AND last_seq >= ? ORDER BY last_seq LIMIT 1'),
+    chunkBefore: db.prepare('SELECT term_key, last_seq, first_seq, entries FROM postings WHERE term_key = ? AND last_seq < ? ORDER BY last_seq DESC LIMIT 1'),
     closeRow: db.prepare('UPDATE row_versions SET valid_to = ? WHERE code = ? AND tbl = ? AND scope = ? AND pk = ? AND valid_to IS NULL'),
     insertRow: db.prepare('INSERT INTO row_versions VALUES (?, ?, ?, ?, ?, NULL, ?, ?)'),
     closeAbi: db.prepare('UPDATE abi_versions SET valid_to = ? WHERE account = ? AND valid_to IS NULL'),
@@ -65,7 +85,16 @@ export function openSqliteStore(path: string): Store {
     keyAccounts: db.prepare('SELECT owner, permission FROM key_versions WHERE public_key = ? AND block_num <= ? AND (valid_to IS NULL OR valid_to > ?) ORDER BY owner, permission'),
   }
   const undoStatements = VERSIONED_TABLES.flatMap((t) => [db.prepare(`DELETE FROM ${t} WHERE block_num >= ?`), db.prepare(`UPDATE ${t} SET valid_to = NULL WHERE valid_to >= ?`)])
-  const deleteFrom = ['blocks WHERE num', 'transactions WHERE block_num', 'actions WHERE block_num'].map((w) => db.prepare(`DELETE FROM ${w} >= ?`))
+  const deleteFrom = ['blocks WHERE num', 'transactions WHERE block_num'].map((w) => db.prepare(`DELETE FROM ${w} >= ?`))
+
+  const postingSource: PostingSource = {
+    async chunk(termKey, seq, direction) {
+      const holding = s.chunkAtOrAfter.get(termKey, seq) as PostingRow | undefined
+      if (direction === 'forward' || (holding && holding.first_seq <= seq)) return holding && chunkFromRow(holding)
+      const before = s.chunkBefore.get(termKey, seq) as PostingRow | undefined
+      return before && chunkFromRow(before)
+    },
+  }
 
   const meta = (key: string) => (s.getMeta.get(key) as { value: string } | undefined)?.value
   const step = (type: StepType, num: number, id: string) => s.insertStep.run(type, num, id)
@@ -81,9 +110,15 @@ export function openSqliteStore(path: string): Store {
     const b = batch.block
     const pos = position()
     if (pos && (b.num !== pos.head.blockNum + 1 || b.previous !== pos.head.blockId)) throw StoreLinkError({ blockNum: b.num, previous: b.previous, head: pos.head.blockNum, headId: pos.head.blockId })
-    s.insertBlock.run({ num: b.num, id: b.id, previous: b.previous, ts: b.timestampMs, producer: b.producer, trx_count: b.transactionCount, action_count: b.actionCount })
-    for (const t of batch.transactions) s.insertTrx.run({ ...t, scheduled: t.scheduled ? 1 : 0 })
-    for (const a of batch.actions) insertAction(a)
+    const ranges = sequenceRanges(batch)
+    s.insertBlock.run({ num: b.num, id: b.id, previous: b.previous, ts: b.timestampMs, producer: b.producer, trx_count: b.transactionCount, action_count: b.actionCount, first_seq: ranges.blockFirstSeq })
+    const trxIndex = new Map<string, number>()
+    for (const t of batch.transactions) {
+      const range = ranges.trx.get(t.id)
+      trxIndex.set(t.id, t.blockIndex)
+      s.insertTrx.run({ ...t, scheduled: t.scheduled ? 1 : 0, firstSeq: range?.firstSeq ?? null, actionCount: range?.count ?? 0 })
+    }
+    for (const a of batch.actions) insertAction(a, trxIndex.get(a.trxId) ?? -1)
     for (const r of batch.rows) {
       const pk = pkText(r.primaryKey)
       s.closeRow.run(b.num, r.code, r.table, r.scope, pk)
@@ -113,25 +148,36 @@ export function openSqliteStore(path: string): Store {
     }
   })
 
-  const applyMany = db.transaction((batches: readonly BlockBatch[], lib: number) => {
-    for (const batch of batches) apply(batch, lib)
+  const insertPostings = (batches: readonly BlockBatch[]) => {
+    for (const c of postingChunks(batches)) s.insertPosting.run(c.termKey, c.lastSeq, c.firstSeq, Buffer.from(c.entries))
+  }
+
+  const applyOne = db.transaction((batch: BlockBatch, lib: number) => {
+    apply(batch, lib)
+    insertPostings([batch])
   })
 
-  const insertAction = (a: ActionRecord) =>
+  const applyMany = db.transaction((batches: readonly BlockBatch[], lib: number) => {
+    for (const batch of batches) apply(batch, lib)
+    insertPostings(batches)
+  })
+
+  const insertAction = (a: ActionRecord, trxIndex: number) =>
     s.insertAction.run({
       globalSeq: a.globalSequence,
       blockNum: a.blockNum,
-      trxId: a.trxId,
+      trxIndex,
       ordinal: a.actionOrdinal,
       creator: a.creatorActionOrdinal,
       receiver: a.receiver,
       account: a.account,
       name: a.name,
-      authorizationJson: JSON.stringify(a.authorization),
+      auth: authText(a.authorization),
       data: Buffer.from(a.data),
       returnValue: Buffer.from(a.returnValue),
       actDigest: a.actDigest,
       recvSeq: a.recvSequence,
+      ram: ramText(a.ramDeltas),
     })
 
   const undo = db.transaction((blockNum: number) => {
@@ -139,6 +185,15 @@ export function openSqliteStore(path: string): Store {
     if (blockNum <= lib) throw StoreIrreversibleUndoError({ blockNum, lib })
     const undone = s.blocksFrom.all(blockNum) as { num: number; id: string }[]
     if (undone.length === 0) return
+    const cut = (s.cutSeq.get(blockNum) as { seq: number | null }).seq
+    if (cut !== null) {
+      s.deleteActionsFrom.run(cut)
+      for (const row of s.postingsFrom.all(cut) as PostingRow[]) {
+        s.deletePosting.run(row.term_key, row.last_seq)
+        const kept = truncateChunk(chunkFromRow(row), cut)
+        if (kept) s.insertPosting.run(kept.termKey, kept.lastSeq, kept.firstSeq, Buffer.from(kept.entries))
+      }
+    }
     for (const stmt of undoStatements) stmt.run(blockNum)
     for (const stmt of deleteFrom) stmt.run(blockNum)
     for (const row of undone) step('undo', row.num, row.id)
@@ -156,7 +211,7 @@ export function openSqliteStore(path: string): Store {
       return (s.blocksAbove.all(lib) as { num: number; id: string }[]).map((r) => ({ blockNum: r.num, blockId: r.id }))
     },
     async applyBlock(batch, lib) {
-      apply(batch, lib)
+      applyOne(batch, lib)
     },
     async applyBlocks(batches, lib) {
       applyMany(batches, lib)
@@ -218,7 +273,21 @@ export function openSqliteStore(path: string): Store {
       return rows.map(transactionFromRow)
     },
     async actionsOfTransaction(id) {
-      return (s.actionsOfTrx.all(id) as Record<string, unknown>[]).map(actionFromRow)
+      const trx = s.trxById.get(id) as { first_seq: number | null; action_count: number } | undefined
+      if (!trx || trx.first_seq === null) return []
+      return (s.actionsInRange.all(trx.first_seq, trx.first_seq + trx.action_count) as Record<string, unknown>[]).map((r) => actionFromRow(r, id))
+    },
+    async searchActions({ query, ...range }) {
+      return searchPostings(postingSource, query, range)
+    },
+    async actionsBySeq(seqs) {
+      return seqs.flatMap((seq) => {
+        const row = s.actionBySeq.get(seq) as Record<string, unknown> | undefined
+        return row ? [actionFromRow(row)] : []
+      })
+    },
+    async firstSeqFromBlock(blockNum) {
+      return (s.firstSeqFrom.get(blockNum) as { first_seq: number } | undefined)?.first_seq
     },
     async stepsAfter(seq, limit): Promise<Step[]> {
       return (s.stepsAfter.all(seq, limit) as { seq: number; type: StepType; block_num: number; block_id: string }[]).map((r) => ({ seq: r.seq, type: r.type, blockNum: r.block_num, blockId: r.block_id }))

@@ -1,0 +1,79 @@
+import { AbiCache, fromHex, type CompiledAbi } from '../antelope/index.ts'
+import type { BlockBatch } from '../store/index.ts'
+import { actionSearchTerms } from './search-terms.ts'
+
+/** Where ABIs not yet seen come from: the store, at its head. */
+export type AbiSource = (account: string) => Promise<Uint8Array | undefined>
+
+/**
+ * The ABI of each contract as ingest reaches it, so action data is decoded with the ABI in force
+ * at that action (a `setabi` applies to the actions after it). Bounded: the least recently used
+ * accounts are dropped and reloaded from the store, except those changed by blocks not yet
+ * written (the store does not have those ABIs yet).
+ */
+export class AbiTracker {
+  private readonly current = new Map<string, CompiledAbi | null>()
+  private readonly unwritten = new Set<string>()
+  private readonly cache = new AbiCache()
+
+  constructor(
+    private readonly source: AbiSource,
+    private readonly capacity = 2_000,
+  ) {}
+
+  /** Loads the ABIs of these accounts that are not held yet. */
+  async preload(accounts: Iterable<string>): Promise<void> {
+    for (const account of accounts) {
+      if (this.current.has(account)) continue
+      const bytes = await this.source(account)
+      this.remember(account, bytes && bytes.length ? bytes : undefined)
+    }
+  }
+
+  /** Search terms for every action of the batch, decoding data with the ABI in force at each. */
+  withSearchTerms(batch: BlockBatch): BlockBatch {
+    const actions = batch.actions.map((action) => {
+      const abi = this.current.get(action.account)
+      const type = abi?.actionType(action.name)
+      const decoded = abi && type ? abi.decode(type, action.data) : undefined
+      if (action.account === 'eosio' && action.name === 'setabi' && action.receiver === 'eosio' && decoded?.ok) {
+        const { account, abi: hex } = decoded.value as { account: string; abi: string }
+        this.change(account, fromHex(hex))
+      }
+      return { ...action, searchTerms: actionSearchTerms(action, decoded) }
+    })
+    for (const change of batch.abis) this.change(change.account, change.abi)
+    return { ...batch, actions }
+  }
+
+  /** The store now holds every ABI change seen so far. */
+  written(): void {
+    this.unwritten.clear()
+    this.trim()
+  }
+
+  /** Blocks were undone: what is held may be ABIs of forked-out blocks. */
+  reset(): void {
+    this.current.clear()
+    this.unwritten.clear()
+  }
+
+  private change(account: string, bytes: Uint8Array): void {
+    this.unwritten.add(account)
+    this.remember(account, bytes.length ? bytes : undefined)
+  }
+
+  private remember(account: string, bytes: Uint8Array | undefined): void {
+    const compiled = bytes ? this.cache.fromBinary(bytes) : undefined
+    this.current.delete(account)
+    this.current.set(account, compiled?.ok ? compiled.value : null)
+    this.trim()
+  }
+
+  private trim(): void {
+    for (const account of this.current.keys()) {
+      if (this.current.size <= this.capacity) return
+      if (!this.unwritten.has(account)) this.current.delete(account)
+    }
+  }
+}
