@@ -6,7 +6,9 @@ import { Chain, bootChain, buildChain } from '../src/devchain/index.ts'
 import { startShipServer } from '../src/devchain/ship-server.ts'
 import { createIndexer, normalizeBlock } from '../src/ingest/index.ts'
 import { createShipReader } from '../src/ship/index.ts'
+import Database from 'better-sqlite3'
 import { openPostgresStore, openSqliteStore, type Store } from '../src/store/index.ts'
+import { benchSearch } from './search.ts'
 
 export interface IngestBenchOptions {
   readonly actions: number
@@ -25,12 +27,12 @@ async function decodeOnly(ship: string, endBlock: number): Promise<number> {
 }
 
 /** Indexes the whole feed; rates count stored action traces (a transfer is three: token, from, to). */
-async function ingest(ship: string, store: Store, endBlock: number): Promise<{ actionsPerSecond: number; blocksPerSecond: number }> {
+async function ingest(ship: string, store: Store, endBlock: number): Promise<{ actions: number; actionsPerSecond: number; blocksPerSecond: number }> {
   let actions = 0
   const started = performance.now()
   await createIndexer({ shipUrl: ship, store, endBlockNum: endBlock, maxMessagesInFlight: 50, onBlock: (b) => (actions += b.actions) }).run()
   const seconds = (performance.now() - started) / 1000
-  return { actionsPerSecond: actions / seconds, blocksPerSecond: endBlock / seconds }
+  return { actions, actionsPerSecond: actions / seconds, blocksPerSecond: endBlock / seconds }
 }
 
 export async function benchIngest(options: IngestBenchOptions): Promise<Record<string, string | number>> {
@@ -48,9 +50,9 @@ export async function benchIngest(options: IngestBenchOptions): Promise<Record<s
     figures['ingest: blocks'] = end
     const limit = await decodeOnly(ship, end)
     figures['decode-only (normalize, no store): action traces/s'] = Math.round(limit)
-    const sqlite = openSqliteStore(join(dir, 'store.sqlite'))
+    const sqlitePath = join(dir, 'store.sqlite')
+    const sqlite = openSqliteStore(sqlitePath)
     const s = await ingest(ship, sqlite, end)
-    await sqlite.close()
     const record = (label: string, rate: { actionsPerSecond: number; blocksPerSecond: number }) => {
       figures[`ingest into ${label}: action traces/s`] = Math.round(rate.actionsPerSecond)
       figures[`ingest into ${label}: input actions/s (25 per block)`] = Math.round(rate.blocksPerSecond * 25)
@@ -58,6 +60,12 @@ export async function benchIngest(options: IngestBenchOptions): Promise<Record<s
       figures[`ingest into ${label} / decode-only`] = (rate.actionsPerSecond / limit).toFixed(2)
     }
     record('SQLite', s)
+    const inputActions = end * 25
+    const stat = new Database(sqlitePath, { readonly: true })
+    const sqliteIndexBytes = (stat.prepare("SELECT SUM(pgsize) AS bytes FROM dbstat WHERE name IN ('postings', 'postings_last_seq')").get() as { bytes: number }).bytes
+    stat.close()
+    for (const [k, v] of Object.entries(await benchSearch(sqlite, sqliteIndexBytes, s.actions, inputActions))) figures[`SQLite search: ${k}`] = v
+    await sqlite.close()
     if (options.postgresUrl) {
       const admin = new pg.Client({ connectionString: options.postgresUrl })
       await admin.connect()
@@ -68,8 +76,13 @@ export async function benchIngest(options: IngestBenchOptions): Promise<Record<s
         url.pathname = `/${name}`
         const store = await openPostgresStore(url.toString())
         const p = await ingest(ship, store, end)
-        await store.close()
         record('PostgreSQL', p)
+        const client = new pg.Client({ connectionString: url.toString() })
+        await client.connect()
+        const pgIndexBytes = Number((await client.query("SELECT pg_total_relation_size('postings') AS bytes")).rows[0].bytes)
+        await client.end()
+        for (const [k, v] of Object.entries(await benchSearch(store, pgIndexBytes, p.actions, inputActions))) figures[`PostgreSQL search: ${k}`] = v
+        await store.close()
       } finally {
         await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
         await admin.end()

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import pg from 'pg'
+import { ms, timeIt } from './timing.ts'
 import { openPostgresStore, openSqliteStore, type BlockBatch, type RowChangeRecord, type Store } from '../src/store/index.ts'
 
 const ROUNDS = 20
@@ -38,19 +39,6 @@ async function fill(store: Store): Promise<number> {
   }
   return num
 }
-
-async function timeIt(runs: number, fn: () => Promise<unknown>): Promise<{ p50: number; p99: number }> {
-  const samples: number[] = []
-  for (let i = 0; i < runs; i++) {
-    const started = performance.now()
-    await fn()
-    samples.push(performance.now() - started)
-  }
-  samples.sort((a, b) => a - b)
-  return { p50: samples[Math.floor(runs * 0.5)], p99: samples[Math.floor(runs * 0.99)] }
-}
-
-const ms = (x: { p50: number; p99: number }) => `p50 ${x.p50.toFixed(2)} ms, p99 ${x.p99.toFixed(2)} ms`
 
 async function measure(store: Store, head: number, rawScan: () => Promise<unknown>): Promise<Record<string, string>> {
   const past = Math.floor(head / 2)

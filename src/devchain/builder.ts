@@ -19,6 +19,9 @@ export interface BuildProgress {
   readonly actions: number
 }
 
+/** 0.0001 to 1.0000 EOS, scattered, so quantities repeat about once per 10,000 transfers (search has rare terms to find). */
+const transferUnits = (n: number): bigint => BigInt(1 + ((n * 7919) % 10_000))
+
 function transferData(from: string, to: string, units: bigint, memo: string): Uint8Array {
   const w = new BinaryWriter(64).uint64(nameToBigInt(from)).uint64(nameToBigInt(to))
   return w.int64(units).uint64(0x534f4504n).string(memo).finish() // symbol 4,EOS
@@ -62,7 +65,7 @@ export function buildChain(chain: Chain, shape: ChainShape, onProgress?: (p: Bui
         for (let i = 0; i < shape.transfersPerBlock; i++) {
           const from = GENESIS_USERS[(nonce + i) % 3]
           const to = GENESIS_USERS[(nonce + i + 1) % 3]
-          planned.push({ account: 'eosio.token', name: 'transfer', authorization: [{ actor: from, permission: 'active' }], data: transferData(from, to, 1n, `bench ${nonce + i}`) })
+          planned.push({ account: 'eosio.token', name: 'transfer', authorization: [{ actor: from, permission: 'active' }], data: transferData(from, to, transferUnits(nonce + i), `bench ${nonce + i}`) })
         }
         for (let i = 0; i < shape.rawdbPutsPerBlock; i++) {
           planned.push({ account: 'rawdb', name: 'put', authorization: [{ actor: 'rawdb', permission: 'active' }], data: putData('bench', BigInt(actions + i), new Uint8Array(32).fill(i & 0xff)) })
