@@ -60,6 +60,12 @@ export function sequenceRanges(batch: BlockBatch): { blockFirstSeq: number | nul
   return { blockFirstSeq: batch.actions.length ? Number(batch.actions[0].globalSequence) : null, trx }
 }
 
+/**
+ * The select-list item giving an action row (`a`) its transaction id. A correlated lookup, so
+ * each action costs one index probe whatever the planner knows of the tables' sizes.
+ */
+export const TRX_ID_OF_ACTION = '(SELECT t.id FROM transactions t WHERE t.block_num = a.block_num AND t.block_index = a.trx_index) AS trx_id'
+
 /** The `actions` row of either adapter as a record; `trx_id` comes from the transaction it belongs to. */
 export function actionFromRow(r: DbRow, trxId: string = r.trx_id as string): ActionRecord {
   return {

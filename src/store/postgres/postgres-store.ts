@@ -4,7 +4,7 @@ import { StoreIrreversibleUndoError, StoreLinkError } from '../errors.ts'
 import { INTEGRITY_CHECKS } from '../integrity-checks.ts'
 import { VERSIONED_TABLES } from '../versioned-tables.ts'
 import type { Store } from '../port.ts'
-import { actionFromRow, authText, blockByTimeClause, blockFromRow, prefixUpperBound, ramText, sequenceRanges, transactionFromRow, u8 } from '../row-mapping.ts'
+import { TRX_ID_OF_ACTION, actionFromRow, authText, blockByTimeClause, blockFromRow, prefixUpperBound, ramText, sequenceRanges, transactionFromRow, u8 } from '../row-mapping.ts'
 import { postingChunks, truncateChunk, type PostingChunk } from '../search/postings.ts'
 import { searchPostings, type PostingSource } from '../search/query.ts'
 import type { BlockBatch, StepType, StorePosition } from '../types.ts'
@@ -197,6 +197,17 @@ export async function openPostgresStore(url: string): Promise<Store> {
       const before = (await pool.query<PostingRow>(`SELECT ${columns} FROM postings WHERE term_key = $1 AND last_seq < $2 ORDER BY last_seq DESC LIMIT 1`, [termKey, seq])).rows[0]
       return before && chunkFromRow(before)
     },
+    async chunksAround(termKey, seqs, direction) {
+      // Forward needs the chunk holding or after each seq; backward the one holding or before it.
+      const holdingOrAfter = 'SELECT * FROM postings WHERE term_key = $1 AND last_seq >= s.seq ORDER BY last_seq LIMIT 1'
+      const before = 'SELECT * FROM postings WHERE term_key = $1 AND last_seq < s.seq ORDER BY last_seq DESC LIMIT 1'
+      const lateral = direction === 'forward' ? holdingOrAfter : `(${holdingOrAfter}) UNION ALL (${before})`
+      const rows = await pool.query<PostingRow>(`SELECT DISTINCT ON (p.last_seq) p.term_key, p.last_seq, p.first_seq, p.entries FROM unnest($2::bigint[]) AS s(seq) CROSS JOIN LATERAL (${lateral}) p`, [termKey, seqs])
+      return rows.rows.map(chunkFromRow)
+    },
+    async chunkCount(termKey, cap) {
+      return Number((await pool.query('SELECT COUNT(*) AS n FROM (SELECT 1 FROM postings WHERE term_key = $1 LIMIT $2) c', [termKey, cap])).rows[0].n)
+    },
   }
 
   return {
@@ -280,7 +291,7 @@ export async function openPostgresStore(url: string): Promise<Store> {
     async actionsBySeq(seqs) {
       if (seqs.length === 0) return []
       const rows = await pool.query(
-        'SELECT a.*, t.id AS trx_id FROM actions a JOIN transactions t ON t.block_num = a.block_num AND t.block_index = a.trx_index WHERE a.global_seq = ANY($1::bigint[])',
+        `SELECT a.*, ${TRX_ID_OF_ACTION} FROM actions a WHERE a.global_seq = ANY($1::bigint[])`,
         [seqs],
       )
       const bySeq = new Map(rows.rows.map((r) => [Number(r.global_seq), actionFromRow(r)]))

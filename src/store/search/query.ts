@@ -24,14 +24,28 @@ export interface PostingSource {
    * `seq`, else the previous one. Undefined past the end of the list.
    */
   chunk(termKey: number, seq: number, direction: SearchDirection): Promise<PostingChunk | undefined>
+  /** The distinct chunks `chunk()` would answer for each of `seqs`, in one round trip. */
+  chunksAround(termKey: number, seqs: readonly number[], direction: SearchDirection): Promise<PostingChunk[]>
+  /** How many chunks the term's list has, counted up to `cap`: a cheap estimate of how rare it is. */
+  chunkCount(termKey: number, cap: number): Promise<number>
 }
+
+/** Candidates an AND collects from its leading list before prefetching the others' chunks for them. */
+const PREFETCH_CANDIDATES = 64
+/** Chunk counts above this all look equally dense to the AND ordering. */
+const ESTIMATE_CAP = 64
 
 const FLAG_BITS: Record<SearchFlag, number> = { input: FLAG_INPUT, notif: FLAG_NOTIF, scheduled: FLAG_SCHEDULED }
 
 /** Seeks the first match at or beyond `target` in the cursor's direction. */
 interface Cursor {
   seek(target: number): Promise<SearchMatch | undefined>
+  /** Loads, in one round trip, what seeking to each of `targets` will need (a hint; may do nothing). */
+  prefetch?(targets: readonly number[]): Promise<void>
 }
+
+type LoadedChunk = PostingChunk & ChunkEntries
+const loaded = (chunk: PostingChunk): LoadedChunk => ({ ...chunk, ...decodeEntries(chunk.firstSeq, chunk.entries) })
 
 /** Flag bits that must be set (`mask & value`) or clear (`mask & ~value`). */
 interface FlagFilter {
@@ -42,19 +56,40 @@ interface FlagFilter {
 const passes = (flags: number, f: FlagFilter) => (flags & f.mask) === f.value
 
 class TermCursor implements Cursor {
-  private chunk: (PostingChunk & ChunkEntries) | undefined
+  private chunk: LoadedChunk | undefined
+  /** Chunks prefetched for given seek targets. */
+  private readonly ahead = new Map<number, LoadedChunk | undefined>()
 
   constructor(
     private readonly source: PostingSource,
-    private readonly key: number,
+    readonly key: number,
     private readonly forward: boolean,
     private readonly filter: FlagFilter,
   ) {}
 
+  async prefetch(targets: readonly number[]): Promise<void> {
+    const wanted = targets.filter((t) => !this.holds(t) && !this.ahead.has(t))
+    if (wanted.length < 2) return
+    const chunks = (await this.source.chunksAround(this.key, wanted, this.forward ? 'forward' : 'backward')).map(loaded)
+    if (this.ahead.size > 4 * PREFETCH_CANDIDATES) this.ahead.clear()
+    for (const t of wanted) {
+      // Forward: the first chunk ending at or after t; backward: the last chunk starting at or before t.
+      const answer = this.forward ? chunks.filter((c) => c.lastSeq >= t).sort((a, b) => a.lastSeq - b.lastSeq)[0] : chunks.filter((c) => c.firstSeq <= t).sort((a, b) => b.firstSeq - a.firstSeq)[0]
+      this.ahead.set(t, answer)
+    }
+  }
+
+  private holds(at: number): boolean {
+    return this.chunk !== undefined && this.chunk.firstSeq <= at && at <= this.chunk.lastSeq
+  }
+
   async seek(target: number): Promise<SearchMatch | undefined> {
     let at = target
     for (;;) {
-      const c = this.chunk && this.chunk.firstSeq <= at && at <= this.chunk.lastSeq ? this.chunk : await this.load(at)
+      let c: LoadedChunk | undefined
+      if (this.holds(at)) c = this.chunk
+      else if (this.ahead.has(at)) c = this.chunk = this.ahead.get(at)
+      else c = await this.load(at)
       if (!c) return undefined
       // Binary search for the first entry at or beyond `at` in this direction, then skip filtered ones.
       let lo = 0
@@ -73,26 +108,42 @@ class TermCursor implements Cursor {
     }
   }
 
-  private async load(at: number): Promise<(PostingChunk & ChunkEntries) | undefined> {
+  private async load(at: number): Promise<LoadedChunk | undefined> {
     const chunk = await this.source.chunk(this.key, at, this.forward ? 'forward' : 'backward')
-    this.chunk = chunk && { ...chunk, ...decodeEntries(chunk.firstSeq, chunk.entries) }
+    this.chunk = chunk && loaded(chunk)
     return this.chunk
   }
 }
 
 /** Leapfrog intersection of positive cursors, then flag filters and negated cursors on each candidate. */
 class AndCursor implements Cursor {
+  /** The leading list's candidates are prefetched for the other lists up to here. */
+  private prefetchedTo: number | undefined
+
   constructor(
     private readonly positives: readonly Cursor[],
     private readonly negatives: readonly Cursor[],
     private readonly forward: boolean,
   ) {}
 
+  /** Collects the leading list's next candidates and has every other list load their chunks at once. */
+  private async prefetchFrom(first: SearchMatch): Promise<void> {
+    if (this.prefetchedTo !== undefined && (this.forward ? first.seq <= this.prefetchedTo : first.seq >= this.prefetchedTo)) return
+    const targets = [first.seq]
+    for (let m: SearchMatch | undefined = first; targets.length < PREFETCH_CANDIDATES; targets.push(m.seq)) {
+      m = await this.positives[0].seek(this.forward ? m.seq + 1 : m.seq - 1)
+      if (!m) break
+    }
+    this.prefetchedTo = targets[targets.length - 1]
+    await Promise.all([...this.positives.slice(1), ...this.negatives].map((c) => c.prefetch?.(targets)))
+  }
+
   async seek(target: number): Promise<SearchMatch | undefined> {
     let at = target
     for (;;) {
       let candidate = await this.positives[0].seek(at)
       if (!candidate) return undefined
+      await this.prefetchFrom(candidate)
       for (let agreed = 1, i = 1; agreed < this.positives.length; i++) {
         const m = await this.positives[i % this.positives.length].seek(candidate.seq)
         if (!m) return undefined
@@ -126,31 +177,35 @@ class OrCursor implements Cursor {
   }
 }
 
-function compile(expr: SearchExpr, source: PostingSource, forward: boolean): Cursor {
+async function compile(expr: SearchExpr, source: PostingSource, forward: boolean): Promise<Cursor> {
   const all = (filter: FlagFilter) => new TermCursor(source, termKey(ALL_ACTIONS_TERM), forward, filter)
   const none: FlagFilter = { mask: 0, value: 0 }
   if ('term' in expr) return new TermCursor(source, termKey(expr.term), forward, none)
   if ('flag' in expr) return all({ mask: FLAG_BITS[expr.flag], value: expr.value ? FLAG_BITS[expr.flag] : 0 })
-  if ('or' in expr) return new OrCursor(expr.or.map((e) => compile(e, source, forward)), forward)
+  if ('or' in expr) return new OrCursor(await Promise.all(expr.or.map((e) => compile(e, source, forward))), forward)
   const parts = 'and' in expr ? expr.and : [expr]
-  // Flags of an AND fold into one filter on its first list; NOTs become exclusions.
+  // Flags of an AND fold into one filter on its leading list; NOTs become exclusions.
   let mask = 0
   let value = 0
-  const positives: SearchExpr[] = []
+  const terms: string[] = []
+  const others: SearchExpr[] = []
   const negatives: Cursor[] = []
   for (const p of parts) {
     if ('flag' in p) {
       mask |= FLAG_BITS[p.flag]
       if (p.value) value |= FLAG_BITS[p.flag]
-    } else if ('not' in p) negatives.push(compile(p.not, source, forward))
-    else positives.push(p)
+    } else if ('not' in p) negatives.push(await compile(p.not, source, forward))
+    else if ('term' in p) terms.push(p.term)
+    else others.push(p)
   }
   const filter = { mask, value }
-  // The filter rides on a term list when there is one; otherwise on the list of all actions.
-  const termIndex = positives.findIndex((p) => 'term' in p)
-  const cursors: Cursor[] = positives.filter((_, i) => i !== termIndex).map((p) => compile(p, source, forward))
-  if (termIndex >= 0) cursors.unshift(new TermCursor(source, termKey((positives[termIndex] as { term: string }).term), forward, filter))
-  else if (mask !== 0 || cursors.length === 0) cursors.unshift(all(filter))
+  // The rarest term leads (the others only confirm its candidates) and carries the flag filter.
+  const keys = terms.map(termKey)
+  const sizes = keys.length > 1 ? await Promise.all(keys.map((k) => source.chunkCount(k, ESTIMATE_CAP))) : [0]
+  const order = keys.map((_, i) => i).sort((a, b) => sizes[a] - sizes[b])
+  const cursors: Cursor[] = order.map((i, rank) => new TermCursor(source, keys[i], forward, rank === 0 ? filter : none))
+  for (const o of others) cursors.push(await compile(o, source, forward))
+  if (keys.length === 0 && (mask !== 0 || cursors.length === 0)) cursors.unshift(all(filter))
   if (cursors.length === 1 && negatives.length === 0) return cursors[0]
   return new AndCursor(cursors, negatives, forward)
 }
@@ -169,7 +224,7 @@ export interface SearchRange {
  */
 export async function searchPostings(source: PostingSource, query: SearchExpr, range: SearchRange): Promise<SearchMatch[]> {
   const forward = range.direction === 'forward'
-  const cursor = compile(query, source, forward)
+  const cursor = await compile(query, source, forward)
   const out: SearchMatch[] = []
   let at = range.fromSeq ?? (forward ? 0 : Number.MAX_SAFE_INTEGER)
   const stop = range.toSeq ?? (forward ? Number.MAX_SAFE_INTEGER : 0)

@@ -4,7 +4,7 @@ import { dirname } from 'node:path'
 import type { BlockRef } from '../../antelope/index.ts'
 import { StoreIrreversibleUndoError, StoreLinkError } from '../errors.ts'
 import type { Store } from '../port.ts'
-import { actionFromRow, authText, blockByTimeClause, blockFromRow, prefixUpperBound, ramText, sequenceRanges, transactionFromRow, u8 } from '../row-mapping.ts'
+import { TRX_ID_OF_ACTION, actionFromRow, authText, blockByTimeClause, blockFromRow, prefixUpperBound, ramText, sequenceRanges, transactionFromRow, u8 } from '../row-mapping.ts'
 import { postingChunks, truncateChunk, type PostingChunk } from '../search/postings.ts'
 import { searchPostings, type PostingSource } from '../search/query.ts'
 import type { ActionRecord, BlockBatch, Step, StepType, StorePosition, TransactionRecord } from '../types.ts'
@@ -50,7 +50,7 @@ export function openSqliteStore(path: string): Store {
     trxByPrefix: db.prepare('SELECT * FROM transactions WHERE id >= ? AND id < ? ORDER BY id, block_num LIMIT ?'),
     insertAction: db.prepare('INSERT INTO actions VALUES (@globalSeq, @blockNum, @trxIndex, @ordinal, @creator, @receiver, @account, @name, @auth, @data, @returnValue, @actDigest, @recvSeq, @ram)'),
     actionsInRange: db.prepare('SELECT * FROM actions WHERE global_seq >= ? AND global_seq < ? ORDER BY global_seq'),
-    actionBySeq: db.prepare('SELECT a.*, t.id AS trx_id FROM actions a JOIN transactions t ON t.block_num = a.block_num AND t.block_index = a.trx_index WHERE a.global_seq = ?'),
+    actionBySeq: db.prepare(`SELECT a.*, ${TRX_ID_OF_ACTION} FROM actions a WHERE a.global_seq = ?`),
     cutSeq: db.prepare('SELECT MIN(first_seq) AS seq FROM blocks WHERE num >= ?'),
     firstSeqFrom: db.prepare('SELECT first_seq FROM blocks WHERE num >= ? AND first_seq IS NOT NULL ORDER BY num LIMIT 1'),
     deleteActionsFrom: db.prepare('DELETE FROM actions WHERE global_seq >= ?'),
@@ -58,6 +58,7 @@ export function openSqliteStore(path: string): Store {
     postingsFrom: db.prepare('SELECT term_key, last_seq, first_seq, entries FROM postings WHERE last_seq >= ?'),
     deletePosting: db.prepare('DELETE FROM postings WHERE term_key = ? AND last_seq = ?'),
     chunkAtOrAfter: db.prepare('SELECT term_key, last_seq, first_seq, entries FROM postings WHERE term_key = ? AND last_seq >= ? ORDER BY last_seq LIMIT 1'),
+    chunkCount: db.prepare('SELECT COUNT(*) AS n FROM (SELECT 1 FROM postings WHERE term_key = ? LIMIT ?)'),
     chunkBefore: db.prepare('SELECT term_key, last_seq, first_seq, entries FROM postings WHERE term_key = ? AND last_seq < ? ORDER BY last_seq DESC LIMIT 1'),
     closeRow: db.prepare('UPDATE row_versions SET valid_to = ? WHERE code = ? AND tbl = ? AND scope = ? AND pk = ? AND valid_to IS NULL'),
     insertRow: db.prepare('INSERT INTO row_versions VALUES (?, ?, ?, ?, ?, NULL, ?, ?)'),
@@ -93,6 +94,17 @@ export function openSqliteStore(path: string): Store {
       if (direction === 'forward' || (holding && holding.first_seq <= seq)) return holding && chunkFromRow(holding)
       const before = s.chunkBefore.get(termKey, seq) as PostingRow | undefined
       return before && chunkFromRow(before)
+    },
+    async chunksAround(termKey, seqs, direction) {
+      const chunks = new Map<number, PostingChunk>()
+      for (const seq of seqs) {
+        const c = await this.chunk(termKey, seq, direction)
+        if (c) chunks.set(c.lastSeq, c)
+      }
+      return [...chunks.values()]
+    },
+    async chunkCount(termKey, cap) {
+      return (s.chunkCount.get(termKey, cap) as { n: number }).n
     },
   }
 
