@@ -37,7 +37,8 @@ async function insertChunks(c: Queryable, chunks: readonly PostingChunk[]): Prom
  * transaction and announces new steps with NOTIFY `antler_steps`; any number of readers share it.
  */
 export async function openPostgresStore(url: string): Promise<Store> {
-  const pool = new pg.Pool({ connectionString: url, max: 4 })
+  // JIT compiles plans for analytic queries; for these short indexed reads it only adds latency.
+  const pool = new pg.Pool({ connectionString: url, max: 4, options: '-c jit=off' })
   // An idle connection dropped by the server is replaced on next use; it must not crash the process.
   pool.on('error', () => undefined)
   await pool.query(POSTGRES_SCHEMA)
@@ -190,12 +191,13 @@ export async function openPostgresStore(url: string): Promise<Store> {
   }
 
   const postingSource: PostingSource = {
-    async chunk(termKey, seq, direction) {
+    async chunks(termKey, seq, direction, atMost) {
       const columns = 'term_key, last_seq, first_seq, entries'
-      const holding = (await pool.query<PostingRow>(`SELECT ${columns} FROM postings WHERE term_key = $1 AND last_seq >= $2 ORDER BY last_seq LIMIT 1`, [termKey, seq])).rows[0]
-      if (direction === 'forward' || (holding && Number(holding.first_seq) <= seq)) return holding && chunkFromRow(holding)
-      const before = (await pool.query<PostingRow>(`SELECT ${columns} FROM postings WHERE term_key = $1 AND last_seq < $2 ORDER BY last_seq DESC LIMIT 1`, [termKey, seq])).rows[0]
-      return before && chunkFromRow(before)
+      const after = (await pool.query<PostingRow>(`SELECT ${columns} FROM postings WHERE term_key = $1 AND last_seq >= $2 ORDER BY last_seq LIMIT $3`, [termKey, seq, atMost])).rows
+      if (direction === 'forward') return after.map(chunkFromRow)
+      const holding = after[0] && Number(after[0].first_seq) <= seq ? [after[0]] : []
+      const before = (await pool.query<PostingRow>(`SELECT ${columns} FROM postings WHERE term_key = $1 AND last_seq < $2 ORDER BY last_seq DESC LIMIT $3`, [termKey, seq, atMost])).rows
+      return [...holding, ...before].map(chunkFromRow)
     },
     async chunksAround(termKey, seqs, direction) {
       // Forward needs the chunk holding or after each seq; backward the one holding or before it.
@@ -291,7 +293,8 @@ export async function openPostgresStore(url: string): Promise<Store> {
     async actionsBySeq(seqs) {
       if (seqs.length === 0) return []
       const rows = await pool.query(
-        `SELECT a.*, ${TRX_ID_OF_ACTION} FROM actions a WHERE a.global_seq = ANY($1::bigint[])`,
+        // One index probe per sequence (LIMIT keeps the planner from turning it into a join), whatever it guesses of the array.
+        `SELECT a.*, ${TRX_ID_OF_ACTION} FROM unnest($1::bigint[]) AS s(seq) JOIN LATERAL (SELECT * FROM actions WHERE global_seq = s.seq LIMIT 1) a ON true`,
         [seqs],
       )
       const bySeq = new Map(rows.rows.map((r) => [Number(r.global_seq), actionFromRow(r)]))

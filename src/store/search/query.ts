@@ -20,12 +20,15 @@ export interface SearchMatch {
 /** Where posting chunks come from: an adapter's one indexed read. */
 export interface PostingSource {
   /**
-   * Forward: the chunk of `termKey` holding `seq`, else the next one. Backward: the chunk holding
-   * `seq`, else the previous one. Undefined past the end of the list.
+   * Consecutive chunks of `termKey`'s list in the direction of travel, starting with the one holding
+   * `seq` (else the next one forward, the previous one backward), at most `atMost`; [] past the end.
    */
-  chunk(termKey: number, seq: number, direction: SearchDirection): Promise<PostingChunk | undefined>
-  /** The distinct chunks `chunk()` would answer for each of `seqs`, in one round trip. */
-  chunksAround(termKey: number, seqs: readonly number[], direction: SearchDirection): Promise<PostingChunk[]>
+  chunks(termKey: number, seq: number, direction: SearchDirection, atMost: number): Promise<PostingChunk[]>
+  /**
+   * The distinct first chunks `chunks()` would answer for each of `seqs`, in one round trip. Only worth
+   * having where a round trip costs far more than an index probe (a server, not an embedded file).
+   */
+  chunksAround?(termKey: number, seqs: readonly number[], direction: SearchDirection): Promise<PostingChunk[]>
   /** How many chunks the term's list has, counted up to `cap`: a cheap estimate of how rare it is. */
   chunkCount(termKey: number, cap: number): Promise<number>
 }
@@ -56,7 +59,8 @@ interface FlagFilter {
 const passes = (flags: number, f: FlagFilter) => (flags & f.mask) === f.value
 
 class TermCursor implements Cursor {
-  private chunk: LoadedChunk | undefined
+  /** Chunks read together, in the direction of travel, for seeks from `from` on. */
+  private window: { from: number; chunks: PostingChunk[]; decoded: Map<number, LoadedChunk> } | undefined
   /** Chunks prefetched for given seek targets. */
   private readonly ahead = new Map<number, LoadedChunk | undefined>()
 
@@ -65,11 +69,13 @@ class TermCursor implements Cursor {
     readonly key: number,
     private readonly forward: boolean,
     private readonly filter: FlagFilter,
+    /** Chunks per read: a whole rare list at once, one chunk at a time of a dense one. */
+    private readonly readahead = 2,
   ) {}
 
   async prefetch(targets: readonly number[]): Promise<void> {
-    const wanted = targets.filter((t) => !this.holds(t) && !this.ahead.has(t))
-    if (wanted.length < 2) return
+    const wanted = targets.filter((t) => this.fromWindow(t) === 'miss' && !this.ahead.has(t))
+    if (wanted.length < 2 || !this.source.chunksAround) return
     const chunks = (await this.source.chunksAround(this.key, wanted, this.forward ? 'forward' : 'backward')).map(loaded)
     if (this.ahead.size > 4 * PREFETCH_CANDIDATES) this.ahead.clear()
     for (const t of wanted) {
@@ -79,16 +85,24 @@ class TermCursor implements Cursor {
     }
   }
 
-  private holds(at: number): boolean {
-    return this.chunk !== undefined && this.chunk.firstSeq <= at && at <= this.chunk.lastSeq
+  /** The chunk a seek to `at` needs, if the window read for an earlier seek already has it. */
+  private fromWindow(at: number): LoadedChunk | 'miss' {
+    const w = this.window
+    if (!w || (this.forward ? at < w.from : at > w.from)) return 'miss'
+    const i = w.chunks.findIndex((c) => (this.forward ? c.lastSeq >= at : c.firstSeq <= at))
+    if (i < 0) return 'miss'
+    let chunk = w.decoded.get(i)
+    if (!chunk) w.decoded.set(i, (chunk = loaded(w.chunks[i])))
+    return chunk
   }
 
   async seek(target: number): Promise<SearchMatch | undefined> {
     let at = target
     for (;;) {
       let c: LoadedChunk | undefined
-      if (this.holds(at)) c = this.chunk
-      else if (this.ahead.has(at)) c = this.chunk = this.ahead.get(at)
+      const windowed = this.fromWindow(at)
+      if (windowed !== 'miss') c = windowed
+      else if (this.ahead.has(at)) c = this.ahead.get(at)
       else c = await this.load(at)
       if (!c) return undefined
       // Binary search for the first entry at or beyond `at` in this direction, then skip filtered ones.
@@ -109,9 +123,10 @@ class TermCursor implements Cursor {
   }
 
   private async load(at: number): Promise<LoadedChunk | undefined> {
-    const chunk = await this.source.chunk(this.key, at, this.forward ? 'forward' : 'backward')
-    this.chunk = chunk && loaded(chunk)
-    return this.chunk
+    const chunks = await this.source.chunks(this.key, at, this.forward ? 'forward' : 'backward', this.readahead)
+    if (chunks.length === 0) return undefined
+    this.window = { from: at, chunks, decoded: new Map() }
+    return this.fromWindow(at) as LoadedChunk
   }
 }
 
@@ -203,7 +218,8 @@ async function compile(expr: SearchExpr, source: PostingSource, forward: boolean
   const keys = terms.map(termKey)
   const sizes = keys.length > 1 ? await Promise.all(keys.map((k) => source.chunkCount(k, ESTIMATE_CAP))) : [0]
   const order = keys.map((_, i) => i).sort((a, b) => sizes[a] - sizes[b])
-  const cursors: Cursor[] = order.map((i, rank) => new TermCursor(source, keys[i], forward, rank === 0 ? filter : none))
+  const readahead = (size: number) => (keys.length === 1 ? undefined : size < ESTIMATE_CAP ? ESTIMATE_CAP : 1)
+  const cursors: Cursor[] = order.map((i, rank) => new TermCursor(source, keys[i], forward, rank === 0 ? filter : none, readahead(sizes[i])))
   for (const o of others) cursors.push(await compile(o, source, forward))
   if (keys.length === 0 && (mask !== 0 || cursors.length === 0)) cursors.unshift(all(filter))
   if (cursors.length === 1 && negatives.length === 0) return cursors[0]

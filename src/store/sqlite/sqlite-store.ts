@@ -57,9 +57,9 @@ export function openSqliteStore(path: string): Store {
     insertPosting: db.prepare('INSERT INTO postings VALUES (?, ?, ?, ?)'),
     postingsFrom: db.prepare('SELECT term_key, last_seq, first_seq, entries FROM postings WHERE last_seq >= ?'),
     deletePosting: db.prepare('DELETE FROM postings WHERE term_key = ? AND last_seq = ?'),
-    chunkAtOrAfter: db.prepare('SELECT term_key, last_seq, first_seq, entries FROM postings WHERE term_key = ? AND last_seq >= ? ORDER BY last_seq LIMIT 1'),
+    chunksFrom: db.prepare(`SELECT term_key, last_seq, first_seq, entries FROM postings WHERE term_key = ? AND last_seq >= ? ORDER BY last_seq LIMIT ?`),
     chunkCount: db.prepare('SELECT COUNT(*) AS n FROM (SELECT 1 FROM postings WHERE term_key = ? LIMIT ?)'),
-    chunkBefore: db.prepare('SELECT term_key, last_seq, first_seq, entries FROM postings WHERE term_key = ? AND last_seq < ? ORDER BY last_seq DESC LIMIT 1'),
+    chunksBefore: db.prepare(`SELECT term_key, last_seq, first_seq, entries FROM postings WHERE term_key = ? AND last_seq < ? ORDER BY last_seq DESC LIMIT ?`),
     closeRow: db.prepare('UPDATE row_versions SET valid_to = ? WHERE code = ? AND tbl = ? AND scope = ? AND pk = ? AND valid_to IS NULL'),
     insertRow: db.prepare('INSERT INTO row_versions VALUES (?, ?, ?, ?, ?, NULL, ?, ?)'),
     closeAbi: db.prepare('UPDATE abi_versions SET valid_to = ? WHERE account = ? AND valid_to IS NULL'),
@@ -89,19 +89,11 @@ export function openSqliteStore(path: string): Store {
   const deleteFrom = ['blocks WHERE num', 'transactions WHERE block_num'].map((w) => db.prepare(`DELETE FROM ${w} >= ?`))
 
   const postingSource: PostingSource = {
-    async chunk(termKey, seq, direction) {
-      const holding = s.chunkAtOrAfter.get(termKey, seq) as PostingRow | undefined
-      if (direction === 'forward' || (holding && holding.first_seq <= seq)) return holding && chunkFromRow(holding)
-      const before = s.chunkBefore.get(termKey, seq) as PostingRow | undefined
-      return before && chunkFromRow(before)
-    },
-    async chunksAround(termKey, seqs, direction) {
-      const chunks = new Map<number, PostingChunk>()
-      for (const seq of seqs) {
-        const c = await this.chunk(termKey, seq, direction)
-        if (c) chunks.set(c.lastSeq, c)
-      }
-      return [...chunks.values()]
+    async chunks(termKey, seq, direction, atMost) {
+      const after = s.chunksFrom.all(termKey, seq, atMost) as PostingRow[]
+      if (direction === 'forward') return after.map(chunkFromRow)
+      const holding = after[0] && after[0].first_seq <= seq ? [after[0]] : []
+      return [...holding, ...(s.chunksBefore.all(termKey, seq, atMost) as PostingRow[])].map(chunkFromRow)
     },
     async chunkCount(termKey, cap) {
       return (s.chunkCount.get(termKey, cap) as { n: number }).n
