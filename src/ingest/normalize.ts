@@ -1,4 +1,4 @@
-import { BinaryReader, BinaryDecodeError, bigIntToName, blockSlotToMs, toHex } from '../antelope/index.ts'
+import { BinaryReader, BinaryDecodeError, bigIntToName, blockSlotToMs, readName, toHex } from '../antelope/index.ts'
 import {
   decodeAccountRow,
   decodeContractRow,
@@ -10,7 +10,7 @@ import {
   type TableDeltaValue,
   type TransactionTraceValue,
 } from '../ship/index.ts'
-import type { AbiChangeRecord, ActionRecord, BlockBatch, LinkChangeRecord, PermissionChangeRecord, RowChangeRecord, TransactionRecord } from '../store/index.ts'
+import { TRANSACTION_CANCELED, type AbiChangeRecord, type ActionRecord, type BlockBatch, type LinkChangeRecord, type PermissionChangeRecord, type RowChangeRecord, type TransactionRecord } from '../store/index.ts'
 
 /** The header fields the store needs, read straight from the packed `signed_block`. */
 function readHeader(block: Uint8Array): { timestampMs: number; producer: string; previous: string } {
@@ -19,6 +19,14 @@ function readHeader(block: Uint8Array): { timestampMs: number; producer: string;
   const producer = bigIntToName(r.uint64())
   r.uint16()
   return { timestampMs: blockSlotToMs(slot), producer, previous: toHex(r.raw(32)) }
+}
+
+/** The id of the delayed transaction a `canceldelay` names (data: canceling_auth, then trx_id). */
+function canceledTransactionId(data: Uint8Array): string {
+  const r = new BinaryReader(data)
+  readName(r)
+  readName(r)
+  return toHex(r.raw(32))
 }
 
 /**
@@ -67,6 +75,18 @@ export function normalizeBlock(result: BlocksResult): BlockBatch {
     }
   })
 
+  // Cancelations are facts about other transactions, recorded in the canceling block.
+  const canceled = actions.filter((a) => a.account === 'eosio' && a.name === 'canceldelay' && a.receiver === 'eosio')
+  canceled.forEach((a, i) => {
+    let id: string
+    try {
+      id = canceledTransactionId(a.data)
+    } catch (error) {
+      throw BinaryDecodeError(`block ${thisBlock.blockNum}: canceldelay data: ${(error as Error).message}`, 0)
+    }
+    transactions.push({ id, blockNum: thisBlock.blockNum, blockIndex: -1 - i, status: TRANSACTION_CANCELED, cpuUsageUs: 0, netUsageWords: 0, scheduled: true })
+  })
+
   const rows: RowChangeRecord[] = []
   const abis: AbiChangeRecord[] = []
   const permissions: PermissionChangeRecord[] = []
@@ -105,7 +125,7 @@ export function normalizeBlock(result: BlocksResult): BlockBatch {
   }
 
   return {
-    block: { num: thisBlock.blockNum, id: thisBlock.blockId, previous: header.previous, timestampMs: header.timestampMs, producer: header.producer, transactionCount: transactions.length, actionCount: actions.length },
+    block: { num: thisBlock.blockNum, id: thisBlock.blockId, previous: header.previous, timestampMs: header.timestampMs, producer: header.producer, transactionCount: traces.length, actionCount: actions.length },
     transactions,
     actions,
     rows,

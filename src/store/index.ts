@@ -1,4 +1,5 @@
 export type * from './types.ts'
+export { TRANSACTION_CANCELED } from './types.ts'
 export type { Store, StoreWriter, StateReader, BlockReader, SearchReader, StepReader, StoreVerifier, TimeComparator } from './port.ts'
 export type { SearchExpr, SearchFlag, SearchDirection, SearchMatch, SearchRange } from './search/query.ts'
 export { FLAG_INPUT, FLAG_NOTIF, FLAG_SCHEDULED, termKey, decodeEntries } from './search/postings.ts'

@@ -1,6 +1,6 @@
 import type { BlockRef } from '../antelope/index.ts'
 import type { SearchExpr, SearchMatch, SearchRange } from './search/query.ts'
-import type { ActionRecord, BlockBatch, BlockRecord, Step, StorePosition, TransactionRecord } from './types.ts'
+import type { ActionRecord, BlockBatch, BlockRecord, RowChange, Step, StorePosition, TransactionHistory, TransactionRecord } from './types.ts'
 
 /**
  * The indexer's side of the store. Every method is atomic: a crash at any instant leaves the
@@ -51,6 +51,13 @@ export interface BlockReader {
   transaction(id: string): Promise<TransactionRecord | undefined>
   /** The actions of a transaction (its latest inclusion), in execution order. */
   actionsOfTransaction(id: string): Promise<ActionRecord[]>
+  /** Every record of a transaction id (delayed, executed, canceled, expired…) in block order, and the blocks it was forked out of. */
+  transactionHistory(id: string): Promise<TransactionHistory>
+  /**
+   * The contract rows a block changed, with the versions they replaced. SHiP reports row changes
+   * per block, not per action: this is the finest grain the chain gives.
+   */
+  rowChanges(blockNum: number): Promise<RowChange[]>
 }
 
 /** Search over the postings of every stored action (DESIGN §7 terms). */
@@ -66,6 +73,8 @@ export interface SearchReader {
 export interface StepReader {
   /** Steps after `seq` (exclusive), oldest first, at most `limit`. */
   stepsAfter(seq: number, limit: number): Promise<Step[]>
+  /** The steps of one block id, oldest first: where a cursor naming that block resumes. */
+  stepsOfBlock(blockId: string): Promise<Step[]>
 }
 
 /** Self-checks for `antler verify`. */

@@ -1,4 +1,4 @@
-import type { ActionRecord, BlockBatch, BlockRecord, PermissionLevel, TransactionRecord } from './types.ts'
+import type { ActionRecord, BlockBatch, BlockRecord, PermissionLevel, RowChange, Step, StepType, TransactionRecord } from './types.ts'
 import type { TimeComparator } from './port.ts'
 
 /** A database row as both drivers return it (integers may come back as numbers, bigints or strings). */
@@ -118,4 +118,24 @@ export function blockByTimeClause(comparator: TimeComparator): string {
 /** The exclusive upper bound of ids starting with a hex prefix (`ab` → `ac`, `af` → `ag`). */
 export function prefixUpperBound(prefix: string): string {
   return prefix.slice(0, -1) + String.fromCharCode(prefix.charCodeAt(prefix.length - 1) + 1)
+}
+
+/** A row of ROW_CHANGES_OF_BLOCK as a change record. */
+export function rowChangeFromRow(r: DbRow): RowChange {
+  return {
+    code: r.code as string,
+    table: r.tbl as string,
+    scope: r.scope as string,
+    primaryKey: BigInt(`0x${r.pk as string}`),
+    payer: r.payer as string,
+    value: r.value === null ? undefined : u8(r.value),
+    old: r.old_block === null || r.old_block === undefined ? undefined : { payer: r.old_payer as string, value: r.old_value === null ? undefined : u8(r.old_value) },
+  }
+}
+
+/** A `steps` row as either driver returns it. */
+export type StepRow = { seq: number | string; type: string; block_num: number | string; block_id: string }
+
+export function stepFromRow(r: StepRow): Step {
+  return { seq: Number(r.seq), type: r.type as StepType, blockNum: Number(r.block_num), blockId: r.block_id }
 }

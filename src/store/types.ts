@@ -31,9 +31,12 @@ export interface BlockRecord {
 export interface TransactionRecord {
   readonly id: string
   readonly blockNum: number
-  /** Position of the trace in the block (0 = onblock). */
+  /**
+   * Position of the trace in the block (0 = onblock). Negative for a fact recorded about the
+   * transaction in this block without a trace of its own (a cancelation).
+   */
   readonly blockIndex: number
-  /** 0 executed, 1 soft_fail, 2 hard_fail, 3 delayed, 4 expired. */
+  /** SHiP's 0 executed, 1 soft_fail, 2 hard_fail, 3 delayed, 4 expired; and 5 canceled (by `canceldelay`). */
   readonly status: number
   readonly cpuUsageUs: number
   readonly netUsageWords: number
@@ -58,6 +61,27 @@ export interface ActionRecord {
   readonly ramDeltas: readonly { readonly account: string; readonly delta: bigint }[]
   /** `field:value` search terms (DESIGN §7), set by ingest with the ABI in force; not stored with the action. */
   readonly searchTerms?: readonly string[]
+}
+
+/** A transaction status the chain does not report as a trace: a delayed transaction canceled by `canceldelay`. */
+export const TRANSACTION_CANCELED = 5
+
+/** Everything the store knows of one transaction id: every record in block order, and the blocks it was forked out of. */
+export interface TransactionHistory {
+  readonly records: readonly TransactionRecord[]
+  readonly forkedOut: readonly { readonly blockNum: number; readonly blockId: string }[]
+}
+
+/** A contract row change of one block, with the version it replaced (undefined when the row was new). */
+export interface RowChange {
+  readonly code: string
+  readonly table: string
+  readonly scope: string
+  readonly primaryKey: bigint
+  readonly payer: string
+  /** Undefined when the block removed the row. */
+  readonly value: Uint8Array | undefined
+  readonly old: { readonly payer: string; readonly value: Uint8Array | undefined } | undefined
 }
 
 /** A contract row as a block left it: `value` undefined when the block removed it. */

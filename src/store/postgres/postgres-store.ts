@@ -4,7 +4,8 @@ import { StoreIrreversibleUndoError, StoreLinkError } from '../errors.ts'
 import { INTEGRITY_CHECKS } from '../integrity-checks.ts'
 import { VERSIONED_TABLES } from '../versioned-tables.ts'
 import type { Store } from '../port.ts'
-import { TRX_ID_OF_ACTION, actionFromRow, authText, blockByTimeClause, blockFromRow, prefixUpperBound, ramText, sequenceRanges, transactionFromRow, u8 } from '../row-mapping.ts'
+import { INSERT_APPLY_STEP, RECORD_FORKED_TRANSACTIONS, ROW_CHANGES_OF_BLOCK, numbered } from '../shared-sql.ts'
+import { TRX_ID_OF_ACTION, actionFromRow, rowChangeFromRow, stepFromRow, type StepRow, authText, blockByTimeClause, blockFromRow, prefixUpperBound, ramText, sequenceRanges, transactionFromRow, u8 } from '../row-mapping.ts'
 import { postingChunks, truncateChunk, type PostingChunk } from '../search/postings.ts'
 import { searchPostings, type PostingSource } from '../search/query.ts'
 import type { BlockBatch, StepType, StorePosition } from '../types.ts'
@@ -156,7 +157,7 @@ export async function openPostgresStore(url: string): Promise<Store> {
       await c.query('INSERT INTO link_versions VALUES ($1, $2, $3, $4, NULL, $5)', [l.account, l.code, l.messageType, b.num, l.requiredPermission ?? null])
     }
     await setMeta(c, 'head', `${b.num}:${b.id}`)
-    await step(c, 'new', b.num, b.id)
+    await c.query(numbered(INSERT_APPLY_STEP), [b.id, b.num, b.id])
     const previousLib = pos?.lib ?? Number((await meta(c, 'lib')) ?? 0)
     const newLib = Math.min(lib, b.num)
     if (newLib > previousLib) {
@@ -178,6 +179,7 @@ export async function openPostgresStore(url: string): Promise<Store> {
       const kept = cutChunks.flatMap((row) => truncateChunk(chunkFromRow(row), Number(cut)) ?? [])
       await insertChunks(c, kept)
     }
+    await c.query(numbered(RECORD_FORKED_TRANSACTIONS), [blockNum])
     for (const table of VERSIONED_TABLES) {
       await c.query(`DELETE FROM ${table} WHERE block_num >= $1`, [blockNum])
       await c.query(`UPDATE ${table} SET valid_to = NULL WHERE valid_to >= $1`, [blockNum])
@@ -305,8 +307,18 @@ export async function openPostgresStore(url: string): Promise<Store> {
       return r ? Number(r.first_seq) : undefined
     },
     async stepsAfter(seq, limit) {
-      const rows = await pool.query('SELECT seq, type, block_num, block_id FROM steps WHERE seq > $1 ORDER BY seq LIMIT $2', [seq, limit])
-      return rows.rows.map((r) => ({ seq: Number(r.seq), type: r.type as StepType, blockNum: Number(r.block_num), blockId: r.block_id as string }))
+      return (await pool.query<StepRow>('SELECT seq, type, block_num, block_id FROM steps WHERE seq > $1 ORDER BY seq LIMIT $2', [seq, limit])).rows.map(stepFromRow)
+    },
+    async stepsOfBlock(blockId) {
+      return (await pool.query<StepRow>('SELECT seq, type, block_num, block_id FROM steps WHERE block_id = $1 ORDER BY seq', [blockId])).rows.map(stepFromRow)
+    },
+    async transactionHistory(id) {
+      const records = (await pool.query('SELECT * FROM transactions WHERE id = $1 ORDER BY block_num, block_index', [id])).rows.map(transactionFromRow)
+      const forked = (await pool.query('SELECT block_num, block_id FROM forked_transactions WHERE id = $1 ORDER BY block_num, block_id', [id])).rows
+      return { records, forkedOut: forked.map((r) => ({ blockNum: Number(r.block_num), blockId: r.block_id as string })) }
+    },
+    async rowChanges(blockNum) {
+      return (await pool.query(numbered(ROW_CHANGES_OF_BLOCK), [blockNum])).rows.map(rowChangeFromRow)
     },
     async integrityFindings() {
       const findings: string[] = []

@@ -76,6 +76,9 @@ CREATE INDEX IF NOT EXISTS link_versions_block ON link_versions (block_num);
 CREATE INDEX IF NOT EXISTS link_versions_valid_to ON link_versions (valid_to);
 
 CREATE TABLE IF NOT EXISTS steps (seq BIGSERIAL PRIMARY KEY, type TEXT NOT NULL, block_num BIGINT NOT NULL, block_id TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS steps_block ON steps (block_id);
+
+CREATE TABLE IF NOT EXISTS forked_transactions (id TEXT NOT NULL, block_num BIGINT NOT NULL, block_id TEXT NOT NULL, PRIMARY KEY (id, block_id));
 `
 
 /** The partition of `table` holding block `blockNum`, created if missing. */

@@ -83,4 +83,10 @@ CREATE INDEX IF NOT EXISTS link_versions_valid_to ON link_versions (valid_to);
 CREATE TABLE IF NOT EXISTS steps (
   seq INTEGER PRIMARY KEY AUTOINCREMENT, type TEXT NOT NULL, block_num INTEGER NOT NULL, block_id TEXT NOT NULL
 );
+CREATE INDEX IF NOT EXISTS steps_block ON steps (block_id);
+
+-- Transactions of undone blocks: history, so a lifecycle can say forked_out.
+CREATE TABLE IF NOT EXISTS forked_transactions (
+  id TEXT NOT NULL, block_num INTEGER NOT NULL, block_id TEXT NOT NULL, PRIMARY KEY (id, block_id)
+) WITHOUT ROWID;
 `

@@ -4,7 +4,8 @@ import { dirname } from 'node:path'
 import type { BlockRef } from '../../antelope/index.ts'
 import { StoreIrreversibleUndoError, StoreLinkError } from '../errors.ts'
 import type { Store } from '../port.ts'
-import { TRX_ID_OF_ACTION, actionFromRow, authText, blockByTimeClause, blockFromRow, prefixUpperBound, ramText, sequenceRanges, transactionFromRow, u8 } from '../row-mapping.ts'
+import { INSERT_APPLY_STEP, RECORD_FORKED_TRANSACTIONS, ROW_CHANGES_OF_BLOCK } from '../shared-sql.ts'
+import { TRX_ID_OF_ACTION, actionFromRow, rowChangeFromRow, stepFromRow, type StepRow, authText, blockByTimeClause, blockFromRow, prefixUpperBound, ramText, sequenceRanges, transactionFromRow, u8 } from '../row-mapping.ts'
 import { postingChunks, truncateChunk, type PostingChunk } from '../search/postings.ts'
 import { searchPostings, type PostingSource } from '../search/query.ts'
 import type { ActionRecord, BlockBatch, Step, StepType, StorePosition, TransactionRecord } from '../types.ts'
@@ -71,6 +72,12 @@ export function openSqliteStore(path: string): Store {
     closeLink: db.prepare('UPDATE link_versions SET valid_to = ? WHERE account = ? AND code = ? AND type = ? AND valid_to IS NULL'),
     insertLink: db.prepare('INSERT INTO link_versions VALUES (?, ?, ?, ?, NULL, ?)'),
     insertStep: db.prepare('INSERT INTO steps (type, block_num, block_id) VALUES (?, ?, ?)'),
+    insertApplyStep: db.prepare(INSERT_APPLY_STEP),
+    recordForked: db.prepare(RECORD_FORKED_TRANSACTIONS),
+    rowChanges: db.prepare(ROW_CHANGES_OF_BLOCK),
+    trxHistory: db.prepare('SELECT * FROM transactions WHERE id = ? ORDER BY block_num, block_index'),
+    forkedOut: db.prepare('SELECT block_num, block_id FROM forked_transactions WHERE id = ? ORDER BY block_num, block_id'),
+    stepsOfBlock: db.prepare('SELECT seq, type, block_num, block_id FROM steps WHERE block_id = ? ORDER BY seq'),
     stepsAfter: db.prepare('SELECT seq, type, block_num, block_id FROM steps WHERE seq > ? ORDER BY seq LIMIT ?'),
     tableRows: db.prepare(
       'SELECT pk, payer, value, block_num FROM row_versions WHERE code = ? AND tbl = ? AND scope = ? AND block_num <= ? AND (valid_to IS NULL OR valid_to > ?) AND value IS NOT NULL ORDER BY pk',
@@ -143,7 +150,7 @@ export function openSqliteStore(path: string): Store {
       s.insertLink.run(l.account, l.code, l.messageType, b.num, l.requiredPermission ?? null)
     }
     s.setMeta.run('head', `${b.num}:${b.id}`)
-    step('new', b.num, b.id)
+    s.insertApplyStep.run(b.id, b.num, b.id)
     const previousLib = Number(meta('lib') ?? 0)
     const newLib = Math.min(lib, b.num)
     if (newLib > previousLib) {
@@ -198,6 +205,7 @@ export function openSqliteStore(path: string): Store {
         if (kept) s.insertPosting.run(kept.termKey, kept.lastSeq, kept.firstSeq, Buffer.from(kept.entries))
       }
     }
+    s.recordForked.run(blockNum)
     for (const stmt of undoStatements) stmt.run(blockNum)
     for (const stmt of deleteFrom) stmt.run(blockNum)
     for (const row of undone) step('undo', row.num, row.id)
@@ -293,8 +301,20 @@ export function openSqliteStore(path: string): Store {
     async firstSeqFromBlock(blockNum) {
       return (s.firstSeqFrom.get(blockNum) as { first_seq: number } | undefined)?.first_seq
     },
+    async transactionHistory(id) {
+      return {
+        records: (s.trxHistory.all(id) as Record<string, unknown>[]).map(transactionFromRow),
+        forkedOut: (s.forkedOut.all(id) as { block_num: number; block_id: string }[]).map((r) => ({ blockNum: r.block_num, blockId: r.block_id })),
+      }
+    },
+    async rowChanges(blockNum) {
+      return (s.rowChanges.all(blockNum) as Record<string, unknown>[]).map(rowChangeFromRow)
+    },
     async stepsAfter(seq, limit): Promise<Step[]> {
-      return (s.stepsAfter.all(seq, limit) as { seq: number; type: StepType; block_num: number; block_id: string }[]).map((r) => ({ seq: r.seq, type: r.type, blockNum: r.block_num, blockId: r.block_id }))
+      return (s.stepsAfter.all(seq, limit) as StepRow[]).map(stepFromRow)
+    },
+    async stepsOfBlock(blockId) {
+      return (s.stepsOfBlock.all(blockId) as StepRow[]).map(stepFromRow)
     },
     async integrityFindings() {
       return sqliteIntegrityFindings(db)

@@ -1,6 +1,6 @@
 import { test, type TestContext } from 'node:test'
 import assert from 'node:assert/strict'
-import type { BlockBatch, Store } from '../../../src/store/index.ts'
+import { TRANSACTION_CANCELED, type BlockBatch, type Store, type TransactionRecord } from '../../../src/store/index.ts'
 
 /** A store backing that can be opened more than once (a file, a database). */
 export type StoreFactory = (t: TestContext) => Promise<{ open: () => Promise<Store> }>
@@ -23,6 +23,7 @@ function batch(num: number, changes: Partial<BlockBatch> = {}, branch = 'a', par
 const row = (key: number, value: number | undefined, scope = 'alice') => ({ code: 'rawdb', scope, table: 'rows', primaryKey: BigInt(key), payer: 'rawdb', value: value === undefined ? undefined : new Uint8Array([value]) })
 
 
+const trx = (id: string, blockNum: number, blockIndex: number, status = 0): TransactionRecord => ({ id, blockNum, blockIndex, status, cpuUsageUs: 1, netUsageWords: 1, scheduled: status !== 0 })
 
 /** Every port test, run against one adapter. */
 export function runStoreContract(name: string, factory: StoreFactory, skip: string | false = false): void {
@@ -118,5 +119,40 @@ export function runStoreContract(name: string, factory: StoreFactory, skip: stri
     assert.deepEqual((await store.transactionsByIdPrefix('ab', 2)).length, 2)
     assert.deepEqual(await store.transactionsByIdPrefix('zz', 10), [])
     assert.equal((await store.transaction('3f' + 'e'.repeat(62)))?.blockNum, 3)
+  })
+
+  test(`${name}: transactionHistory() keeps delayed, canceled and forked-out facts; a re-applied block is a redo step`, { skip }, async (t) => {
+    const store = await (await factory(t)).open()
+    t.after(() => store.close())
+    const delayed = 'de'.repeat(32)
+    const other = 'f0'.repeat(32)
+    await store.applyBlock(batch(1, { transactions: [trx(delayed, 1, 1, 3)] }), 0)
+    await store.applyBlock(batch(2, { transactions: [trx(other, 2, 1), trx(delayed, 2, -1, TRANSACTION_CANCELED)] }), 0)
+    await store.undoFrom(2)
+    await store.applyBlock(batch(2, { transactions: [trx(delayed, 2, 1, 0)] }, 'b', 'a'), 0)
+    const history = await store.transactionHistory(delayed)
+    assert.deepEqual(history.records.map((r) => [r.blockNum, r.status]), [[1, 3], [2, 0]])
+    assert.deepEqual(history.forkedOut, [])
+    assert.deepEqual((await store.transactionHistory(other)).records, [])
+    assert.deepEqual((await store.transactionHistory(other)).forkedOut, [{ blockNum: 2, blockId: id(2) }])
+    await store.undoFrom(2)
+    await store.applyBlock(batch(2, {}, 'a'), 0)
+    assert.deepEqual((await store.stepsOfBlock(id(2))).map((s) => s.type), ['new', 'undo', 'redo'])
+    assert.deepEqual((await store.stepsOfBlock(id(2, 'b'))).map((s) => s.type), ['new', 'undo'])
+    assert.deepEqual(await store.stepsOfBlock('00'.repeat(32)), [])
+  })
+
+  test(`${name}: rowChanges() gives a block's row changes with the versions they replaced`, { skip }, async (t) => {
+    const store = await (await factory(t)).open()
+    t.after(() => store.close())
+    await store.applyBlock(batch(1, { rows: [row(1, 10), row(2, 20)] }), 0)
+    await store.applyBlock(batch(2, { rows: [row(1, 11), row(2, undefined), row(3, 30)] }), 0)
+    const changes = await store.rowChanges(2)
+    assert.deepEqual(
+      changes.map((c) => [Number(c.primaryKey), c.value?.[0], c.old && c.old.value?.[0]]),
+      [[1, 11, 10], [2, undefined, 20], [3, 30, undefined]],
+    )
+    assert.equal(changes[2].old, undefined)
+    assert.deepEqual(await store.rowChanges(3), [])
   })
 }

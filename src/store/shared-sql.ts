@@ -1,0 +1,23 @@
+/**
+ * Statements both adapters run as they are (only the placeholder style differs: write `?`, the
+ * PostgreSQL adapter numbers them).
+ */
+
+/** Records a block's application: `redo` when the same block id was undone before, else `new`. (Parameters: id, num, id.) */
+export const INSERT_APPLY_STEP =
+  "INSERT INTO steps (type, block_num, block_id) SELECT CASE WHEN EXISTS (SELECT 1 FROM steps WHERE block_id = ? AND type = 'undo') THEN 'redo' ELSE 'new' END, ?, ?"
+
+/** Keeps the transactions of blocks about to be undone (parameter: first undone block). */
+export const RECORD_FORKED_TRANSACTIONS =
+  'INSERT INTO forked_transactions SELECT t.id, t.block_num, b.id FROM transactions t JOIN blocks b ON b.num = t.block_num WHERE t.block_num >= ? AND t.block_index >= 0 ON CONFLICT DO NOTHING'
+
+/** The rows a block changed, each with the version it closed (parameter: block). */
+export const ROW_CHANGES_OF_BLOCK = `SELECT n.code, n.tbl, n.scope, n.pk, n.payer, n.value, o.payer AS old_payer, o.value AS old_value, o.block_num AS old_block
+  FROM row_versions n LEFT JOIN row_versions o ON o.code = n.code AND o.tbl = n.tbl AND o.scope = n.scope AND o.pk = n.pk AND o.valid_to = n.block_num
+  WHERE n.block_num = ? ORDER BY n.code, n.tbl, n.scope, n.pk`
+
+/** `?` placeholders as PostgreSQL's `$1, $2…`. */
+export function numbered(sql: string): string {
+  let n = 0
+  return sql.replace(/\?/g, () => `$${++n}`)
+}
