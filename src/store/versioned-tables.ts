@@ -1,5 +1,6 @@
 /**
- * Tables holding versions (valid from `block_num` until `valid_to`); undoing blocks >= n is the
- * same two statements on each, in both adapters.
+ * Versioned tables (valid from `block_num` until `valid_to`) undone by the same two statements in
+ * both adapters: delete versions written at or after n, reopen versions closed at or after n.
+ * `row_versions` is undone by key instead (see the SQLite schema's comment).
  */
-export const VERSIONED_TABLES = ['row_versions', 'abi_versions', 'permission_versions', 'key_versions', 'link_versions'] as const
+export const VERSIONED_TABLES = ['abi_versions', 'permission_versions', 'key_versions', 'link_versions'] as const

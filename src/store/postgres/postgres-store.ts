@@ -180,6 +180,14 @@ export async function openPostgresStore(url: string): Promise<Store> {
       await insertChunks(c, kept)
     }
     await c.query(numbered(RECORD_FORKED_TRANSACTIONS), [blockNum])
+    const keys = (await c.query<{ code: string; tbl: string; scope: string; pk: string }>('SELECT DISTINCT code, tbl, scope, pk FROM row_versions WHERE block_num >= $1', [blockNum])).rows
+    if (keys.length) {
+      await c.query(
+        'UPDATE row_versions v SET valid_to = NULL FROM unnest($2::text[], $3::text[], $4::text[], $5::text[]) AS k(code, tbl, scope, pk) WHERE v.code = k.code AND v.tbl = k.tbl AND v.scope = k.scope AND v.pk = k.pk AND v.valid_to >= $1',
+        [blockNum, keys.map((k) => k.code), keys.map((k) => k.tbl), keys.map((k) => k.scope), keys.map((k) => k.pk)],
+      )
+    }
+    await c.query('DELETE FROM row_versions WHERE block_num >= $1', [blockNum])
     for (const table of VERSIONED_TABLES) {
       await c.query(`DELETE FROM ${table} WHERE block_num >= $1`, [blockNum])
       await c.query(`UPDATE ${table} SET valid_to = NULL WHERE valid_to >= $1`, [blockNum])

@@ -44,7 +44,6 @@ CREATE TABLE IF NOT EXISTS row_versions (
 ) PARTITION BY RANGE (block_num);
 CREATE INDEX IF NOT EXISTS row_versions_head ON row_versions (code, tbl, scope, pk) WHERE valid_to IS NULL;
 CREATE INDEX IF NOT EXISTS row_versions_block ON row_versions (block_num);
-CREATE INDEX IF NOT EXISTS row_versions_valid_to ON row_versions (valid_to);
 
 CREATE TABLE IF NOT EXISTS abi_versions (
   account TEXT NOT NULL, block_num BIGINT NOT NULL, valid_to BIGINT, abi BYTEA NOT NULL, PRIMARY KEY (account, block_num)

@@ -15,8 +15,11 @@ export const FLAG_SCHEDULED = 4
 /** The term every action carries: the list a query with no positive term walks. */
 export const ALL_ACTIONS_TERM = '*'
 
-/** Entries per chunk at most, so seeking into a chunk decodes a bounded number of varints. */
-export const MAX_CHUNK_ENTRIES = 2048
+/**
+ * Entries per chunk at most. A seek decodes one chunk, and a rare term's candidates each seek into
+ * the dense lists: small chunks keep that cheap, at a few bytes of chunk key per 256 postings.
+ */
+export const MAX_CHUNK_ENTRIES = 256
 
 /**
  * The 53-bit key of a term (cyrb53). Keys stand for terms in the store; a collision between two

@@ -159,14 +159,20 @@ class AndCursor implements Cursor {
       let candidate = await this.positives[0].seek(at)
       if (!candidate) return undefined
       await this.prefetchFrom(candidate)
-      for (let agreed = 1, i = 1; agreed < this.positives.length; i++) {
-        const m = await this.positives[i % this.positives.length].seek(candidate.seq)
+      // The leading (rarest) list proposes; each other list confirms in turn. A list that skips
+      // ahead sends the search back to the leading list from there, so dense lists are only
+      // probed at candidates of the rare one.
+      for (let i = 1; i < this.positives.length; ) {
+        const m = await this.positives[i].seek(candidate.seq)
         if (!m) return undefined
-        if (m.seq === candidate.seq) agreed++
-        else {
-          candidate = m
-          agreed = 1
+        if (m.seq === candidate.seq) {
+          i++
+          continue
         }
+        candidate = await this.positives[0].seek(m.seq)
+        if (!candidate) return undefined
+        await this.prefetchFrom(candidate)
+        i = 1
       }
       let excluded = false
       for (const n of this.negatives) if ((await n.seek(candidate.seq))?.seq === candidate.seq) excluded = true

@@ -4,7 +4,9 @@
  * current). State at height h = the versions with block_num <= h and (valid_to IS NULL or
  * valid_to > h); a removal is a version whose value is NULL (a tombstone). Undoing blocks >= n is
  * two statements per table: delete the versions written at or after n, and reopen the versions
- * those had closed (valid_to >= n).
+ * those had closed (valid_to >= n). Contract rows, the largest table, carry no index on valid_to:
+ * every row version closes exactly one predecessor of the same key in the same block, so undo
+ * reopens by the keys of the versions it deletes.
  */
 export const SQLITE_SCHEMA_VERSION = 2
 
@@ -47,7 +49,6 @@ CREATE TABLE IF NOT EXISTS row_versions (
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS row_versions_head ON row_versions (code, tbl, scope, pk) WHERE valid_to IS NULL;
 CREATE INDEX IF NOT EXISTS row_versions_block ON row_versions (block_num);
-CREATE INDEX IF NOT EXISTS row_versions_valid_to ON row_versions (valid_to);
 
 CREATE TABLE IF NOT EXISTS abi_versions (
   account TEXT NOT NULL, block_num INTEGER NOT NULL, valid_to INTEGER, abi BLOB NOT NULL,

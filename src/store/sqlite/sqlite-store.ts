@@ -63,6 +63,9 @@ export function openSqliteStore(path: string): Store {
     chunksBefore: db.prepare(`SELECT term_key, last_seq, first_seq, entries FROM postings WHERE term_key = ? AND last_seq < ? ORDER BY last_seq DESC LIMIT ?`),
     closeRow: db.prepare('UPDATE row_versions SET valid_to = ? WHERE code = ? AND tbl = ? AND scope = ? AND pk = ? AND valid_to IS NULL'),
     insertRow: db.prepare('INSERT INTO row_versions VALUES (?, ?, ?, ?, ?, NULL, ?, ?)'),
+    rowKeysFrom: db.prepare('SELECT DISTINCT code, tbl, scope, pk FROM row_versions WHERE block_num >= ?'),
+    reopenRow: db.prepare('UPDATE row_versions SET valid_to = NULL WHERE code = ? AND tbl = ? AND scope = ? AND pk = ? AND valid_to >= ?'),
+    deleteRowsFrom: db.prepare('DELETE FROM row_versions WHERE block_num >= ?'),
     closeAbi: db.prepare('UPDATE abi_versions SET valid_to = ? WHERE account = ? AND valid_to IS NULL'),
     insertAbi: db.prepare('INSERT INTO abi_versions VALUES (?, ?, NULL, ?)'),
     closePermission: db.prepare('UPDATE permission_versions SET valid_to = ? WHERE owner = ? AND name = ? AND valid_to IS NULL'),
@@ -206,6 +209,8 @@ export function openSqliteStore(path: string): Store {
       }
     }
     s.recordForked.run(blockNum)
+    for (const k of s.rowKeysFrom.all(blockNum) as { code: string; tbl: string; scope: string; pk: string }[]) s.reopenRow.run(k.code, k.tbl, k.scope, k.pk, blockNum)
+    s.deleteRowsFrom.run(blockNum)
     for (const stmt of undoStatements) stmt.run(blockNum)
     for (const stmt of deleteFrom) stmt.run(blockNum)
     for (const row of undone) step('undo', row.num, row.id)
