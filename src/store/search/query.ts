@@ -25,8 +25,8 @@ export interface PostingSource {
    */
   chunks(termKey: number, seq: number, direction: SearchDirection, atMost: number): Promise<PostingChunk[]>
   /**
-   * The distinct first chunks `chunks()` would answer for each of `seqs`, in one round trip. Only worth
-   * having where a round trip costs far more than an index probe (a server, not an embedded file).
+   * The distinct first chunks `chunks()` would answer for each of `seqs`, in one round trip (or
+   * a constant number of statements). Optional: cursors then seek one chunk at a time.
    */
   chunksAround?(termKey: number, seqs: readonly number[], direction: SearchDirection): Promise<PostingChunk[]>
   /** How many chunks the term's list has, counted up to `cap`: a cheap estimate of how rare it is. */
@@ -35,8 +35,10 @@ export interface PostingSource {
 
 /** Candidates an AND collects from its leading list before prefetching the others' chunks for them. */
 const PREFETCH_CANDIDATES = 64
-/** Chunk counts above this all look equally dense to the AND ordering. */
-const ESTIMATE_CAP = 64
+/** Chunk counts above this all look equally dense to the AND ordering (a dense term has one chunk per 256 entries). */
+const ESTIMATE_CAP = 1_000
+/** Chunks per read of an AND's leading list: a rare list comes in one or two reads. */
+const LEADING_READAHEAD = 64
 
 const FLAG_BITS: Record<SearchFlag, number> = { input: FLAG_INPUT, notif: FLAG_NOTIF, scheduled: FLAG_SCHEDULED }
 
@@ -76,12 +78,26 @@ class TermCursor implements Cursor {
   async prefetch(targets: readonly number[]): Promise<void> {
     const wanted = targets.filter((t) => this.fromWindow(t) === 'miss' && !this.ahead.has(t))
     if (wanted.length < 2 || !this.source.chunksAround) return
-    const chunks = (await this.source.chunksAround(this.key, wanted, this.forward ? 'forward' : 'backward')).map(loaded)
+    // Chunks never overlap, so one ascending order serves both directions.
+    const chunks = (await this.source.chunksAround(this.key, wanted, this.forward ? 'forward' : 'backward')).sort((a, b) => a.lastSeq - b.lastSeq)
+    const decoded = new Map<PostingChunk, LoadedChunk>()
+    const load = (c: PostingChunk | undefined) => {
+      if (!c) return undefined
+      let l = decoded.get(c)
+      if (!l) decoded.set(c, (l = loaded(c)))
+      return l
+    }
     if (this.ahead.size > 4 * PREFETCH_CANDIDATES) this.ahead.clear()
     for (const t of wanted) {
       // Forward: the first chunk ending at or after t; backward: the last chunk starting at or before t.
-      const answer = this.forward ? chunks.filter((c) => c.lastSeq >= t).sort((a, b) => a.lastSeq - b.lastSeq)[0] : chunks.filter((c) => c.firstSeq <= t).sort((a, b) => b.firstSeq - a.firstSeq)[0]
-      this.ahead.set(t, answer)
+      let lo = 0
+      let hi = chunks.length
+      while (lo < hi) {
+        const mid = (lo + hi) >>> 1
+        if (this.forward ? chunks[mid].lastSeq < t : chunks[mid].firstSeq <= t) lo = mid + 1
+        else hi = mid
+      }
+      this.ahead.set(t, load(this.forward ? chunks[lo] : chunks[lo - 1]))
     }
   }
 
@@ -224,7 +240,7 @@ async function compile(expr: SearchExpr, source: PostingSource, forward: boolean
   const keys = terms.map(termKey)
   const sizes = keys.length > 1 ? await Promise.all(keys.map((k) => source.chunkCount(k, ESTIMATE_CAP))) : [0]
   const order = keys.map((_, i) => i).sort((a, b) => sizes[a] - sizes[b])
-  const readahead = (size: number) => (keys.length === 1 ? undefined : size < ESTIMATE_CAP ? ESTIMATE_CAP : 1)
+  const readahead = (size: number) => (keys.length === 1 ? undefined : size < ESTIMATE_CAP ? LEADING_READAHEAD : 1)
   const cursors: Cursor[] = order.map((i, rank) => new TermCursor(source, keys[i], forward, rank === 0 ? filter : none, readahead(sizes[i])))
   for (const o of others) cursors.push(await compile(o, source, forward))
   if (keys.length === 0 && (mask !== 0 || cursors.length === 0)) cursors.unshift(all(filter))

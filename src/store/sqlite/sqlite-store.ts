@@ -98,12 +98,36 @@ export function openSqliteStore(path: string): Store {
   const undoStatements = VERSIONED_TABLES.flatMap((t) => [db.prepare(`DELETE FROM ${t} WHERE block_num >= ?`), db.prepare(`UPDATE ${t} SET valid_to = NULL WHERE valid_to >= ?`)])
   const deleteFrom = ['blocks WHERE num', 'transactions WHERE block_num'].map((w) => db.prepare(`DELETE FROM ${w} >= ?`))
 
+  // Statements whose text depends on a count (IN lists, VALUES rows), prepared once per text.
+  const statements = new Map<string, Database.Statement>()
+  const statement = (sql: string) => {
+    let st = statements.get(sql)
+    if (!st) {
+      if (statements.size > 256) statements.clear()
+      statements.set(sql, (st = db.prepare(sql)))
+    }
+    return st
+  }
+
   const postingSource: PostingSource = {
     async chunks(termKey, seq, direction, atMost) {
       const after = s.chunksFrom.all(termKey, seq, atMost) as PostingRow[]
       if (direction === 'forward') return after.map(chunkFromRow)
       const holding = after[0] && after[0].first_seq <= seq ? [after[0]] : []
       return [...holding, ...(s.chunksBefore.all(termKey, seq, atMost) as PostingRow[])].map(chunkFromRow)
+    },
+    async chunksAround(termKey, seqs, direction) {
+      // Two statements for any number of seeks: the last_seq of each answer, then those chunks.
+      const holdingOrAfter = 'SELECT last_seq FROM postings WHERE term_key = ? AND last_seq >= s.seq ORDER BY last_seq LIMIT 1'
+      const before = 'SELECT last_seq FROM postings WHERE term_key = ? AND last_seq < s.seq ORDER BY last_seq DESC LIMIT 1'
+      const picks = direction === 'forward' ? `(${holdingOrAfter})` : `(${holdingOrAfter}), (${before})`
+      const lasts = statement(`WITH s(seq) AS (VALUES ${seqs.map(() => '(?)').join(',')}) SELECT ${picks} FROM s`)
+        .raw()
+        .all(...seqs, ...(direction === 'forward' ? [termKey] : [termKey, termKey])) as (number | null)[][]
+      const wanted = [...new Set(lasts.flat().filter((x): x is number => x !== null))]
+      if (wanted.length === 0) return []
+      const rows = statement(`SELECT term_key, last_seq, first_seq, entries FROM postings WHERE term_key = ? AND last_seq IN (${wanted.map(() => '?').join(',')})`).all(termKey, ...wanted) as PostingRow[]
+      return rows.map(chunkFromRow)
     },
     async chunkCount(termKey, cap) {
       return (s.chunkCount.get(termKey, cap) as { n: number }).n
