@@ -217,9 +217,6 @@ export async function openPostgresStore(url: string): Promise<Store> {
       const rows = await pool.query<PostingRow>(`SELECT DISTINCT ON (p.last_seq) p.term_key, p.last_seq, p.first_seq, p.entries FROM unnest($2::bigint[]) AS s(seq) CROSS JOIN LATERAL (${lateral}) p`, [termKey, seqs])
       return rows.rows.map(chunkFromRow)
     },
-    async chunkCount(termKey, cap) {
-      return Number((await pool.query('SELECT COUNT(*) AS n FROM (SELECT 1 FROM postings WHERE term_key = $1 LIMIT $2) c', [termKey, cap])).rows[0].n)
-    },
   }
 
   return {

@@ -29,16 +29,15 @@ export interface PostingSource {
    * a constant number of statements). Optional: cursors then seek one chunk at a time.
    */
   chunksAround?(termKey: number, seqs: readonly number[], direction: SearchDirection): Promise<PostingChunk[]>
-  /** How many chunks the term's list has, counted up to `cap`: a cheap estimate of how rare it is. */
-  chunkCount(termKey: number, cap: number): Promise<number>
 }
 
 /** Candidates an AND collects from its leading list before prefetching the others' chunks for them. */
-const PREFETCH_CANDIDATES = 64
-/** Chunk counts above this all look equally dense to the AND ordering (a dense term has one chunk per 256 entries). */
-const ESTIMATE_CAP = 1_000
-/** Chunks per read of an AND's leading list: a rare list comes in one or two reads. */
-const LEADING_READAHEAD = 64
+const PREFETCH_CANDIDATES = 256
+/**
+ * Chunks an AND reads first from each of its lists, all at once: a list that ends within them is
+ * rare and now fully loaded, and their sizes tell which list should lead.
+ */
+const OPENING_WINDOW = 64
 
 const FLAG_BITS: Record<SearchFlag, number> = { input: FLAG_INPUT, notif: FLAG_NOTIF, scheduled: FLAG_SCHEDULED }
 
@@ -47,6 +46,23 @@ interface Cursor {
   seek(target: number): Promise<SearchMatch | undefined>
   /** Loads, in one round trip, what seeking to each of `targets` will need (a hint; may do nothing). */
   prefetch?(targets: readonly number[]): Promise<void>
+  /** False only when what is loaded already shows `seq` is not in the list. */
+  mayHold?(seq: number): boolean
+}
+
+/** Targets this close to the previous one are assumed to share its chunk (and checked after the read). */
+const CLUSTER_GAP = 64
+
+/** Index of the first entry >= `seq` in an ascending array. */
+function lowerBound(seqs: Float64Array, seq: number): number {
+  let lo = 0
+  let hi = seqs.length
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1
+    if (seqs[mid] < seq) lo = mid + 1
+    else hi = mid
+  }
+  return lo
 }
 
 type LoadedChunk = PostingChunk & ChunkEntries
@@ -62,7 +78,9 @@ const passes = (flags: number, f: FlagFilter) => (flags & f.mask) === f.value
 
 class TermCursor implements Cursor {
   /** Chunks read together, in the direction of travel, for seeks from `from` on. */
-  private window: { from: number; chunks: PostingChunk[]; decoded: Map<number, LoadedChunk> } | undefined
+  private windows: { from: number; chunks: PostingChunk[]; decoded: Map<number, LoadedChunk> }[] = []
+  /** The list has nothing at or beyond this position (in the direction of travel). */
+  private exhaustedFrom: number | undefined
   /** Chunks prefetched for given seek targets. */
   private readonly ahead = new Map<number, LoadedChunk | undefined>()
 
@@ -70,16 +88,30 @@ class TermCursor implements Cursor {
     private readonly source: PostingSource,
     readonly key: number,
     private readonly forward: boolean,
-    private readonly filter: FlagFilter,
-    /** Chunks per read: a whole rare list at once, one chunk at a time of a dense one. */
-    private readonly readahead = 2,
+    /** Entries whose flags fail this are skipped (set on an AND's leading list). */
+    public filter: FlagFilter,
+    /** Chunks per read. */
+    public readahead = 2,
   ) {}
+
+  /** Reads the opening window from `at` and says how large the list looks from there. */
+  async open(at: number): Promise<{ complete: boolean; bytes: number; density: number }> {
+    await this.load(at)
+    const chunks = this.windows[0]?.chunks ?? []
+    const bytes = chunks.reduce((sum, c) => sum + c.entries.length, 0)
+    const span = chunks.length ? Math.max(1, chunks[chunks.length - 1].lastSeq - chunks[0].firstSeq, chunks[0].lastSeq - chunks[chunks.length - 1].firstSeq) : 1
+    return { complete: chunks.length < this.readahead, bytes, density: bytes / span }
+  }
 
   async prefetch(targets: readonly number[]): Promise<void> {
     const wanted = targets.filter((t) => this.fromWindow(t) === 'miss' && !this.ahead.has(t))
     if (wanted.length < 2 || !this.source.chunksAround) return
+    // Only the first of each cluster of close targets is asked for; the rest are answered from the
+    // chunks that come back when one of them holds the target, else left to a seek of their own.
+    const leaders = wanted.filter((t, i) => i === 0 || Math.abs(t - wanted[i - 1]) > CLUSTER_GAP)
+    const asked = new Set(leaders)
     // Chunks never overlap, so one ascending order serves both directions.
-    const chunks = (await this.source.chunksAround(this.key, wanted, this.forward ? 'forward' : 'backward')).sort((a, b) => a.lastSeq - b.lastSeq)
+    const chunks = (await this.source.chunksAround(this.key, leaders, this.forward ? 'forward' : 'backward')).sort((a, b) => a.lastSeq - b.lastSeq)
     const decoded = new Map<PostingChunk, LoadedChunk>()
     const load = (c: PostingChunk | undefined) => {
       if (!c) return undefined
@@ -97,19 +129,31 @@ class TermCursor implements Cursor {
         if (this.forward ? chunks[mid].lastSeq < t : chunks[mid].firstSeq <= t) lo = mid + 1
         else hi = mid
       }
-      this.ahead.set(t, load(this.forward ? chunks[lo] : chunks[lo - 1]))
+      const answer = this.forward ? chunks[lo] : chunks[lo - 1]
+      if (asked.has(t) || (answer && answer.firstSeq <= t && t <= answer.lastSeq)) this.ahead.set(t, load(answer))
     }
   }
 
-  /** The chunk a seek to `at` needs, if the window read for an earlier seek already has it. */
+  mayHold(seq: number): boolean {
+    const windowed = this.fromWindow(seq)
+    const chunk = windowed !== 'miss' ? windowed : this.ahead.has(seq) ? this.ahead.get(seq) : 'unknown'
+    if (chunk === 'unknown') return true
+    if (!chunk) return false
+    const i = lowerBound(chunk.seqs, seq)
+    return i < chunk.seqs.length && chunk.seqs[i] === seq
+  }
+
+  /** The chunk a seek to `at` needs, if a window read for an earlier seek already has it. */
   private fromWindow(at: number): LoadedChunk | 'miss' {
-    const w = this.window
-    if (!w || (this.forward ? at < w.from : at > w.from)) return 'miss'
-    const i = w.chunks.findIndex((c) => (this.forward ? c.lastSeq >= at : c.firstSeq <= at))
-    if (i < 0) return 'miss'
-    let chunk = w.decoded.get(i)
-    if (!chunk) w.decoded.set(i, (chunk = loaded(w.chunks[i])))
-    return chunk
+    for (const w of this.windows) {
+      if (this.forward ? at < w.from : at > w.from) continue
+      const i = w.chunks.findIndex((c) => (this.forward ? c.lastSeq >= at : c.firstSeq <= at))
+      if (i < 0) continue
+      let chunk = w.decoded.get(i)
+      if (!chunk) w.decoded.set(i, (chunk = loaded(w.chunks[i])))
+      return chunk
+    }
+    return 'miss'
   }
 
   async seek(target: number): Promise<SearchMatch | undefined> {
@@ -139,9 +183,15 @@ class TermCursor implements Cursor {
   }
 
   private async load(at: number): Promise<LoadedChunk | undefined> {
+    if (this.exhaustedFrom !== undefined && (this.forward ? at >= this.exhaustedFrom : at <= this.exhaustedFrom)) return undefined
     const chunks = await this.source.chunks(this.key, at, this.forward ? 'forward' : 'backward', this.readahead)
-    if (chunks.length === 0) return undefined
-    this.window = { from: at, chunks, decoded: new Map() }
+    if (chunks.length === 0) {
+      this.exhaustedFrom = at
+      return undefined
+    }
+    // The newest window first; a few are kept, since a leading list is walked ahead for prefetching, then again.
+    this.windows.unshift({ from: at, chunks, decoded: new Map() })
+    this.windows.length = Math.min(this.windows.length, 4)
     return this.fromWindow(at) as LoadedChunk
   }
 }
@@ -166,7 +216,14 @@ class AndCursor implements Cursor {
       if (!m) break
     }
     this.prefetchedTo = targets[targets.length - 1]
-    await Promise.all([...this.positives.slice(1), ...this.negatives].map((c) => c.prefetch?.(targets)))
+    // In cascade: each confirming list is read for the candidates the previous ones may hold.
+    let remaining = targets
+    for (const c of this.positives.slice(1)) {
+      if (!c.prefetch || remaining.length === 0) break
+      await c.prefetch(remaining)
+      if (c.mayHold) remaining = remaining.filter((t) => c.mayHold?.(t))
+    }
+    await Promise.all(this.negatives.map((c) => c.prefetch?.(remaining)))
   }
 
   async seek(target: number): Promise<SearchMatch | undefined> {
@@ -214,12 +271,12 @@ class OrCursor implements Cursor {
   }
 }
 
-async function compile(expr: SearchExpr, source: PostingSource, forward: boolean): Promise<Cursor> {
+async function compile(expr: SearchExpr, source: PostingSource, forward: boolean, at: number): Promise<Cursor> {
   const all = (filter: FlagFilter) => new TermCursor(source, termKey(ALL_ACTIONS_TERM), forward, filter)
   const none: FlagFilter = { mask: 0, value: 0 }
   if ('term' in expr) return new TermCursor(source, termKey(expr.term), forward, none)
   if ('flag' in expr) return all({ mask: FLAG_BITS[expr.flag], value: expr.value ? FLAG_BITS[expr.flag] : 0 })
-  if ('or' in expr) return new OrCursor(await Promise.all(expr.or.map((e) => compile(e, source, forward))), forward)
+  if ('or' in expr) return new OrCursor(await Promise.all(expr.or.map((e) => compile(e, source, forward, at))), forward)
   const parts = 'and' in expr ? expr.and : [expr]
   // Flags of an AND fold into one filter on its leading list; NOTs become exclusions.
   let mask = 0
@@ -231,19 +288,26 @@ async function compile(expr: SearchExpr, source: PostingSource, forward: boolean
     if ('flag' in p) {
       mask |= FLAG_BITS[p.flag]
       if (p.value) value |= FLAG_BITS[p.flag]
-    } else if ('not' in p) negatives.push(await compile(p.not, source, forward))
+    } else if ('not' in p) negatives.push(await compile(p.not, source, forward, at))
     else if ('term' in p) terms.push(p.term)
     else others.push(p)
   }
   const filter = { mask, value }
-  // The rarest term leads (the others only confirm its candidates) and carries the flag filter.
-  const keys = terms.map(termKey)
-  const sizes = keys.length > 1 ? await Promise.all(keys.map((k) => source.chunkCount(k, ESTIMATE_CAP))) : [0]
-  const order = keys.map((_, i) => i).sort((a, b) => sizes[a] - sizes[b])
-  const readahead = (size: number) => (keys.length === 1 ? undefined : size < ESTIMATE_CAP ? LEADING_READAHEAD : 1)
-  const cursors: Cursor[] = order.map((i, rank) => new TermCursor(source, keys[i], forward, rank === 0 ? filter : none, readahead(sizes[i])))
-  for (const o of others) cursors.push(await compile(o, source, forward))
-  if (keys.length === 0 && (mask !== 0 || cursors.length === 0)) cursors.unshift(all(filter))
+  // The rarest term leads (the others only confirm its candidates) and carries the flag filter:
+  // lists that end within their opening window by size, then the others by density.
+  const termCursors = terms.map((t) => new TermCursor(source, termKey(t), forward, none, terms.length > 1 ? OPENING_WINDOW : undefined))
+  if (termCursors.length > 1) {
+    const sizes = await Promise.all(termCursors.map((c) => c.open(at)))
+    const rank = (i: number) => (sizes[i].complete ? sizes[i].bytes : Number.MAX_SAFE_INTEGER / 2 + sizes[i].density)
+    const order = termCursors.map((_, i) => i).sort((a, b) => rank(a) - rank(b))
+    termCursors.splice(0, termCursors.length, ...order.map((i) => termCursors[i]))
+    // Past the opening window, the confirming lists are read a chunk at a time (or prefetched).
+    for (const c of termCursors.slice(1)) c.readahead = 1
+  }
+  if (termCursors.length) termCursors[0].filter = filter
+  const cursors: Cursor[] = [...termCursors]
+  for (const o of others) cursors.push(await compile(o, source, forward, at))
+  if (termCursors.length === 0 && (mask !== 0 || cursors.length === 0)) cursors.unshift(all(filter))
   if (cursors.length === 1 && negatives.length === 0) return cursors[0]
   return new AndCursor(cursors, negatives, forward)
 }
@@ -262,9 +326,9 @@ export interface SearchRange {
  */
 export async function searchPostings(source: PostingSource, query: SearchExpr, range: SearchRange): Promise<SearchMatch[]> {
   const forward = range.direction === 'forward'
-  const cursor = await compile(query, source, forward)
-  const out: SearchMatch[] = []
   let at = range.fromSeq ?? (forward ? 0 : Number.MAX_SAFE_INTEGER)
+  const cursor = await compile(query, source, forward, at)
+  const out: SearchMatch[] = []
   const stop = range.toSeq ?? (forward ? Number.MAX_SAFE_INTEGER : 0)
   while (out.length < range.limit) {
     const m = await cursor.seek(at)

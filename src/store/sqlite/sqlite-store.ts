@@ -59,7 +59,6 @@ export function openSqliteStore(path: string): Store {
     postingsFrom: db.prepare('SELECT term_key, last_seq, first_seq, entries FROM postings WHERE last_seq >= ?'),
     deletePosting: db.prepare('DELETE FROM postings WHERE term_key = ? AND last_seq = ?'),
     chunksFrom: db.prepare(`SELECT term_key, last_seq, first_seq, entries FROM postings WHERE term_key = ? AND last_seq >= ? ORDER BY last_seq LIMIT ?`),
-    chunkCount: db.prepare('SELECT COUNT(*) AS n FROM (SELECT 1 FROM postings WHERE term_key = ? LIMIT ?)'),
     chunksBefore: db.prepare(`SELECT term_key, last_seq, first_seq, entries FROM postings WHERE term_key = ? AND last_seq < ? ORDER BY last_seq DESC LIMIT ?`),
     closeRow: db.prepare('UPDATE row_versions SET valid_to = ? WHERE code = ? AND tbl = ? AND scope = ? AND pk = ? AND valid_to IS NULL'),
     insertRow: db.prepare('INSERT INTO row_versions VALUES (?, ?, ?, ?, ?, NULL, ?, ?)'),
@@ -128,9 +127,6 @@ export function openSqliteStore(path: string): Store {
       if (wanted.length === 0) return []
       const rows = statement(`SELECT term_key, last_seq, first_seq, entries FROM postings WHERE term_key = ? AND last_seq IN (${wanted.map(() => '?').join(',')})`).all(termKey, ...wanted) as PostingRow[]
       return rows.map(chunkFromRow)
-    },
-    async chunkCount(termKey, cap) {
-      return (s.chunkCount.get(termKey, cap) as { n: number }).n
     },
   }
 
