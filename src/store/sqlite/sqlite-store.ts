@@ -9,6 +9,7 @@ import { TRX_ID_OF_ACTION, actionFromRow, rowChangeFromRow, stepFromRow, type St
 import { postingChunks, truncateChunk, type PostingChunk } from '../search/postings.ts'
 import { searchPostings, type PostingSource } from '../search/query.ts'
 import type { ActionRecord, BlockBatch, Step, StepType, StorePosition, TransactionRecord } from '../types.ts'
+import { startCheckpointer } from './checkpointer.ts'
 import { sqliteIntegrityFindings } from './integrity.ts'
 import { SQLITE_SCHEMA, SQLITE_SCHEMA_VERSION } from './schema.ts'
 import { VERSIONED_TABLES } from '../versioned-tables.ts'
@@ -35,16 +36,18 @@ export function openSqliteStore(path: string): Store {
   const db = new Database(path)
   db.pragma('journal_mode = WAL')
   db.pragma('synchronous = NORMAL')
-  // The hot B-trees (row versions, transactions, postings) outgrow SQLite's 2 MB default cache
-  // within a few hundred thousand actions; a larger cache and memory-mapped reads keep writes from
-  // going to the file for every page.
-  db.pragma('cache_size = -262144')
-  db.pragma('mmap_size = 1073741824')
-  db.pragma('wal_autocheckpoint = 10000')
+  // The hot B-trees (transactions by id, row versions, postings) outgrow SQLite's 2 MB default
+  // page cache within a few hundred thousand actions.
+  db.pragma('cache_size = -131072')
   db.exec(SQLITE_SCHEMA)
   const version = db.prepare("SELECT value FROM meta WHERE key = 'schema_version'").get() as { value: string } | undefined
   if (!version) db.prepare("INSERT INTO meta VALUES ('schema_version', ?)").run(String(SQLITE_SCHEMA_VERSION))
   else if (Number(version.value) !== SQLITE_SCHEMA_VERSION) throw new Error(`store: ${path} has schema version ${version.value}, this build reads ${SQLITE_SCHEMA_VERSION}`)
+  // Checkpoints run on a second thread (checkpointer.ts); the writer's own, every 50,000 pages
+  // (200 MB), only bounds the WAL if that thread falls behind. A WAL that grew is cut back to 64 MB.
+  const checkpointer = path === ':memory:' ? undefined : startCheckpointer(path)
+  db.pragma(`wal_autocheckpoint = ${checkpointer ? 50000 : 10000}`)
+  db.pragma('journal_size_limit = 67108864')
 
   const s = {
     getMeta: db.prepare('SELECT value FROM meta WHERE key = ?'),
@@ -355,6 +358,7 @@ export function openSqliteStore(path: string): Store {
       return sqliteIntegrityFindings(db)
     },
     async close() {
+      await checkpointer?.stop()
       if (db.open) db.close()
     },
   }
