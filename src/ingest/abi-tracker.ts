@@ -13,7 +13,9 @@ export type AbiSource = (account: string) => Promise<Uint8Array | undefined>
  */
 export class AbiTracker {
   private readonly current = new Map<string, CompiledAbi | null>()
-  private readonly unwritten = new Set<string>()
+  /** Accounts whose ABI changed in blocks not yet written, with the number of the last such change. */
+  private readonly unwritten = new Map<string, number>()
+  private changes = 0
   private readonly cache = new AbiCache()
 
   constructor(
@@ -46,9 +48,14 @@ export class AbiTracker {
     return { ...batch, actions }
   }
 
-  /** The store now holds every ABI change seen so far. */
-  written(): void {
-    this.unwritten.clear()
+  /** A mark of the ABI changes seen so far, for `written` once the blocks holding them are stored. */
+  mark(): number {
+    return this.changes
+  }
+
+  /** The store now holds every ABI change up to `mark` (later ones may still be in flight). */
+  written(mark: number): void {
+    for (const [account, change] of this.unwritten) if (change <= mark) this.unwritten.delete(account)
     this.trim()
   }
 
@@ -59,7 +66,7 @@ export class AbiTracker {
   }
 
   private change(account: string, bytes: Uint8Array): void {
-    this.unwritten.add(account)
+    this.unwritten.set(account, ++this.changes)
     this.remember(account, bytes.length ? bytes : undefined)
   }
 

@@ -57,14 +57,33 @@ export function createIndexer(config: IndexerConfig): Indexer {
       onEvent: config.onReaderEvent,
     })
     closeReader = () => reader.close()
-    // Blocks normalized but not yet written: far below head they are written in batches.
+    // Blocks normalized but not yet written: far below head they are written in batches, and a
+    // batch is written while the next one is read and normalized (one write in flight at most).
     const pending: BlockBatch[] = []
     let pendingLib = 0
+    let writing: Promise<void> | undefined
+    // A failed write is held here until the indexer next waits on writes, where it is thrown.
+    let writeFailure: { error: unknown } | undefined
+    const settle = async () => {
+      await writing
+      writing = undefined
+      if (writeFailure) throw writeFailure.error
+    }
     const flush = async () => {
+      await settle()
       if (pending.length === 0) return
-      await store.applyBlocks(pending, pendingLib)
-      pending.length = 0
-      abis.written()
+      const blocks = pending.splice(0)
+      const mark = abis.mark()
+      writing = store.applyBlocks(blocks, pendingLib).then(
+        () => abis.written(mark),
+        (error: unknown) => {
+          writeFailure = { error }
+        },
+      )
+    }
+    const flushAndSettle = async () => {
+      await flush()
+      await settle()
     }
     try {
       for await (const result of reader.blocks()) {
@@ -72,7 +91,7 @@ export function createIndexer(config: IndexerConfig): Indexer {
         const thisBlock = result.thisBlock
         if (!thisBlock) continue
         if (head && thisBlock.blockNum <= head.blockNum) {
-          await flush()
+          await flushAndSettle()
           await store.undoFrom(thisBlock.blockNum)
           abis.reset()
           config.onFork?.({ blockNum: thisBlock.blockNum, undone: head.blockNum - thisBlock.blockNum + 1 })
@@ -81,7 +100,7 @@ export function createIndexer(config: IndexerConfig): Indexer {
         }
         const normalized = normalizeBlock(result)
         if (head && (normalized.block.num !== head.blockNum + 1 || normalized.block.previous !== head.blockId)) {
-          await flush()
+          await flushAndSettle()
           return 'relink'
         }
         await abis.preload(new Set(normalized.actions.map((a) => a.account)))
@@ -90,16 +109,21 @@ export function createIndexer(config: IndexerConfig): Indexer {
         pending.push(batch)
         pendingLib = lib
         const farBehind = result.head.blockNum - batch.block.num > FAR_BEHIND_BLOCKS
-        if (!farBehind || pending.length >= CATCH_UP_BATCH) await flush()
+        // Near head each block is durable before it is reported.
+        if (!farBehind) await flushAndSettle()
+        else if (pending.length >= CATCH_UP_BATCH) await flush()
         head = { blockNum: batch.block.num, blockId: batch.block.id }
         held.push(head)
         while (held.length && held[0].blockNum <= lib) held.shift()
         config.onBlock?.({ num: head.blockNum, id: head.blockId, lib, head: result.head.blockNum, actions: batch.actions.length })
         if (config.endBlockNum !== undefined && head.blockNum >= config.endBlockNum) break
       }
-      await flush()
+      await flushAndSettle()
       return stopped ? 'stopped' : 'done'
     } finally {
+      // On an error the write in flight is still waited for (its failure, if any, is already the
+      // error being thrown or secondary to it).
+      await writing
       await reader.close()
     }
   }

@@ -81,3 +81,24 @@ for (const [what, frame, code] of [
     assert.equal(await store.blockByNum(1), undefined)
   })
 }
+
+test('a batch write that fails while the next batch is being read stops the indexer with that error, the written batches intact', async (t) => {
+  const dir = tempDir(t)
+  const devchain = await startDevchain({ dataDir: join(dir, 'chain'), host: '127.0.0.1', chainPort: 0, shipPort: 0, blockTimeMs: 0, libDepth: 6, producers: 3, forkRate: 0, workload: 'none' })
+  t.after(() => devchain.close())
+  for (let i = 0; i < 450; i++) devchain.chain.produceBlock()
+  const store = openSqliteStore(join(dir, 'store.sqlite'))
+  t.after(() => store.close())
+  let writes = 0
+  const diskFull = new Error('disk full (injected)')
+  // The real store, with its second catch-up write failing as a full disk would make it fail.
+  const failing = Object.assign(Object.create(store), {
+    applyBlocks: async (batches: Parameters<typeof store.applyBlocks>[0], lib: number) => {
+      if (++writes === 2) throw diskFull
+      return store.applyBlocks(batches, lib)
+    },
+  }) as typeof store
+  await assert.rejects(createIndexer({ shipUrl: devchain.ship, store: failing, endBlockNum: devchain.chain.head.num }).run(), (e) => e === diskFull)
+  assert.equal((await store.position())?.head.blockNum, 100)
+  assert.deepEqual(await store.integrityFindings(), [])
+})
