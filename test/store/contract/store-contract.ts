@@ -80,6 +80,25 @@ export function runStoreContract(name: string, factory: StoreFactory, skip: stri
     assert.deepEqual(await store.reversibleBlocks(), [{ blockNum: 2, blockId: id(2) }])
   })
 
+  test(`${name}: a write the database refuses changes nothing, a write queued behind it is refused too, and writing resumes from what is stored`, { skip }, async (t) => {
+    const store = await (await factory(t)).open()
+    t.after(() => store.close())
+    await store.applyBlock(batch(1), 0)
+    await store.applyBlock(batch(2), 1)
+    // Links, but writes the same row version twice: the database refuses it inside the write.
+    const refused = store.applyBlock(batch(3, { rows: [row(1, 1), row(1, 2)] }), 1)
+    const queued = store.applyBlock(batch(4), 1)
+    const outcomes = await Promise.allSettled([refused, queued])
+    assert.deepEqual(outcomes.map((o) => o.status), ['rejected', 'rejected'])
+    assert.deepEqual((await store.position())?.head, { blockNum: 2, blockId: id(2) })
+    assert.equal(await store.blockByNum(3), undefined)
+    await store.applyBlock(batch(3, { rows: [row(1, 1)] }), 2)
+    await store.applyBlock(batch(4), 2)
+    assert.deepEqual((await store.position())?.head, { blockNum: 4, blockId: id(4) })
+    assert.deepEqual((await store.tableRows({ code: 'rawdb', table: 'rows', scope: 'alice', blockNum: 4 })).map((r) => r.value[0]), [1])
+    assert.deepEqual(await store.integrityFindings(), [])
+  })
+
   test(`${name}: a reopened store continues where it stopped`, { skip }, async (t) => {
     const backing = await factory(t)
     const first = await backing.open()
