@@ -4,8 +4,8 @@ import { StoreIrreversibleUndoError, StoreLinkError } from '../errors.ts'
 import { INTEGRITY_CHECKS } from '../integrity-checks.ts'
 import { VERSIONED_TABLES } from '../versioned-tables.ts'
 import type { Store } from '../port.ts'
-import { INSERT_APPLY_STEP, RECORD_FORKED_TRANSACTIONS, ROW_CHANGES_OF_BLOCK, numbered } from '../shared-sql.ts'
-import { TRX_ID_OF_ACTION, actionFromRow, rowChangeFromRow, stepFromRow, type StepRow, authText, blockByTimeClause, blockFromRow, prefixUpperBound, ramText, sequenceRanges, transactionFromRow, u8 } from '../row-mapping.ts'
+import { INSERT_APPLY_STEP, LATEST_RECORD_ORDER, RECORD_FORKED_TRANSACTIONS, ROW_CHANGES_OF_BLOCK, TRANSACTIONS_BY_ID_PREFIX, numbered } from '../shared-sql.ts'
+import { TRX_ID_OF_ACTION, actionFromRow, rowChangeFromRow, stepFromRow, type StepRow, authText, blockByTimeClause, blockFromRow, prefixUpperBound, ramText, sequenceRanges, transactionFromRow, trxIdKey, trxIdKeyRange, u8 } from '../row-mapping.ts'
 import { postingChunks, truncateChunk, type PostingChunk } from '../search/postings.ts'
 import { searchPostings, type PostingSource } from '../search/query.ts'
 import type { BlockBatch, StepType, StorePosition } from '../types.ts'
@@ -90,13 +90,12 @@ export async function openPostgresStore(url: string): Promise<Store> {
     const trxIndex = new Map(t.map((x) => [x.id, x.blockIndex]))
     if (t.length) {
       await c.query(
-        `INSERT INTO transactions SELECT * FROM unnest($1::text[], $2::bigint[], $3::int[], $4::smallint[], $5::bigint[], $6::bigint[], $7::boolean[], $8::bigint[], $9::int[])
-         ON CONFLICT (id, block_num) DO UPDATE SET block_index = EXCLUDED.block_index, status = EXCLUDED.status, cpu_usage_us = EXCLUDED.cpu_usage_us, net_usage_words = EXCLUDED.net_usage_words,
-           scheduled = EXCLUDED.scheduled, first_seq = EXCLUDED.first_seq, action_count = EXCLUDED.action_count`,
+        'INSERT INTO transactions SELECT * FROM unnest($1::bigint[], $2::int[], $3::text[], $4::bigint[], $5::smallint[], $6::bigint[], $7::bigint[], $8::boolean[], $9::bigint[], $10::int[])',
         [
-          t.map((x) => x.id),
           t.map((x) => x.blockNum),
           t.map((x) => x.blockIndex),
+          t.map((x) => x.id),
+          t.map((x) => trxIdKey(x.id)),
           t.map((x) => x.status),
           t.map((x) => x.cpuUsageUs),
           t.map((x) => x.netUsageWords),
@@ -276,7 +275,7 @@ export async function openPostgresStore(url: string): Promise<Store> {
       return r && blockFromRow(r)
     },
     async transaction(id) {
-      const r = (await pool.query('SELECT * FROM transactions WHERE id = $1 ORDER BY block_num DESC LIMIT 1', [id])).rows[0]
+      const r = (await pool.query(`SELECT * FROM transactions WHERE id_key = $1 AND id = $2 ${LATEST_RECORD_ORDER} LIMIT 1`, [trxIdKey(id), id])).rows[0]
       return r && transactionFromRow(r)
     },
     async blockByTime({ timeMs, comparator }) {
@@ -285,11 +284,11 @@ export async function openPostgresStore(url: string): Promise<Store> {
     },
     async transactionsByIdPrefix(prefix, limit) {
       if (!/^[0-9a-f]{1,64}$/.test(prefix)) return []
-      const rows = await pool.query('SELECT * FROM transactions WHERE id >= $1 AND id < $2 ORDER BY id, block_num LIMIT $3', [prefix, prefixUpperBound(prefix), limit])
+      const rows = await pool.query(numbered(TRANSACTIONS_BY_ID_PREFIX), [...trxIdKeyRange(prefix), prefix, prefixUpperBound(prefix), limit])
       return rows.rows.map(transactionFromRow)
     },
     async actionsOfTransaction(id) {
-      const trx = (await pool.query('SELECT first_seq, action_count, block_num FROM transactions WHERE id = $1 ORDER BY block_num DESC LIMIT 1', [id])).rows[0]
+      const trx = (await pool.query(`SELECT first_seq, action_count, block_num FROM transactions WHERE id_key = $1 AND id = $2 ${LATEST_RECORD_ORDER} LIMIT 1`, [trxIdKey(id), id])).rows[0]
       if (!trx || trx.first_seq === null) return []
       const rows = await pool.query('SELECT * FROM actions WHERE global_seq >= $1 AND global_seq < $2 AND block_num = $3 ORDER BY global_seq', [trx.first_seq, Number(trx.first_seq) + trx.action_count, trx.block_num])
       return rows.rows.map((r) => actionFromRow(r, id))
@@ -318,7 +317,7 @@ export async function openPostgresStore(url: string): Promise<Store> {
       return (await pool.query<StepRow>('SELECT seq, type, block_num, block_id FROM steps WHERE block_id = $1 ORDER BY seq', [blockId])).rows.map(stepFromRow)
     },
     async transactionHistory(id) {
-      const records = (await pool.query('SELECT * FROM transactions WHERE id = $1 ORDER BY block_num, block_index', [id])).rows.map(transactionFromRow)
+      const records = (await pool.query('SELECT * FROM transactions WHERE id_key = $1 AND id = $2 ORDER BY block_num, block_index', [trxIdKey(id), id])).rows.map(transactionFromRow)
       const forked = (await pool.query('SELECT block_num, block_id FROM forked_transactions WHERE id = $1 ORDER BY block_num, block_id', [id])).rows
       return { records, forkedOut: forked.map((r) => ({ blockNum: Number(r.block_num), blockId: r.block_id as string })) }
     },

@@ -3,7 +3,7 @@
  * tables that grow with the chain (transactions, actions, row_versions) partitioned by block range,
  * one partition per `PARTITION_BLOCKS` blocks, created as blocks arrive.
  */
-export const POSTGRES_SCHEMA_VERSION = 2
+export const POSTGRES_SCHEMA_VERSION = 3
 export const PARTITION_BLOCKS = 1_000_000
 export const PARTITIONED_TABLES = ['transactions', 'actions', 'row_versions'] as const
 
@@ -17,12 +17,12 @@ CREATE TABLE IF NOT EXISTS blocks (
 CREATE INDEX IF NOT EXISTS blocks_ts ON blocks (ts);
 
 CREATE TABLE IF NOT EXISTS transactions (
-  id TEXT NOT NULL, block_num BIGINT NOT NULL, block_index INTEGER NOT NULL, status SMALLINT NOT NULL,
+  block_num BIGINT NOT NULL, block_index INTEGER NOT NULL, id TEXT NOT NULL, id_key BIGINT NOT NULL, status SMALLINT NOT NULL,
   cpu_usage_us BIGINT NOT NULL, net_usage_words BIGINT NOT NULL, scheduled BOOLEAN NOT NULL,
   first_seq BIGINT, action_count INTEGER NOT NULL,
-  PRIMARY KEY (id, block_num)
+  PRIMARY KEY (block_num, block_index)
 ) PARTITION BY RANGE (block_num);
-CREATE INDEX IF NOT EXISTS transactions_block ON transactions (block_num, block_index);
+CREATE INDEX IF NOT EXISTS transactions_id ON transactions (id_key);
 
 CREATE TABLE IF NOT EXISTS actions (
   global_seq BIGINT NOT NULL, block_num BIGINT NOT NULL, trx_index INTEGER NOT NULL, ordinal INTEGER NOT NULL,

@@ -8,7 +8,7 @@
  * every row version closes exactly one predecessor of the same key in the same block, so undo
  * reopens by the keys of the versions it deletes.
  */
-export const SQLITE_SCHEMA_VERSION = 2
+export const SQLITE_SCHEMA_VERSION = 3
 
 export const SQLITE_SCHEMA = `
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -19,13 +19,16 @@ CREATE TABLE IF NOT EXISTS blocks (
 );
 CREATE INDEX IF NOT EXISTS blocks_ts ON blocks (ts);
 
+-- Transactions are stored in block order (their key grows with ingest) and found by id through
+-- the integer key of its first 13 hex digits (row-mapping.ts trxIdKey): random inserts go to a
+-- small index, not to a tree of 64-character ids.
 CREATE TABLE IF NOT EXISTS transactions (
-  id TEXT NOT NULL, block_num INTEGER NOT NULL, block_index INTEGER NOT NULL, status INTEGER NOT NULL,
+  block_num INTEGER NOT NULL, block_index INTEGER NOT NULL, id TEXT NOT NULL, id_key INTEGER NOT NULL, status INTEGER NOT NULL,
   cpu_usage_us INTEGER NOT NULL, net_usage_words INTEGER NOT NULL, scheduled INTEGER NOT NULL,
   first_seq INTEGER, action_count INTEGER NOT NULL,
-  PRIMARY KEY (id, block_num)
+  PRIMARY KEY (block_num, block_index)
 ) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS transactions_block ON transactions (block_num, block_index);
+CREATE INDEX IF NOT EXISTS transactions_id ON transactions (id_key);
 
 -- Actions carry no secondary index: a transaction's actions are one global_seq range (first_seq,
 -- action_count), a block's are the range from its first_seq, and undo cuts at a global_seq.

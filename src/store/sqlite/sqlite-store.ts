@@ -4,8 +4,8 @@ import { dirname } from 'node:path'
 import type { BlockRef } from '../../antelope/index.ts'
 import { StoreIrreversibleUndoError, StoreLinkError } from '../errors.ts'
 import type { Store } from '../port.ts'
-import { INSERT_APPLY_STEP, RECORD_FORKED_TRANSACTIONS, ROW_CHANGES_OF_BLOCK } from '../shared-sql.ts'
-import { TRX_ID_OF_ACTION, actionFromRow, rowChangeFromRow, stepFromRow, type StepRow, authText, blockByTimeClause, blockFromRow, prefixUpperBound, ramText, sequenceRanges, transactionFromRow, u8 } from '../row-mapping.ts'
+import { INSERT_APPLY_STEP, LATEST_RECORD_ORDER, RECORD_FORKED_TRANSACTIONS, ROW_CHANGES_OF_BLOCK, TRANSACTIONS_BY_ID_PREFIX } from '../shared-sql.ts'
+import { TRX_ID_OF_ACTION, actionFromRow, rowChangeFromRow, stepFromRow, type StepRow, authText, blockByTimeClause, blockFromRow, prefixUpperBound, ramText, sequenceRanges, transactionFromRow, trxIdKey, trxIdKeyRange, u8 } from '../row-mapping.ts'
 import { postingChunks, truncateChunk, type PostingChunk } from '../search/postings.ts'
 import { searchPostings, type PostingSource } from '../search/query.ts'
 import type { ActionRecord, BlockBatch, Step, StepType, StorePosition, TransactionRecord } from '../types.ts'
@@ -57,9 +57,9 @@ export function openSqliteStore(path: string): Store {
     blockById: db.prepare('SELECT * FROM blocks WHERE id = ?'),
     blocksAbove: db.prepare('SELECT num, id FROM blocks WHERE num > ? ORDER BY num'),
     blocksFrom: db.prepare('SELECT num, id FROM blocks WHERE num >= ? ORDER BY num DESC'),
-    insertTrx: db.prepare('INSERT OR REPLACE INTO transactions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)'),
-    trxById: db.prepare('SELECT * FROM transactions WHERE id = ? ORDER BY block_num DESC LIMIT 1'),
-    trxByPrefix: db.prepare('SELECT * FROM transactions WHERE id >= ? AND id < ? ORDER BY id, block_num LIMIT ?'),
+    insertTrx: db.prepare('INSERT INTO transactions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)'),
+    trxById: db.prepare(`SELECT * FROM transactions WHERE id_key = ? AND id = ? ${LATEST_RECORD_ORDER} LIMIT 1`),
+    trxByPrefix: db.prepare(TRANSACTIONS_BY_ID_PREFIX),
     insertAction: db.prepare('INSERT INTO actions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)'),
     actionsInRange: db.prepare('SELECT * FROM actions WHERE global_seq >= ? AND global_seq < ? ORDER BY global_seq'),
     actionBySeq: db.prepare(`SELECT a.*, ${TRX_ID_OF_ACTION} FROM actions a WHERE a.global_seq = ?`),
@@ -90,7 +90,7 @@ export function openSqliteStore(path: string): Store {
     insertApplyStep: db.prepare(INSERT_APPLY_STEP),
     recordForked: db.prepare(RECORD_FORKED_TRANSACTIONS),
     rowChanges: db.prepare(ROW_CHANGES_OF_BLOCK),
-    trxHistory: db.prepare('SELECT * FROM transactions WHERE id = ? ORDER BY block_num, block_index'),
+    trxHistory: db.prepare('SELECT * FROM transactions WHERE id_key = ? AND id = ? ORDER BY block_num, block_index'),
     forkedOut: db.prepare('SELECT block_num, block_id FROM forked_transactions WHERE id = ? ORDER BY block_num, block_id'),
     stepsOfBlock: db.prepare('SELECT seq, type, block_num, block_id FROM steps WHERE block_id = ? ORDER BY seq'),
     stepsAfter: db.prepare('SELECT seq, type, block_num, block_id FROM steps WHERE seq > ? ORDER BY seq LIMIT ?'),
@@ -163,7 +163,7 @@ export function openSqliteStore(path: string): Store {
     for (const t of batch.transactions) {
       const range = ranges.trx.get(t.id)
       trxIndex.set(t.id, t.blockIndex)
-      s.insertTrx.run(t.id, t.blockNum, t.blockIndex, t.status, t.cpuUsageUs, t.netUsageWords, t.scheduled ? 1 : 0, range?.firstSeq ?? null, range?.count ?? 0)
+      s.insertTrx.run(t.blockNum, t.blockIndex, t.id, trxIdKey(t.id), t.status, t.cpuUsageUs, t.netUsageWords, t.scheduled ? 1 : 0, range?.firstSeq ?? null, range?.count ?? 0)
     }
     for (const a of batch.actions) insertAction(a, trxIndex.get(a.trxId) ?? -1)
     for (const r of batch.rows) {
@@ -310,7 +310,7 @@ export function openSqliteStore(path: string): Store {
       return row && blockFromRow(row)
     },
     async transaction(id): Promise<TransactionRecord | undefined> {
-      const row = s.trxById.get(id) as Record<string, unknown> | undefined
+      const row = s.trxById.get(trxIdKey(id), id) as Record<string, unknown> | undefined
       return row && transactionFromRow(row)
     },
     async blockByTime({ timeMs, comparator }) {
@@ -319,11 +319,11 @@ export function openSqliteStore(path: string): Store {
     },
     async transactionsByIdPrefix(prefix, limit) {
       if (!/^[0-9a-f]{1,64}$/.test(prefix)) return []
-      const rows = s.trxByPrefix.all(prefix, prefixUpperBound(prefix), limit) as Record<string, unknown>[]
+      const rows = s.trxByPrefix.all(...trxIdKeyRange(prefix), prefix, prefixUpperBound(prefix), limit) as Record<string, unknown>[]
       return rows.map(transactionFromRow)
     },
     async actionsOfTransaction(id) {
-      const trx = s.trxById.get(id) as { first_seq: number | null; action_count: number } | undefined
+      const trx = s.trxById.get(trxIdKey(id), id) as { first_seq: number | null; action_count: number } | undefined
       if (!trx || trx.first_seq === null) return []
       return (s.actionsInRange.all(trx.first_seq, trx.first_seq + trx.action_count) as Record<string, unknown>[]).map((r) => actionFromRow(r, id))
     },
@@ -341,7 +341,7 @@ export function openSqliteStore(path: string): Store {
     },
     async transactionHistory(id) {
       return {
-        records: (s.trxHistory.all(id) as Record<string, unknown>[]).map(transactionFromRow),
+        records: (s.trxHistory.all(trxIdKey(id), id) as Record<string, unknown>[]).map(transactionFromRow),
         forkedOut: (s.forkedOut.all(id) as { block_num: number; block_id: string }[]).map((r) => ({ blockNum: r.block_num, blockId: r.block_id })),
       }
     },

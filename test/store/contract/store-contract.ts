@@ -161,6 +161,19 @@ export function runStoreContract(name: string, factory: StoreFactory, skip: stri
     assert.deepEqual(await store.stepsOfBlock('00'.repeat(32)), [])
   })
 
+  test(`${name}: a transaction delayed and canceled in one block keeps both records; the cancelation is its latest`, { skip }, async (t) => {
+    const store = await (await factory(t)).open()
+    t.after(() => store.close())
+    const delayed = 'dd'.repeat(32)
+    // Same first 13 hex digits (same id key), another id: never confused with the first.
+    const neighbour = 'dd'.repeat(7) + 'ee'.repeat(25)
+    await store.applyBlock(batch(1, { transactions: [trx(delayed, 1, 1, 3), trx(neighbour, 1, 2, 0), trx(delayed, 1, -1, TRANSACTION_CANCELED)] }), 0)
+    assert.deepEqual((await store.transactionHistory(delayed)).records.map((r) => [r.blockIndex, r.status]), [[-1, TRANSACTION_CANCELED], [1, 3]])
+    assert.equal((await store.transaction(delayed))?.status, TRANSACTION_CANCELED)
+    assert.equal((await store.transaction(neighbour))?.blockIndex, 2)
+    assert.deepEqual((await store.transactionsByIdPrefix('dd'.repeat(7), 10)).map((r) => [r.id === delayed, r.blockIndex]), [[true, -1], [true, 1], [false, 2]])
+  })
+
   test(`${name}: rowChanges() gives a block's row changes with the versions they replaced`, { skip }, async (t) => {
     const store = await (await factory(t)).open()
     t.after(() => store.close())
