@@ -189,6 +189,11 @@ class TermCursor implements Cursor {
       this.exhaustedFrom = at
       return undefined
     }
+    // A read that came back short reached the end of the list: no round trip to find that out later.
+    if (chunks.length < this.readahead) {
+      const end = chunks[chunks.length - 1]
+      this.exhaustedFrom = this.forward ? end.lastSeq + 1 : end.firstSeq - 1
+    }
     // The newest window first; a few are kept, since a leading list is walked ahead for prefetching, then again.
     this.windows.unshift({ from: at, chunks, decoded: new Map() })
     this.windows.length = Math.min(this.windows.length, 4)
