@@ -16,8 +16,14 @@ export const ROW_CHANGES_OF_BLOCK = `SELECT n.code, n.tbl, n.scope, n.pk, n.paye
   FROM row_versions n LEFT JOIN row_versions o ON o.code = n.code AND o.tbl = n.tbl AND o.scope = n.scope AND o.pk = n.pk AND o.valid_to = n.block_num
   WHERE n.block_num = ? ORDER BY n.code, n.tbl, n.scope, n.pk`
 
-/** The order that puts a transaction's latest record first: latest block, and within a block a cancelation (negative index) before the trace it cancels. */
-export const LATEST_RECORD_ORDER = 'ORDER BY block_num DESC, block_index ASC'
+/**
+ * A transaction's latest record (parameters: trxIdKey(id), id): the latest block, and within a
+ * block a cancelation (negative index) before the trace it cancels.
+ */
+export const LATEST_TRANSACTION_RECORD = 'SELECT * FROM transactions WHERE id_key = ? AND id = ? ORDER BY block_num DESC, block_index ASC LIMIT 1'
+
+/** Every record of a transaction in block order (parameters: trxIdKey(id), id). */
+export const TRANSACTION_RECORDS = 'SELECT * FROM transactions WHERE id_key = ? AND id = ? ORDER BY block_num, block_index'
 
 /** Transactions whose id starts with a hex prefix (parameters: id key range of trxIdKeyRange, prefix, its upper bound, limit). */
 export const TRANSACTIONS_BY_ID_PREFIX = 'SELECT * FROM transactions WHERE id_key >= ? AND id_key < ? AND id >= ? AND id < ? ORDER BY id_key, id, block_num, block_index LIMIT ?'

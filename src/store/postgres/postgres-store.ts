@@ -4,7 +4,7 @@ import { StoreIrreversibleUndoError, StoreLinkError } from '../errors.ts'
 import { INTEGRITY_CHECKS } from '../integrity-checks.ts'
 import { VERSIONED_TABLES } from '../versioned-tables.ts'
 import type { Store } from '../port.ts'
-import { INSERT_APPLY_STEP, LATEST_RECORD_ORDER, RECORD_FORKED_TRANSACTIONS, ROW_CHANGES_OF_BLOCK, TRANSACTIONS_BY_ID_PREFIX, numbered } from '../shared-sql.ts'
+import { INSERT_APPLY_STEP, LATEST_TRANSACTION_RECORD, RECORD_FORKED_TRANSACTIONS, ROW_CHANGES_OF_BLOCK, TRANSACTIONS_BY_ID_PREFIX, TRANSACTION_RECORDS, numbered } from '../shared-sql.ts'
 import { TRX_ID_OF_ACTION, actionFromRow, rowChangeFromRow, stepFromRow, type StepRow, authText, blockByTimeClause, blockFromRow, prefixUpperBound, ramText, sequenceRanges, transactionFromRow, trxIdKey, trxIdKeyRange, u8 } from '../row-mapping.ts'
 import { postingChunks, truncateChunk, type PostingChunk } from '../search/postings.ts'
 import { searchPostings, type PostingSource } from '../search/query.ts'
@@ -275,7 +275,7 @@ export async function openPostgresStore(url: string): Promise<Store> {
       return r && blockFromRow(r)
     },
     async transaction(id) {
-      const r = (await pool.query(`SELECT * FROM transactions WHERE id_key = $1 AND id = $2 ${LATEST_RECORD_ORDER} LIMIT 1`, [trxIdKey(id), id])).rows[0]
+      const r = (await pool.query(numbered(LATEST_TRANSACTION_RECORD), [trxIdKey(id), id])).rows[0]
       return r && transactionFromRow(r)
     },
     async blockByTime({ timeMs, comparator }) {
@@ -288,7 +288,7 @@ export async function openPostgresStore(url: string): Promise<Store> {
       return rows.rows.map(transactionFromRow)
     },
     async actionsOfTransaction(id) {
-      const trx = (await pool.query(`SELECT first_seq, action_count, block_num FROM transactions WHERE id_key = $1 AND id = $2 ${LATEST_RECORD_ORDER} LIMIT 1`, [trxIdKey(id), id])).rows[0]
+      const trx = (await pool.query(numbered(LATEST_TRANSACTION_RECORD), [trxIdKey(id), id])).rows[0]
       if (!trx || trx.first_seq === null) return []
       const rows = await pool.query('SELECT * FROM actions WHERE global_seq >= $1 AND global_seq < $2 AND block_num = $3 ORDER BY global_seq', [trx.first_seq, Number(trx.first_seq) + trx.action_count, trx.block_num])
       return rows.rows.map((r) => actionFromRow(r, id))
@@ -317,7 +317,7 @@ export async function openPostgresStore(url: string): Promise<Store> {
       return (await pool.query<StepRow>('SELECT seq, type, block_num, block_id FROM steps WHERE block_id = $1 ORDER BY seq', [blockId])).rows.map(stepFromRow)
     },
     async transactionHistory(id) {
-      const records = (await pool.query('SELECT * FROM transactions WHERE id_key = $1 AND id = $2 ORDER BY block_num, block_index', [trxIdKey(id), id])).rows.map(transactionFromRow)
+      const records = (await pool.query(numbered(TRANSACTION_RECORDS), [trxIdKey(id), id])).rows.map(transactionFromRow)
       const forked = (await pool.query('SELECT block_num, block_id FROM forked_transactions WHERE id = $1 ORDER BY block_num, block_id', [id])).rows
       return { records, forkedOut: forked.map((r) => ({ blockNum: Number(r.block_num), blockId: r.block_id as string })) }
     },

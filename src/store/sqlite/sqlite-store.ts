@@ -4,7 +4,7 @@ import { dirname } from 'node:path'
 import type { BlockRef } from '../../antelope/index.ts'
 import { StoreIrreversibleUndoError, StoreLinkError } from '../errors.ts'
 import type { Store } from '../port.ts'
-import { INSERT_APPLY_STEP, LATEST_RECORD_ORDER, RECORD_FORKED_TRANSACTIONS, ROW_CHANGES_OF_BLOCK, TRANSACTIONS_BY_ID_PREFIX } from '../shared-sql.ts'
+import { INSERT_APPLY_STEP, LATEST_TRANSACTION_RECORD, RECORD_FORKED_TRANSACTIONS, ROW_CHANGES_OF_BLOCK, TRANSACTIONS_BY_ID_PREFIX, TRANSACTION_RECORDS } from '../shared-sql.ts'
 import { TRX_ID_OF_ACTION, actionFromRow, rowChangeFromRow, stepFromRow, type StepRow, authText, blockByTimeClause, blockFromRow, prefixUpperBound, ramText, sequenceRanges, transactionFromRow, trxIdKey, trxIdKeyRange, u8 } from '../row-mapping.ts'
 import { postingChunks, truncateChunk, type PostingChunk } from '../search/postings.ts'
 import { searchPostings, type PostingSource } from '../search/query.ts'
@@ -58,7 +58,7 @@ export function openSqliteStore(path: string): Store {
     blocksAbove: db.prepare('SELECT num, id FROM blocks WHERE num > ? ORDER BY num'),
     blocksFrom: db.prepare('SELECT num, id FROM blocks WHERE num >= ? ORDER BY num DESC'),
     insertTrx: db.prepare('INSERT INTO transactions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)'),
-    trxById: db.prepare(`SELECT * FROM transactions WHERE id_key = ? AND id = ? ${LATEST_RECORD_ORDER} LIMIT 1`),
+    trxById: db.prepare(LATEST_TRANSACTION_RECORD),
     trxByPrefix: db.prepare(TRANSACTIONS_BY_ID_PREFIX),
     insertAction: db.prepare('INSERT INTO actions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)'),
     actionsInRange: db.prepare('SELECT * FROM actions WHERE global_seq >= ? AND global_seq < ? ORDER BY global_seq'),
@@ -90,7 +90,7 @@ export function openSqliteStore(path: string): Store {
     insertApplyStep: db.prepare(INSERT_APPLY_STEP),
     recordForked: db.prepare(RECORD_FORKED_TRANSACTIONS),
     rowChanges: db.prepare(ROW_CHANGES_OF_BLOCK),
-    trxHistory: db.prepare('SELECT * FROM transactions WHERE id_key = ? AND id = ? ORDER BY block_num, block_index'),
+    trxHistory: db.prepare(TRANSACTION_RECORDS),
     forkedOut: db.prepare('SELECT block_num, block_id FROM forked_transactions WHERE id = ? ORDER BY block_num, block_id'),
     stepsOfBlock: db.prepare('SELECT seq, type, block_num, block_id FROM steps WHERE block_id = ? ORDER BY seq'),
     stepsAfter: db.prepare('SELECT seq, type, block_num, block_id FROM steps WHERE seq > ? ORDER BY seq LIMIT ?'),
