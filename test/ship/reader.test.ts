@@ -2,7 +2,7 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { WebSocketServer } from 'ws'
 import type { BlockRef } from '../../src/antelope/index.ts'
-import { SHIP_ABI_TEXT, createShipReader, encodeStatusResult } from '../../src/ship/index.ts'
+import { SHIP_ABI_TEXT, createShipReader, decodeRequest, encodeBlocksResult, encodeStatusResult } from '../../src/ship/index.ts'
 import { startDevchain } from '../../src/devchain/index.ts'
 import { tempDir } from '../_helpers/devchain.ts'
 
@@ -80,4 +80,55 @@ test('createShipReader() gives up with ship_unavailable_error after its attempts
   const reader = createShipReader({ url: `ws://127.0.0.1:${Number(port) === 1 ? 2 : 1}`, startBlockNum: 1, reconnect: { maxAttempts: 2, minDelayMs: 10, maxDelayMs: 20 } })
   t.after(() => reader.close())
   await assert.rejects(reader.blocks().next(), (e: { code?: string }) => e.code === 'ship_unavailable_error')
+})
+
+test('createShipReader() acks consumed results in groups and never lets the server run out of credits or exceed them', async (t) => {
+  const blocks = 60
+  const credits = 8
+  const acks: number[] = []
+  let outstanding = 0
+  let maxOutstanding = 0
+  const ref = (n: number) => ({ blockNum: n, blockId: n.toString(16).padStart(64, '0') })
+  const wss = new WebSocketServer({ host: '127.0.0.1', port: 0 })
+  await new Promise((r) => wss.once('listening', r))
+  t.after(() => new Promise<void>((r) => {
+    for (const client of wss.clients) client.terminate()
+    wss.close(() => r())
+  }))
+  wss.on('connection', (ws) => {
+    let next = 1
+    let available = 0
+    const pump = () => {
+      for (; available > 0 && next <= blocks; next++, available--) {
+        outstanding++
+        maxOutstanding = Math.max(maxOutstanding, outstanding)
+        const result = { v1: false, head: ref(blocks), lastIrreversible: ref(1), thisBlock: ref(next), prevBlock: next > 1 ? ref(next - 1) : undefined, block: undefined, traces: undefined, deltas: undefined }
+        ws.send(encodeBlocksResult(result))
+      }
+    }
+    ws.send(SHIP_ABI_TEXT)
+    ws.on('message', (data: Buffer) => {
+      const request = decodeRequest(new Uint8Array(data))
+      if (request.kind === 'status') ws.send(status)
+      else if (request.kind === 'blocks') available = request.request.maxMessagesInFlight
+      else {
+        acks.push(request.numMessages)
+        outstanding -= request.numMessages
+        available += request.numMessages
+      }
+      pump()
+    })
+  })
+  const url = `ws://127.0.0.1:${(wss.address() as { port: number }).port}`
+  const reader = createShipReader({ url, startBlockNum: 1, endBlockNum: blocks + 1, maxMessagesInFlight: credits })
+  t.after(() => reader.close())
+  const seen: number[] = []
+  for await (const result of reader.blocks()) {
+    seen.push(result.thisBlock!.blockNum)
+    // A slow consumer: the server must still never have more than `credits` results out.
+    await new Promise((r) => setImmediate(r))
+  }
+  assert.deepEqual(seen, Array.from({ length: blocks }, (_, i) => i + 1))
+  assert.ok(maxOutstanding <= credits, `at most ${credits} results out at once, saw ${maxOutstanding}`)
+  assert.ok(acks.length > 0 && acks.every((n) => n === credits / 4), `acks of ${credits / 4}: ${acks.join(',')}`)
 })
