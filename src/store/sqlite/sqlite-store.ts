@@ -196,7 +196,7 @@ export function openSqliteStore(path: string): Store {
   })
 
   const insertPostings = (batches: readonly BlockBatch[]) => {
-    for (const c of postingChunks(batches)) s.insertPosting.run(c.termKey, c.lastSeq, c.firstSeq, Buffer.from(c.entries))
+    for (const c of postingChunks(batches)) s.insertPosting.run(c.termKey, c.lastSeq, c.firstSeq, bufferView(c.entries))
   }
 
   const applyOne = db.transaction((batch: BlockBatch, lib: number) => {
