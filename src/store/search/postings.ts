@@ -96,13 +96,38 @@ export function decodeEntries(firstSeq: number, entries: Uint8Array): ChunkEntri
   return { seqs: Float64Array.from(seqs), flags: Uint8Array.from(flags) }
 }
 
-/** The chunks one store write adds: every action of the batches under each of its terms. */
-export function postingChunks(batches: readonly BlockBatch[]): PostingChunk[] {
-  const lists = new Map<number, { seqs: number[]; flags: number[] }>()
+interface PostingList {
+  seqs: number[]
+  flags: number[]
+}
+
+/** Two lists of one key (terms whose keys collide) as one, ascending, each action once. */
+function mergeLists(a: PostingList, b: PostingList): PostingList {
+  const merged: PostingList = { seqs: [], flags: [] }
+  let i = 0
+  let j = 0
+  while (i < a.seqs.length || j < b.seqs.length) {
+    const fromA = j >= b.seqs.length || (i < a.seqs.length && a.seqs[i] <= b.seqs[j])
+    const seq = fromA ? a.seqs[i] : b.seqs[j]
+    const flag = fromA ? a.flags[i++] : b.flags[j++]
+    if (merged.seqs[merged.seqs.length - 1] === seq) continue
+    merged.seqs.push(seq)
+    merged.flags.push(flag)
+  }
+  return merged
+}
+
+/**
+ * The chunks one store write adds: every action of the batches under each of its terms. `keyOf`
+ * is `termKey` (tests pass one with collisions).
+ */
+export function postingChunks(batches: readonly BlockBatch[], keyOf: (term: string) => number = termKey): PostingChunk[] {
+  // Grouped by term text first: a string caches its hash, where a 53-bit key would be boxed and
+  // hashed again on every add. Keys are computed once per distinct term.
+  const byTerm = new Map<string, PostingList>()
   const add = (term: string, seq: number, flag: number) => {
-    const key = termKey(term)
-    let list = lists.get(key)
-    if (!list) lists.set(key, (list = { seqs: [], flags: [] }))
+    let list = byTerm.get(term)
+    if (!list) byTerm.set(term, (list = { seqs: [], flags: [] }))
     else if (list.seqs[list.seqs.length - 1] === seq) return
     list.seqs.push(seq)
     list.flags.push(flag)
@@ -115,6 +140,12 @@ export function postingChunks(batches: readonly BlockBatch[]): PostingChunk[] {
       add(ALL_ACTIONS_TERM, seq, flag)
       for (const term of a.searchTerms ?? []) add(term, seq, flag)
     }
+  }
+  const lists = new Map<number, PostingList>()
+  for (const [term, list] of byTerm) {
+    const key = keyOf(term)
+    const same = lists.get(key)
+    lists.set(key, same ? mergeLists(same, list) : list)
   }
   const chunks: PostingChunk[] = []
   for (const [key, list] of lists) {
