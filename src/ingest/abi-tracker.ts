@@ -1,6 +1,6 @@
-import { AbiCache, fromHex, type CompiledAbi } from '../antelope/index.ts'
-import type { BlockBatch } from '../store/index.ts'
-import { actionSearchTerms } from './search-terms.ts'
+import { AbiCache, fromHex, type CompiledAbi, type DecodeResult } from '../antelope/index.ts'
+import type { ActionRecord, BlockBatch } from '../store/index.ts'
+import { actionSearchTerms, dataSearchTerms } from './search-terms.ts'
 
 /** Where ABIs not yet seen come from: the store, at its head. */
 export type AbiSource = (account: string) => Promise<Uint8Array | undefined>
@@ -17,6 +17,8 @@ export class AbiTracker {
   private readonly unwritten = new Map<string, number>()
   private changes = 0
   private readonly cache = new AbiCache()
+  /** The last action decoded: its notifications (same act digest) follow it and reuse the result. */
+  private lastDecoded: { readonly actDigest: string; readonly decoded: DecodeResult | undefined; readonly dataTerms: readonly string[] } | undefined
 
   constructor(
     private readonly source: AbiSource,
@@ -35,17 +37,24 @@ export class AbiTracker {
   /** Search terms for every action of the batch, decoding data with the ABI in force at each. */
   withSearchTerms(batch: BlockBatch): BlockBatch {
     const actions = batch.actions.map((action) => {
-      const abi = this.current.get(action.account)
-      const type = abi?.actionType(action.name)
-      const decoded = abi && type ? abi.decode(type, action.data) : undefined
+      const { decoded, dataTerms } = this.decode(action)
       if (action.account === 'eosio' && action.name === 'setabi' && action.receiver === 'eosio' && decoded?.ok) {
         const { account, abi: hex } = decoded.value as { account: string; abi: string }
         this.change(account, fromHex(hex))
       }
-      return { ...action, searchTerms: actionSearchTerms(action, decoded) }
+      return { ...action, searchTerms: actionSearchTerms(action, dataTerms) }
     })
     for (const change of batch.abis) this.change(change.account, change.abi)
     return { ...batch, actions }
+  }
+
+  private decode(action: ActionRecord): { decoded: DecodeResult | undefined; dataTerms: readonly string[] } {
+    if (this.lastDecoded?.actDigest === action.actDigest) return this.lastDecoded
+    const abi = this.current.get(action.account)
+    const type = abi?.actionType(action.name)
+    const decoded = abi && type ? abi.decode(type, action.data) : undefined
+    this.lastDecoded = { actDigest: action.actDigest, decoded, dataTerms: dataSearchTerms(action, decoded) }
+    return this.lastDecoded
   }
 
   /** A mark of the ABI changes seen so far, for `written` once the blocks holding them are stored. */
@@ -61,11 +70,13 @@ export class AbiTracker {
 
   /** Blocks were undone: what is held may be ABIs of forked-out blocks. */
   reset(): void {
+    this.lastDecoded = undefined
     this.current.clear()
     this.unwritten.clear()
   }
 
   private change(account: string, bytes: Uint8Array): void {
+    this.lastDecoded = undefined
     this.unwritten.set(account, ++this.changes)
     this.remember(account, bytes.length ? bytes : undefined)
   }

@@ -29,12 +29,30 @@ function addDataTerms(terms: Set<string>, path: string, value: unknown, depth: n
 }
 
 /**
- * The search terms of an executed action: receiver, account, action, auth (actor and
- * actor@permission), ram.consumed/ram.released, and data.* from the action data decoded with
- * the ABI in force (`decoded`, undefined when there is none or it failed). `input`, `notif` and
- * `scheduled` are flags on every posting, not terms.
+ * The `data.*` terms of an action's data decoded with the ABI in force (`decoded`, undefined when
+ * there is none or it failed). Notifications carry the same data, so ingest computes these once
+ * per distinct action and reuses them for each receiver.
  */
-export function actionSearchTerms(action: ActionRecord, decoded: DecodeResult | undefined): string[] {
+export function dataSearchTerms(action: Pick<ActionRecord, 'account' | 'name'>, decoded: DecodeResult | undefined): string[] {
+  if (!decoded?.ok || !decoded.value || typeof decoded.value !== 'object') return []
+  const terms = new Set<string>()
+  const data = decoded.value as Record<string, unknown>
+  for (const [field, value] of Object.entries(data)) if (SEARCH_DATA_FIELDS.has(field)) addDataTerms(terms, `data.${field}`, value, 0)
+  // setabi/setcode: the payload is indexed by its hash, as dfuse did.
+  if (action.account === 'eosio' && (action.name === 'setabi' || action.name === 'setcode')) {
+    const field = action.name === 'setabi' ? 'abi' : 'code'
+    const payload = data[field]
+    if (typeof payload === 'string' && /^[0-9a-f]*$/.test(payload)) terms.add(`data.${field}:${toHex(sha256(Buffer.from(payload, 'hex')))}`)
+  }
+  return [...terms]
+}
+
+/**
+ * The search terms of an executed action: receiver, account, action, auth (actor and
+ * actor@permission), ram.consumed/ram.released, and its `dataTerms` (dataSearchTerms). `input`,
+ * `notif` and `scheduled` are flags on every posting, not terms.
+ */
+export function actionSearchTerms(action: ActionRecord, dataTerms: readonly string[]): string[] {
   const terms = new Set<string>([`receiver:${action.receiver}`, `account:${action.account}`, `action:${action.name}`])
   for (const level of action.authorization) {
     terms.add(`auth:${level.actor}`)
@@ -44,15 +62,6 @@ export function actionSearchTerms(action: ActionRecord, decoded: DecodeResult | 
     if (d.delta > 0n) terms.add(`ram.consumed:${d.account}`)
     else if (d.delta < 0n) terms.add(`ram.released:${d.account}`)
   }
-  if (decoded?.ok && decoded.value && typeof decoded.value === 'object') {
-    const data = decoded.value as Record<string, unknown>
-    for (const [field, value] of Object.entries(data)) if (SEARCH_DATA_FIELDS.has(field)) addDataTerms(terms, `data.${field}`, value, 0)
-    // setabi/setcode: the payload is indexed by its hash, as dfuse did.
-    if (action.account === 'eosio' && (action.name === 'setabi' || action.name === 'setcode')) {
-      const field = action.name === 'setabi' ? 'abi' : 'code'
-      const payload = data[field]
-      if (typeof payload === 'string' && /^[0-9a-f]*$/.test(payload)) terms.add(`data.${field}:${toHex(sha256(Buffer.from(payload, 'hex')))}`)
-    }
-  }
+  for (const term of dataTerms) terms.add(term)
   return [...terms]
 }
