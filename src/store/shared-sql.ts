@@ -3,9 +3,13 @@
  * PostgreSQL adapter numbers them).
  */
 
-/** Records a block's application: `redo` when the same block id was undone before, else `new`. (Parameters: id, num, id.) */
+/**
+ * Records a block's application: `redo` when the same block id was undone before, else `new`.
+ * (Parameters: id, num, id.) A VALUES row, not INSERT … SELECT: SQLite materializes a SELECT that
+ * reads the table it inserts into in a temporary table first, which made this 30 µs a block.
+ */
 export const INSERT_APPLY_STEP =
-  "INSERT INTO steps (type, block_num, block_id) SELECT CASE WHEN EXISTS (SELECT 1 FROM steps WHERE block_id = ? AND type = 'undo') THEN 'redo' ELSE 'new' END, ?, ?"
+  "INSERT INTO steps (type, block_num, block_id) VALUES ((SELECT CASE WHEN EXISTS (SELECT 1 FROM steps WHERE block_id = ? AND type = 'undo') THEN 'redo' ELSE 'new' END), ?, ?)"
 
 /** Keeps the transactions of blocks about to be undone (parameter: first undone block). */
 export const RECORD_FORKED_TRANSACTIONS =

@@ -153,10 +153,32 @@ export function openSqliteStore(path: string): Store {
     return { head: { blockNum: Number(num), blockId: id }, lib: Number(meta('lib') ?? 0) }
   }
 
-  const apply = db.transaction((batch: BlockBatch, lib: number) => {
-    const b = batch.block
+  /**
+   * Where a write stands: the head it links to, LIB, and the blocks above LIB (their irreversible
+   * steps are due as LIB passes them). Read once per write, kept in step by `apply`, stored by `finish`.
+   */
+  interface WriteCursor {
+    head: BlockRef | undefined
+    lib: number
+    readonly startLib: number
+    readonly reversible: { num: number; id: string }[]
+  }
+
+  const startWrite = (): WriteCursor => {
     const pos = position()
-    if (pos && (b.num !== pos.head.blockNum + 1 || b.previous !== pos.head.blockId)) throw StoreLinkError({ blockNum: b.num, previous: b.previous, head: pos.head.blockNum, headId: pos.head.blockId })
+    const lib = pos?.lib ?? 0
+    return { head: pos?.head, lib, startLib: lib, reversible: s.blocksAbove.all(lib) as { num: number; id: string }[] }
+  }
+
+  const finishWrite = (cursor: WriteCursor) => {
+    if (cursor.head) s.setMeta.run('head', `${cursor.head.blockNum}:${cursor.head.blockId}`)
+    if (cursor.lib > cursor.startLib) s.setMeta.run('lib', String(cursor.lib))
+  }
+
+  const apply = (batch: BlockBatch, lib: number, cursor: WriteCursor) => {
+    const b = batch.block
+    const head = cursor.head
+    if (head && (b.num !== head.blockNum + 1 || b.previous !== head.blockId)) throw StoreLinkError({ blockNum: b.num, previous: b.previous, head: head.blockNum, headId: head.blockId })
     const ranges = sequenceRanges(batch)
     s.insertBlock.run({ num: b.num, id: b.id, previous: b.previous, ts: b.timestampMs, producer: b.producer, trx_count: b.transactionCount, action_count: b.actionCount, first_seq: ranges.blockFirstSeq })
     const trxIndex = new Map<string, number>()
@@ -185,27 +207,26 @@ export function openSqliteStore(path: string): Store {
       s.closeLink.run(b.num, l.account, l.code, l.messageType)
       s.insertLink.run(l.account, l.code, l.messageType, b.num, l.requiredPermission ?? null)
     }
-    s.setMeta.run('head', `${b.num}:${b.id}`)
     s.insertApplyStep.run(b.id, b.num, b.id)
-    const previousLib = Number(meta('lib') ?? 0)
+    cursor.head = { blockNum: b.num, blockId: b.id }
+    cursor.reversible.push({ num: b.num, id: b.id })
     const newLib = Math.min(lib, b.num)
-    if (newLib > previousLib) {
-      for (const row of s.blocksAbove.all(previousLib) as { num: number; id: string }[]) if (row.num <= newLib) step('irreversible', row.num, row.id)
-      s.setMeta.run('lib', String(newLib))
+    if (newLib > cursor.lib) {
+      let passed = 0
+      while (passed < cursor.reversible.length && cursor.reversible[passed].num <= newLib) step('irreversible', cursor.reversible[passed].num, cursor.reversible[passed++].id)
+      cursor.reversible.splice(0, passed)
+      cursor.lib = newLib
     }
-  })
+  }
 
   const insertPostings = (batches: readonly BlockBatch[]) => {
     for (const c of postingChunks(batches)) s.insertPosting.run(c.termKey, c.lastSeq, c.firstSeq, bufferView(c.entries))
   }
 
-  const applyOne = db.transaction((batch: BlockBatch, lib: number) => {
-    apply(batch, lib)
-    insertPostings([batch])
-  })
-
   const applyMany = db.transaction((batches: readonly BlockBatch[], lib: number) => {
-    for (const batch of batches) apply(batch, lib)
+    const cursor = startWrite()
+    for (const batch of batches) apply(batch, lib, cursor)
+    finishWrite(cursor)
     insertPostings(batches)
   })
 
@@ -261,7 +282,7 @@ export function openSqliteStore(path: string): Store {
       return (s.blocksAbove.all(lib) as { num: number; id: string }[]).map((r) => ({ blockNum: r.num, blockId: r.id }))
     },
     async applyBlock(batch, lib) {
-      applyOne(batch, lib)
+      applyMany([batch], lib)
     },
     async applyBlocks(batches, lib) {
       applyMany(batches, lib)
