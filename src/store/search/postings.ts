@@ -75,11 +75,14 @@ export function encodeEntries(seqs: readonly number[], flags: readonly number[])
 }
 
 export function decodeEntries(firstSeq: number, entries: Uint8Array): ChunkEntries {
-  const seqs: number[] = []
-  const flags: number[] = []
+  // One entry per byte without the continuation bit: the arrays are sized before decoding.
+  let count = 0
+  for (let i = 0; i < entries.length; i++) if (entries[i] < 0x80) count++
+  const seqs = new Float64Array(count)
+  const flags = new Uint8Array(count)
   let seq = firstSeq
   let i = 0
-  while (i < entries.length) {
+  for (let n = 0; n < count; n++) {
     let value = 0
     let scale = 1
     let byte: number
@@ -90,10 +93,10 @@ export function decodeEntries(firstSeq: number, entries: Uint8Array): ChunkEntri
     } while (byte & 0x80)
     const flag = value % 8
     seq += (value - flag) / 8
-    seqs.push(seq)
-    flags.push(flag)
+    seqs[n] = seq
+    flags[n] = flag
   }
-  return { seqs: Float64Array.from(seqs), flags: Uint8Array.from(flags) }
+  return { seqs, flags }
 }
 
 interface PostingList {

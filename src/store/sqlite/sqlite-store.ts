@@ -71,6 +71,15 @@ export function openSqliteStore(path: string): Store {
     deletePosting: db.prepare('DELETE FROM postings WHERE term_key = ? AND last_seq = ?'),
     chunksFrom: db.prepare(`SELECT term_key, last_seq, first_seq, entries FROM postings WHERE term_key = ? AND last_seq >= ? ORDER BY last_seq LIMIT ?`),
     chunksBefore: db.prepare(`SELECT term_key, last_seq, first_seq, entries FROM postings WHERE term_key = ? AND last_seq < ? ORDER BY last_seq DESC LIMIT ?`),
+    // For each seq of a JSON array: the last_seq of the chunk holding it or the next (and, backward, of the one before).
+    chunkAfterEachSeq: db.prepare(
+      'SELECT (SELECT last_seq FROM postings WHERE term_key = @key AND last_seq >= s.value ORDER BY last_seq LIMIT 1) FROM json_each(@seqs) AS s',
+    ),
+    chunkAroundEachSeq: db.prepare(
+      `SELECT (SELECT last_seq FROM postings WHERE term_key = @key AND last_seq >= s.value ORDER BY last_seq LIMIT 1),
+              (SELECT last_seq FROM postings WHERE term_key = @key AND last_seq < s.value ORDER BY last_seq DESC LIMIT 1) FROM json_each(@seqs) AS s`,
+    ),
+    chunksAtLastSeqs: db.prepare('SELECT term_key, last_seq, first_seq, entries FROM postings WHERE term_key = @key AND last_seq IN (SELECT value FROM json_each(@seqs))'),
     // Without INDEXED BY the planner takes the primary key and walks every version of the row: a
     // balance rewritten in every block made this the slowest statement of ingest.
     closeRow: db.prepare('UPDATE row_versions INDEXED BY row_versions_head SET valid_to = ? WHERE code = ? AND tbl = ? AND scope = ? AND pk = ? AND valid_to IS NULL'),
@@ -110,17 +119,6 @@ export function openSqliteStore(path: string): Store {
   const undoStatements = VERSIONED_TABLES.flatMap((t) => [db.prepare(`DELETE FROM ${t} WHERE block_num >= ?`), db.prepare(`UPDATE ${t} SET valid_to = NULL WHERE valid_to >= ?`)])
   const deleteFrom = ['blocks WHERE num', 'transactions WHERE block_num'].map((w) => db.prepare(`DELETE FROM ${w} >= ?`))
 
-  // Statements whose text depends on a count (IN lists, VALUES rows), prepared once per text.
-  const statements = new Map<string, Database.Statement>()
-  const statement = (sql: string) => {
-    let st = statements.get(sql)
-    if (!st) {
-      if (statements.size > 256) statements.clear()
-      statements.set(sql, (st = db.prepare(sql)))
-    }
-    return st
-  }
-
   const postingSource: PostingSource = {
     async chunks(termKey, seq, direction, atMost) {
       const after = s.chunksFrom.all(termKey, seq, atMost) as PostingRow[]
@@ -130,16 +128,11 @@ export function openSqliteStore(path: string): Store {
     },
     async chunksAround(termKey, seqs, direction) {
       // Two statements for any number of seeks: the last_seq of each answer, then those chunks.
-      const holdingOrAfter = 'SELECT last_seq FROM postings WHERE term_key = ? AND last_seq >= s.seq ORDER BY last_seq LIMIT 1'
-      const before = 'SELECT last_seq FROM postings WHERE term_key = ? AND last_seq < s.seq ORDER BY last_seq DESC LIMIT 1'
-      const picks = direction === 'forward' ? `(${holdingOrAfter})` : `(${holdingOrAfter}), (${before})`
-      const lasts = statement(`WITH s(seq) AS (VALUES ${seqs.map(() => '(?)').join(',')}) SELECT ${picks} FROM s`)
-        .raw()
-        .all(...seqs, ...(direction === 'forward' ? [termKey] : [termKey, termKey])) as (number | null)[][]
-      const wanted = [...new Set(lasts.flat().filter((x): x is number => x !== null))]
+      // The seqs travel as one JSON array, so each statement has one text (prepared once).
+      const picked = (direction === 'forward' ? s.chunkAfterEachSeq : s.chunkAroundEachSeq).raw().all({ key: termKey, seqs: JSON.stringify(seqs) }) as (number | null)[][]
+      const wanted = [...new Set(picked.flat().filter((x): x is number => x !== null))]
       if (wanted.length === 0) return []
-      const rows = statement(`SELECT term_key, last_seq, first_seq, entries FROM postings WHERE term_key = ? AND last_seq IN (${wanted.map(() => '?').join(',')})`).all(termKey, ...wanted) as PostingRow[]
-      return rows.map(chunkFromRow)
+      return (s.chunksAtLastSeqs.all({ key: termKey, seqs: JSON.stringify(wanted) }) as PostingRow[]).map(chunkFromRow)
     },
   }
 
