@@ -2,13 +2,12 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pg from 'pg'
-import { Chain, bootChain, buildChain } from '../src/devchain/index.ts'
-import { startShipServer } from '../src/devchain/ship-server.ts'
 import { createIndexer, normalizeBlock } from '../src/ingest/index.ts'
 import { createShipReader } from '../src/ship/index.ts'
 import Database from 'better-sqlite3'
 import { openPostgresStore, openSqliteStore, type Store } from '../src/store/index.ts'
 import { benchSearch } from './search.ts'
+import { startBenchFeed } from './ship-feed.ts'
 
 export interface IngestBenchOptions {
   readonly actions: number
@@ -35,36 +34,45 @@ async function ingest(ship: string, store: Store, endBlock: number): Promise<{ a
   return { actions, actionsPerSecond: actions / seconds, blocksPerSecond: endBlock / seconds }
 }
 
+/** Runs `work` and returns its result with the highest RSS of this process seen meanwhile (sampled every 100 ms). */
+async function withPeakRss<T>(work: () => Promise<T>): Promise<{ result: T; peakRssMiB: number }> {
+  let peak = process.memoryUsage().rss
+  const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 100)
+  try {
+    const result = await work()
+    return { result, peakRssMiB: Math.round(Math.max(peak, process.memoryUsage().rss) / 2 ** 20) }
+  } finally {
+    clearInterval(sampler)
+  }
+}
+
 export async function benchIngest(options: IngestBenchOptions): Promise<Record<string, string | number>> {
   const dir = mkdtempSync(join(tmpdir(), 'antler-ingest-'))
   const figures: Record<string, string | number> = {}
-  let peakRss = 0
-  const sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 200)
+  const feed = await startBenchFeed(Math.ceil(options.actions / 25))
   try {
-    const chain = new Chain({ dataDir: join(dir, 'chain'), producers: 3, libDepth: 12, signBlocks: false })
-    bootChain(chain)
-    buildChain(chain, { blocks: Math.ceil(options.actions / 25), transfersPerBlock: 20, rawdbPutsPerBlock: 5 })
-    const server = await startShipServer({ chain, host: '127.0.0.1', port: 0 })
-    const ship = `ws://127.0.0.1:${server.port}`
-    const end = chain.head.num
+    const ship = feed.url
+    const end = feed.head
     figures['ingest: blocks'] = end
-    const limit = await decodeOnly(ship, end)
-    figures['decode-only (normalize, no store): action traces/s'] = Math.round(limit)
-    const sqlitePath = join(dir, 'store.sqlite')
-    const sqlite = openSqliteStore(sqlitePath)
-    const s = await ingest(ship, sqlite, end)
-    const record = (label: string, rate: { actionsPerSecond: number; blocksPerSecond: number }) => {
+    // The faster of two passes (the first also warms up the JIT): the higher limit.
+    const limit = Math.max(await decodeOnly(ship, end), await decodeOnly(ship, end))
+    figures['decode-only (normalize, no store), best of 2 passes: action traces/s'] = Math.round(limit)
+    const record = (label: string, rate: { actionsPerSecond: number; blocksPerSecond: number }, peakRssMiB: number) => {
       figures[`ingest into ${label}: action traces/s`] = Math.round(rate.actionsPerSecond)
       figures[`ingest into ${label}: input actions/s (25 per block)`] = Math.round(rate.blocksPerSecond * 25)
       figures[`ingest into ${label}: blocks/s`] = Math.round(rate.blocksPerSecond)
       figures[`ingest into ${label} / decode-only`] = (rate.actionsPerSecond / limit).toFixed(2)
+      figures[`ingest into ${label}: peak RSS of the indexer MiB`] = peakRssMiB
     }
-    record('SQLite', s)
+    const sqlitePath = join(dir, 'store.sqlite')
+    const sqlite = openSqliteStore(sqlitePath)
+    const s = await withPeakRss(() => ingest(ship, sqlite, end))
+    record('SQLite', s.result, s.peakRssMiB)
     const inputActions = end * 25
     const stat = new Database(sqlitePath, { readonly: true })
     const sqliteIndexBytes = (stat.prepare("SELECT SUM(pgsize) AS bytes FROM dbstat WHERE name IN ('postings', 'postings_last_seq')").get() as { bytes: number }).bytes
     stat.close()
-    for (const [k, v] of Object.entries(await benchSearch(sqlite, sqliteIndexBytes, s.actions, inputActions))) figures[`SQLite search: ${k}`] = v
+    for (const [k, v] of Object.entries(await benchSearch(sqlite, sqliteIndexBytes, s.result.actions, inputActions))) figures[`SQLite search: ${k}`] = v
     await sqlite.close()
     if (options.postgresUrl) {
       const admin = new pg.Client({ connectionString: options.postgresUrl })
@@ -75,25 +83,24 @@ export async function benchIngest(options: IngestBenchOptions): Promise<Record<s
         const url = new URL(options.postgresUrl)
         url.pathname = `/${name}`
         const store = await openPostgresStore(url.toString())
-        const p = await ingest(ship, store, end)
-        record('PostgreSQL', p)
+        const p = await withPeakRss(() => ingest(ship, store, end))
+        record('PostgreSQL', p.result, p.peakRssMiB)
         const client = new pg.Client({ connectionString: url.toString() })
         await client.connect()
         const pgIndexBytes = Number((await client.query("SELECT pg_total_relation_size('postings') AS bytes")).rows[0].bytes)
         await client.end()
-        for (const [k, v] of Object.entries(await benchSearch(store, pgIndexBytes, p.actions, inputActions))) figures[`PostgreSQL search: ${k}`] = v
+        for (const [k, v] of Object.entries(await benchSearch(store, pgIndexBytes, p.result.actions, inputActions))) figures[`PostgreSQL search: ${k}`] = v
         await store.close()
       } finally {
         await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
         await admin.end()
       }
     }
-    figures['peak RSS of the run MiB'] = Math.round(peakRss / 2 ** 20)
-    await server.close()
-    chain.close()
+    figures['peak RSS of the bench process (indexer, both stores, search) MiB'] = Math.round(process.resourceUsage().maxRSS / 1024)
+    figures['peak RSS of the chain process (build, SHiP server) MiB'] = await feed.stop()
     return figures
   } finally {
-    clearInterval(sampler)
+    feed.kill()
     rmSync(dir, { recursive: true, force: true })
   }
 }
