@@ -1,5 +1,6 @@
-/** Latency percentiles of `runs` sequential calls, in milliseconds. */
-export async function timeIt(runs: number, fn: () => Promise<unknown>): Promise<{ p50: number; p99: number }> {
+/** Latency percentiles of `runs` sequential calls, in milliseconds, after `warmup` untimed calls. */
+export async function timeIt(runs: number, fn: () => Promise<unknown>, warmup = 0): Promise<{ p50: number; p99: number }> {
+  for (let i = 0; i < warmup; i++) await fn()
   const samples: number[] = []
   for (let i = 0; i < runs; i++) {
     const started = performance.now()

@@ -1,7 +1,4 @@
-#!/usr/bin/env -S node --max-semi-space-size=64
-// A 64 MB young generation: ingest allocates a block's records and keeps a batch of them alive
-// until it is written; with the default 16 MB, scavenges copied them over and over (catch-up: -13%
-// CPU per block, docs/PERFORMANCE.md).
+#!/usr/bin/env node
 // Runs the TypeScript sources directly through tsx so no build step is needed after `npm install`.
 
 // A signal that arrives while the CLI is still loading stops it cleanly (exit 0); once a command
