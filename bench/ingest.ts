@@ -1,18 +1,19 @@
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, renameSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pg from 'pg'
 import { createIndexer, normalizeBlock } from '../src/ingest/index.ts'
 import { createShipReader } from '../src/ship/index.ts'
-import Database from 'better-sqlite3'
 import { openPostgresStore, openSqliteStore, type Store } from '../src/store/index.ts'
-import { benchSearch } from './search.ts'
+import { benchSearch, sqlitePostingsBytes } from './search.ts'
 import { startBenchFeed } from './ship-feed.ts'
 
 export interface IngestBenchOptions {
   readonly actions: number
   /** Admin URL for a throw-away PostgreSQL database; undefined skips PostgreSQL. */
   readonly postgresUrl: string | undefined
+  /** Where to keep the SQLite store the run wrote (for `--only search`); undefined deletes it. */
+  readonly keepSqlite: string | undefined
 }
 
 /** Reads the whole feed and normalizes every block without storing it: the limit ingest is compared to. */
@@ -69,11 +70,9 @@ export async function benchIngest(options: IngestBenchOptions): Promise<Record<s
     const s = await withPeakRss(() => ingest(ship, sqlite, end))
     record('SQLite', s.result, s.peakRssMiB)
     const inputActions = end * 25
-    const stat = new Database(sqlitePath, { readonly: true })
-    const sqliteIndexBytes = (stat.prepare("SELECT SUM(pgsize) AS bytes FROM dbstat WHERE name IN ('postings', 'postings_last_seq')").get() as { bytes: number }).bytes
-    stat.close()
-    for (const [k, v] of Object.entries(await benchSearch(sqlite, sqliteIndexBytes, s.result.actions, inputActions))) figures[`SQLite search: ${k}`] = v
+    for (const [k, v] of Object.entries(await benchSearch(sqlite, sqlitePostingsBytes(sqlitePath), s.result.actions, inputActions))) figures[`SQLite search: ${k}`] = v
     await sqlite.close()
+    if (options.keepSqlite) renameSync(sqlitePath, options.keepSqlite)
     if (options.postgresUrl) {
       const admin = new pg.Client({ connectionString: options.postgresUrl })
       await admin.connect()

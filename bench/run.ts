@@ -1,11 +1,14 @@
 import { parseArgs } from 'node:util'
 import { benchDevchain } from './devchain.ts'
 import { benchIngest } from './ingest.ts'
+import { benchSearchOfSqlite } from './search.ts'
 import { benchStoreReads } from './store-reads.ts'
 
 /**
  * `npm run bench [-- --actions N]`: runs every benchmark and prints its figures. Figures that
- * depend on the machine are given next to a limit measured in the same run.
+ * depend on the machine are given next to a limit measured in the same run. `--keep-sqlite PATH`
+ * keeps the SQLite store the ingest bench wrote; `--only search --sqlite PATH` runs the search
+ * figures on such a store alone.
  */
 const { values } = parseArgs({
   options: {
@@ -14,6 +17,8 @@ const { values } = parseArgs({
     'rawdb-per-block': { type: 'string', default: '5' },
     'ingest-actions': { type: 'string', default: '100000' },
     only: { type: 'string' },
+    'keep-sqlite': { type: 'string' },
+    sqlite: { type: 'string' },
   },
 })
 
@@ -34,10 +39,18 @@ if (!values.only || values.only === 'ingest') {
   const ingestActions = Number(values['ingest-actions'])
   const postgresUrl = process.env.ANTLER_BENCH_PG ?? process.env.ANTLER_TEST_PG
   console.log(`# ingest: ${ingestActions} actions (20 transfers + 5 rawdb puts per block), SQLite${postgresUrl ? ' and PostgreSQL' : ' (set ANTLER_BENCH_PG for PostgreSQL)'}`)
-  print(await benchIngest({ actions: ingestActions, postgresUrl }))
+  print(await benchIngest({ actions: ingestActions, postgresUrl, keepSqlite: values['keep-sqlite'] }))
 }
 if (!values.only || values.only === 'reads') {
   const postgresUrl = process.env.ANTLER_BENCH_PG ?? process.env.ANTLER_TEST_PG
   console.log('# store reads: a 1,000-row scope rewritten 20 times, 1,500 small scopes')
   print(await benchStoreReads(postgresUrl))
+}
+if (values.only === 'search') {
+  if (!values.sqlite) {
+    console.error('bench: --only search needs --sqlite PATH (a store kept by --keep-sqlite)')
+    process.exit(2)
+  }
+  console.log(`# search: ${values.sqlite}`)
+  print(await benchSearchOfSqlite(values.sqlite))
 }

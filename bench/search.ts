@@ -1,4 +1,5 @@
-import type { SearchExpr, Store } from '../src/store/index.ts'
+import Database from 'better-sqlite3'
+import { openSqliteStore, type SearchExpr, type Store } from '../src/store/index.ts'
 import { seededRandom } from '../test/_helpers/store.ts'
 import { ms, timeIt } from './timing.ts'
 
@@ -47,4 +48,27 @@ export async function benchSearch(store: Store, indexBytes: number, actionTraces
   const page = (await store.searchActions({ query: dense, direction: 'forward', fromSeq: Math.floor(last / 2), limit: 100 })).map((m) => m.seq)
   figures['fetching the 100 matched actions (the rows a page returns)'] = ms(await timeIt(100, () => store.actionsBySeq(page), WARMUP))
   return figures
+}
+
+/** Bytes of the search index in a SQLite store: the postings table and its index (`dbstat`). */
+export function sqlitePostingsBytes(path: string): number {
+  const db = new Database(path, { readonly: true })
+  try {
+    return (db.prepare("SELECT SUM(pgsize) AS bytes FROM dbstat WHERE name IN ('postings', 'postings_last_seq')").get() as { bytes: number }).bytes
+  } finally {
+    db.close()
+  }
+}
+
+/** The search figures of a SQLite store kept by an ingest run (`--keep-sqlite`), in a fresh process. */
+export async function benchSearchOfSqlite(path: string): Promise<Record<string, string | number>> {
+  const db = new Database(path, { readonly: true })
+  const { traces, blocks } = db.prepare('SELECT (SELECT COUNT(*) FROM actions) AS traces, (SELECT COUNT(*) FROM blocks) AS blocks').get() as { traces: number; blocks: number }
+  db.close()
+  const store = openSqliteStore(path)
+  try {
+    return await benchSearch(store, sqlitePostingsBytes(path), traces, blocks * 25)
+  } finally {
+    await store.close()
+  }
 }
