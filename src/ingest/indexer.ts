@@ -25,7 +25,7 @@ const FAR_BEHIND_BLOCKS = 100
  * at 100 blocks they outgrew Node's young generation and were copied by every scavenge (15–30 %
  * more CPU per block); at 50 they fit, and the commit is still a small part of a block's cost.
  */
-const CATCH_UP_BATCH = 50
+export const CATCH_UP_BATCH = 50
 
 export interface Indexer {
   /** Runs until `endBlockNum`, `stop()`, or an error that retrying cannot fix (thrown). */
