@@ -106,6 +106,9 @@ export function openSqliteStore(path: string): Store {
     tableRows: db.prepare(
       'SELECT pk, payer, value, block_num FROM row_versions WHERE code = ? AND tbl = ? AND scope = ? AND block_num <= ? AND (valid_to IS NULL OR valid_to > ?) AND value IS NOT NULL ORDER BY pk',
     ),
+    tableRowsOfScopes: db.prepare(
+      'SELECT scope, pk, payer, value, block_num FROM row_versions WHERE code = @code AND tbl = @table AND scope IN (SELECT value FROM json_each(@scopes)) AND block_num <= @blockNum AND (valid_to IS NULL OR valid_to > @blockNum) AND value IS NOT NULL ORDER BY scope, pk',
+    ),
     tableRowsHead: db.prepare('SELECT pk, payer, value, block_num FROM row_versions INDEXED BY row_versions_head WHERE code = ? AND tbl = ? AND scope = ? AND valid_to IS NULL AND value IS NOT NULL ORDER BY pk'),
     tableRow: db.prepare(
       'SELECT payer, value, block_num FROM row_versions WHERE code = ? AND tbl = ? AND scope = ? AND pk = ? AND block_num <= ? ORDER BY block_num DESC LIMIT 1',
@@ -289,17 +292,9 @@ export function openSqliteStore(path: string): Store {
       return rows.map((r) => ({ primaryKey: BigInt(`0x${r.pk}`), payer: r.payer, value: u8(r.value), blockNum: r.block_num }))
     },
     async tableRowsOfScopes({ code, table, scopes, blockNum }) {
-      const out: { scope: string; primaryKey: bigint; payer: string; value: Uint8Array; blockNum: number }[] = []
-      // SQLite binds at most 32,766 parameters; scopes are read in chunks well below that.
-      for (let i = 0; i < scopes.length; i += 500) {
-        const chunk = [...new Set(scopes.slice(i, i + 500))]
-        const marks = chunk.map(() => '?').join(',')
-        const rows = db
-          .prepare(`SELECT scope, pk, payer, value, block_num FROM row_versions WHERE code = ? AND tbl = ? AND scope IN (${marks}) AND block_num <= ? AND (valid_to IS NULL OR valid_to > ?) AND value IS NOT NULL ORDER BY scope, pk`)
-          .all(code, table, ...chunk, blockNum, blockNum) as { scope: string; pk: string; payer: string; value: Buffer; block_num: number }[]
-        for (const r of rows) out.push({ scope: r.scope, primaryKey: BigInt(`0x${r.pk}`), payer: r.payer, value: u8(r.value), blockNum: r.block_num })
-      }
-      return out.sort((a, b) => (a.scope < b.scope ? -1 : a.scope > b.scope ? 1 : a.primaryKey < b.primaryKey ? -1 : a.primaryKey > b.primaryKey ? 1 : 0))
+      // The scopes travel as one JSON array: one prepared statement for any number of them.
+      const rows = s.tableRowsOfScopes.all({ code, table, scopes: JSON.stringify([...new Set(scopes)]), blockNum }) as { scope: string; pk: string; payer: string; value: Buffer; block_num: number }[]
+      return rows.map((r) => ({ scope: r.scope, primaryKey: BigInt(`0x${r.pk}`), payer: r.payer, value: u8(r.value), blockNum: r.block_num }))
     },
     async tableRow({ code, table, scope, primaryKey, blockNum }) {
       const row = s.tableRow.get(code, table, scope, pkText(primaryKey), blockNum) as { payer: string; value: Buffer | null; block_num: number } | undefined
