@@ -1,7 +1,8 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { FLAG_INPUT, FLAG_NOTIF, FLAG_SCHEDULED, decodeEntries, termKey, type ActionRecord, type BlockBatch } from '../../src/store/index.ts'
-import { MAX_CHUNK_ENTRIES, postingChunks, type PostingChunk } from '../../src/store/search/postings.ts'
+import { MAX_CHUNK_ENTRIES, encodeEntries, postingChunks, seekEntry, type PostingChunk } from '../../src/store/search/postings.ts'
+import { seededRandom } from '../_helpers/store.ts'
 
 /** A block whose actions have these terms; action i is seq firstSeq + i, an input when its index is even. */
 function block(num: number, firstSeq: number, terms: string[][], scheduled = false): BlockBatch {
@@ -70,4 +71,32 @@ test('postingChunks merges terms whose keys collide into one list, each action o
   const got = lists(postingChunks(batches, (term) => (term === '*' ? 1 : 7)))
   assert.deepEqual(got.get(7)?.map(([seq]) => seq), [100, 101, 102], 'x and y share key 7: action 100 has both and is listed once')
   assert.deepEqual(got.get(1)?.map(([seq]) => seq), [100, 101, 102, 103])
+})
+
+test('seekEntry scanning a chunk in place lands where a search of its decoded entries does, both directions, with flag filters', () => {
+  const random = seededRandom(11)
+  for (let round = 0; round < 200; round++) {
+    const seqs: number[] = []
+    const flags: number[] = []
+    let seq = 1 + Math.floor(random() * 2 ** 40)
+    const count = 1 + Math.floor(random() * MAX_CHUNK_ENTRIES)
+    for (let i = 0; i < count; i++) {
+      seq += 1 + Math.floor(random() * (random() < 0.1 ? 100_000 : 5))
+      seqs.push(seq)
+      flags.push(Math.floor(random() * 8))
+    }
+    const entries = encodeEntries(seqs, flags)
+    const decoded = decodeEntries(seqs[0], entries)
+    assert.deepEqual(Array.from(decoded.seqs), seqs)
+    for (let probe = 0; probe < 20; probe++) {
+      const target = seqs[0] - 3 + Math.floor(random() * (seq - seqs[0] + 6))
+      const mask = Math.floor(random() * 8)
+      const value = mask & Math.floor(random() * 8)
+      const passing = seqs.map((s, i) => ({ seq: s, flags: flags[i] })).filter((e) => (e.flags & mask) === value)
+      const forward = passing.find((e) => e.seq >= target)
+      const backward = passing.filter((e) => e.seq <= target).at(-1)
+      assert.deepEqual(seekEntry(seqs[0], entries, target, true, mask, value), forward)
+      assert.deepEqual(seekEntry(seqs[0], entries, target, false, mask, value), backward)
+    }
+  }
 })

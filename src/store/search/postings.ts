@@ -74,15 +74,14 @@ export function encodeEntries(seqs: readonly number[], flags: readonly number[])
   return Uint8Array.from(out)
 }
 
-export function decodeEntries(firstSeq: number, entries: Uint8Array): ChunkEntries {
-  // One entry per byte without the continuation bit: the arrays are sized before decoding.
-  let count = 0
-  for (let i = 0; i < entries.length; i++) if (entries[i] < 0x80) count++
-  const seqs = new Float64Array(count)
-  const flags = new Uint8Array(count)
+/**
+ * Calls `visit` with each entry of a chunk in ascending order until it returns false. The one walk
+ * of the varint encoding: `decodeEntries` fills arrays with it, `seekEntry` scans in place.
+ */
+function walkEntries(firstSeq: number, entries: Uint8Array, visit: (seq: number, flag: number) => boolean): void {
   let seq = firstSeq
   let i = 0
-  for (let n = 0; n < count; n++) {
+  while (i < entries.length) {
     let value = 0
     let scale = 1
     let byte: number
@@ -93,10 +92,52 @@ export function decodeEntries(firstSeq: number, entries: Uint8Array): ChunkEntri
     } while (byte & 0x80)
     const flag = value % 8
     seq += (value - flag) / 8
-    seqs[n] = seq
-    flags[n] = flag
+    if (!visit(seq, flag)) return
   }
+}
+
+export function decodeEntries(firstSeq: number, entries: Uint8Array): ChunkEntries {
+  // One entry per byte without the continuation bit: the arrays are sized before decoding.
+  let count = 0
+  for (let i = 0; i < entries.length; i++) if (entries[i] < 0x80) count++
+  const seqs = new Float64Array(count)
+  const flags = new Uint8Array(count)
+  let n = 0
+  walkEntries(firstSeq, entries, (seq, flag) => {
+    seqs[n] = seq
+    flags[n++] = flag
+    return true
+  })
   return { seqs, flags }
+}
+
+/** One entry of a posting list. */
+export interface PostingEntry {
+  readonly seq: number
+  readonly flags: number
+}
+
+/**
+ * The entry a seek to `target` lands on in one chunk, scanned in place (no arrays): the first at
+ * or after it (forward) or the last at or before it (backward) whose flags pass
+ * `(flags & mask) === value`; undefined when the chunk has none.
+ */
+export function seekEntry(firstSeq: number, entries: Uint8Array, target: number, forward: boolean, mask: number, value: number): PostingEntry | undefined {
+  let hit = false
+  let seq = 0
+  let flags = 0
+  walkEntries(firstSeq, entries, (s, f) => {
+    if (forward ? s < target : s > target) return forward
+    if ((f & mask) === value) {
+      hit = true
+      seq = s
+      flags = f
+      // Forward, the first that passes is the answer; backward, the last one up to the target.
+      if (forward) return false
+    }
+    return forward || s < target
+  })
+  return hit ? { seq, flags } : undefined
 }
 
 interface PostingList {

@@ -1,4 +1,4 @@
-import { ALL_ACTIONS_TERM, FLAG_INPUT, FLAG_NOTIF, FLAG_SCHEDULED, decodeEntries, termKey, type ChunkEntries, type PostingChunk } from './postings.ts'
+import { ALL_ACTIONS_TERM, FLAG_INPUT, FLAG_NOTIF, FLAG_SCHEDULED, decodeEntries, seekEntry, termKey, type ChunkEntries, type PostingChunk, type PostingEntry } from './postings.ts'
 
 /** A search query as the store evaluates it; the API parses the query language into this. */
 export type SearchExpr =
@@ -12,10 +12,7 @@ export type SearchFlag = 'input' | 'notif' | 'scheduled'
 export type SearchDirection = 'forward' | 'backward'
 
 /** A matching action: its global sequence and its flags (FLAG_*). */
-export interface SearchMatch {
-  readonly seq: number
-  readonly flags: number
-}
+export type SearchMatch = PostingEntry
 
 /** Where posting chunks come from: an adapter's one indexed read. */
 export interface PostingSource {
@@ -65,8 +62,44 @@ function lowerBound(seqs: Float64Array, seq: number): number {
   return lo
 }
 
-type LoadedChunk = PostingChunk & ChunkEntries
-const loaded = (chunk: PostingChunk): LoadedChunk => ({ ...chunk, ...decodeEntries(chunk.firstSeq, chunk.entries) })
+/**
+ * Seeks into one chunk before it is decoded into arrays. A confirming list's chunk is usually
+ * asked once or twice (is the candidate there?), and scanning its bytes in place allocates nothing;
+ * a chunk that keeps being asked (a leading list walked entry by entry) is decoded once and then
+ * binary-searched.
+ */
+const SCANS_BEFORE_DECODE = 2
+
+/** A chunk as cursors read it. */
+class ChunkView {
+  private decoded: ChunkEntries | undefined
+  private scans = 0
+
+  constructor(readonly chunk: PostingChunk) {}
+
+  get firstSeq(): number {
+    return this.chunk.firstSeq
+  }
+
+  get lastSeq(): number {
+    return this.chunk.lastSeq
+  }
+
+  /** The first entry at or after `target` (forward), or the last at or before it (backward), that passes `filter`. */
+  find(target: number, forward: boolean, filter: FlagFilter): SearchMatch | undefined {
+    if (!this.decoded && this.scans++ < SCANS_BEFORE_DECODE) return seekEntry(this.chunk.firstSeq, this.chunk.entries, target, forward, filter.mask, filter.value)
+    const { seqs, flags } = (this.decoded ??= decodeEntries(this.chunk.firstSeq, this.chunk.entries))
+    const lo = lowerBound(seqs, target)
+    let i = forward ? lo : lo < seqs.length && seqs[lo] === target ? lo : lo - 1
+    const step = forward ? 1 : -1
+    while (i >= 0 && i < seqs.length && !passes(flags[i], filter)) i += step
+    return i >= 0 && i < seqs.length ? { seq: seqs[i], flags: flags[i] } : undefined
+  }
+
+  holds(seq: number): boolean {
+    return this.find(seq, true, NO_FILTER)?.seq === seq
+  }
+}
 
 /** Flag bits that must be set (`mask & value`) or clear (`mask & ~value`). */
 interface FlagFilter {
@@ -75,14 +108,15 @@ interface FlagFilter {
 }
 
 const passes = (flags: number, f: FlagFilter) => (flags & f.mask) === f.value
+const NO_FILTER: FlagFilter = { mask: 0, value: 0 }
 
 class TermCursor implements Cursor {
   /** Chunks read together, in the direction of travel, for seeks from `from` on. */
-  private windows: { from: number; chunks: PostingChunk[]; decoded: Map<number, LoadedChunk> }[] = []
+  private windows: { from: number; chunks: PostingChunk[]; views: Map<number, ChunkView> }[] = []
   /** The list has nothing at or beyond this position (in the direction of travel). */
   private exhaustedFrom: number | undefined
   /** Chunks prefetched for given seek targets. */
-  private readonly ahead = new Map<number, LoadedChunk | undefined>()
+  private readonly ahead = new Map<number, ChunkView | undefined>()
 
   constructor(
     private readonly source: PostingSource,
@@ -112,12 +146,12 @@ class TermCursor implements Cursor {
     const asked = new Set(leaders)
     // Chunks never overlap, so one ascending order serves both directions.
     const chunks = (await this.source.chunksAround(this.key, leaders, this.forward ? 'forward' : 'backward')).sort((a, b) => a.lastSeq - b.lastSeq)
-    const decoded = new Map<PostingChunk, LoadedChunk>()
+    const views = new Map<PostingChunk, ChunkView>()
     const load = (c: PostingChunk | undefined) => {
       if (!c) return undefined
-      let l = decoded.get(c)
-      if (!l) decoded.set(c, (l = loaded(c)))
-      return l
+      let view = views.get(c)
+      if (!view) views.set(c, (view = new ChunkView(c)))
+      return view
     }
     if (this.ahead.size > 4 * PREFETCH_CANDIDATES) this.ahead.clear()
     for (const t of wanted) {
@@ -138,20 +172,18 @@ class TermCursor implements Cursor {
     const windowed = this.fromWindow(seq)
     const chunk = windowed !== 'miss' ? windowed : this.ahead.has(seq) ? this.ahead.get(seq) : 'unknown'
     if (chunk === 'unknown') return true
-    if (!chunk) return false
-    const i = lowerBound(chunk.seqs, seq)
-    return i < chunk.seqs.length && chunk.seqs[i] === seq
+    return chunk ? chunk.holds(seq) : false
   }
 
   /** The chunk a seek to `at` needs, if a window read for an earlier seek already has it. */
-  private fromWindow(at: number): LoadedChunk | 'miss' {
+  private fromWindow(at: number): ChunkView | 'miss' {
     for (const w of this.windows) {
       if (this.forward ? at < w.from : at > w.from) continue
       const i = w.chunks.findIndex((c) => (this.forward ? c.lastSeq >= at : c.firstSeq <= at))
       if (i < 0) continue
-      let chunk = w.decoded.get(i)
-      if (!chunk) w.decoded.set(i, (chunk = loaded(w.chunks[i])))
-      return chunk
+      let view = w.views.get(i)
+      if (!view) w.views.set(i, (view = new ChunkView(w.chunks[i])))
+      return view
     }
     return 'miss'
   }
@@ -159,30 +191,20 @@ class TermCursor implements Cursor {
   async seek(target: number): Promise<SearchMatch | undefined> {
     let at = target
     for (;;) {
-      let c: LoadedChunk | undefined
+      let c: ChunkView | undefined
       const windowed = this.fromWindow(at)
       if (windowed !== 'miss') c = windowed
       else if (this.ahead.has(at)) c = this.ahead.get(at)
       else c = await this.load(at)
       if (!c) return undefined
-      // Binary search for the first entry at or beyond `at` in this direction, then skip filtered ones.
-      let lo = 0
-      let hi = c.seqs.length
-      while (lo < hi) {
-        const mid = (lo + hi) >>> 1
-        if (c.seqs[mid] < at) lo = mid + 1
-        else hi = mid
-      }
-      let i = this.forward ? lo : lo < c.seqs.length && c.seqs[lo] === at ? lo : lo - 1
-      const step = this.forward ? 1 : -1
-      while (i >= 0 && i < c.seqs.length && !passes(c.flags[i], this.filter)) i += step
-      if (i >= 0 && i < c.seqs.length) return { seq: c.seqs[i], flags: c.flags[i] }
+      const m = c.find(at, this.forward, this.filter)
+      if (m) return m
       at = this.forward ? c.lastSeq + 1 : c.firstSeq - 1
       if (at < 0) return undefined
     }
   }
 
-  private async load(at: number): Promise<LoadedChunk | undefined> {
+  private async load(at: number): Promise<ChunkView | undefined> {
     if (this.exhaustedFrom !== undefined && (this.forward ? at >= this.exhaustedFrom : at <= this.exhaustedFrom)) return undefined
     const chunks = await this.source.chunks(this.key, at, this.forward ? 'forward' : 'backward', this.readahead)
     if (chunks.length === 0) {
@@ -195,9 +217,9 @@ class TermCursor implements Cursor {
       this.exhaustedFrom = this.forward ? end.lastSeq + 1 : end.firstSeq - 1
     }
     // The newest window first; a few are kept, since a leading list is walked ahead for prefetching, then again.
-    this.windows.unshift({ from: at, chunks, decoded: new Map() })
+    this.windows.unshift({ from: at, chunks, views: new Map() })
     this.windows.length = Math.min(this.windows.length, 4)
-    return this.fromWindow(at) as LoadedChunk
+    return this.fromWindow(at) as ChunkView
   }
 }
 
@@ -278,8 +300,7 @@ class OrCursor implements Cursor {
 
 async function compile(expr: SearchExpr, source: PostingSource, forward: boolean, at: number): Promise<Cursor> {
   const all = (filter: FlagFilter) => new TermCursor(source, termKey(ALL_ACTIONS_TERM), forward, filter)
-  const none: FlagFilter = { mask: 0, value: 0 }
-  if ('term' in expr) return new TermCursor(source, termKey(expr.term), forward, none)
+  if ('term' in expr) return new TermCursor(source, termKey(expr.term), forward, NO_FILTER)
   if ('flag' in expr) return all({ mask: FLAG_BITS[expr.flag], value: expr.value ? FLAG_BITS[expr.flag] : 0 })
   if ('or' in expr) return new OrCursor(await Promise.all(expr.or.map((e) => compile(e, source, forward, at))), forward)
   const parts = 'and' in expr ? expr.and : [expr]
@@ -300,7 +321,7 @@ async function compile(expr: SearchExpr, source: PostingSource, forward: boolean
   const filter = { mask, value }
   // The rarest term leads (the others only confirm its candidates) and carries the flag filter:
   // lists that end within their opening window by size, then the others by density.
-  const termCursors = terms.map((t) => new TermCursor(source, termKey(t), forward, none, terms.length > 1 ? OPENING_WINDOW : undefined))
+  const termCursors = terms.map((t) => new TermCursor(source, termKey(t), forward, NO_FILTER, terms.length > 1 ? OPENING_WINDOW : undefined))
   if (termCursors.length > 1) {
     const sizes = await Promise.all(termCursors.map((c) => c.open(at)))
     const rank = (i: number) => (sizes[i].complete ? sizes[i].bytes : Number.MAX_SAFE_INTEGER / 2 + sizes[i].density)
