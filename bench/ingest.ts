@@ -5,7 +5,7 @@ import pg from 'pg'
 import { createIndexer, normalizeBlock } from '../src/ingest/index.ts'
 import { createShipReader } from '../src/ship/index.ts'
 import { openPostgresStore, openSqliteStore, type Store } from '../src/store/index.ts'
-import { benchSearch, sqlitePostingsBytes } from './search.ts'
+import { benchSearch, postgresPostingsBytes, sqlitePostingsBytes } from './search.ts'
 import { startBenchFeed } from './ship-feed.ts'
 
 export interface IngestBenchOptions {
@@ -14,6 +14,8 @@ export interface IngestBenchOptions {
   readonly postgresUrl: string | undefined
   /** Where to keep the SQLite store the run wrote (for `--only search`); undefined deletes it. */
   readonly keepSqlite: string | undefined
+  /** Keep the PostgreSQL database the run wrote (for `--only search --postgres`) instead of dropping it. */
+  readonly keepPostgres: boolean
 }
 
 /** Reads the whole feed and normalizes every block without storing it: the limit ingest is compared to. */
@@ -86,12 +88,13 @@ export async function benchIngest(options: IngestBenchOptions): Promise<Record<s
         record('PostgreSQL', p.result, p.peakRssMiB)
         const client = new pg.Client({ connectionString: url.toString() })
         await client.connect()
-        const pgIndexBytes = Number((await client.query("SELECT pg_total_relation_size('postings') AS bytes")).rows[0].bytes)
+        const pgIndexBytes = await postgresPostingsBytes(client)
         await client.end()
         for (const [k, v] of Object.entries(await benchSearch(store, pgIndexBytes, p.result.actions, inputActions))) figures[`PostgreSQL search: ${k}`] = v
         await store.close()
+        if (options.keepPostgres) figures['PostgreSQL store kept at'] = url.toString()
       } finally {
-        await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
+        if (!options.keepPostgres) await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
         await admin.end()
       }
     }

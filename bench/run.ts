@@ -1,14 +1,15 @@
 import { parseArgs } from 'node:util'
 import { benchDevchain } from './devchain.ts'
 import { benchIngest } from './ingest.ts'
-import { benchSearchOfSqlite } from './search.ts'
+import { benchSearchOfPostgres, benchSearchOfSqlite } from './search.ts'
 import { benchStoreReads } from './store-reads.ts'
 
 /**
  * `npm run bench [-- --actions N]`: runs every benchmark and prints its figures. Figures that
  * depend on the machine are given next to a limit measured in the same run. `--keep-sqlite PATH`
- * keeps the SQLite store the ingest bench wrote; `--only search --sqlite PATH` runs the search
- * figures on such a store alone.
+ * keeps the SQLite store the ingest bench wrote and `--keep-postgres` its PostgreSQL database;
+ * `--only search --sqlite PATH` or `--only search --postgres URL` runs the search figures on such a
+ * store alone.
  */
 const { values } = parseArgs({
   options: {
@@ -18,7 +19,9 @@ const { values } = parseArgs({
     'ingest-actions': { type: 'string', default: '100000' },
     only: { type: 'string' },
     'keep-sqlite': { type: 'string' },
+    'keep-postgres': { type: 'boolean', default: false },
     sqlite: { type: 'string' },
+    postgres: { type: 'string' },
   },
 })
 
@@ -39,7 +42,7 @@ if (!values.only || values.only === 'ingest') {
   const ingestActions = Number(values['ingest-actions'])
   const postgresUrl = process.env.ANTLER_BENCH_PG ?? process.env.ANTLER_TEST_PG
   console.log(`# ingest: ${ingestActions} actions (20 transfers + 5 rawdb puts per block), SQLite${postgresUrl ? ' and PostgreSQL' : ' (set ANTLER_BENCH_PG for PostgreSQL)'}`)
-  print(await benchIngest({ actions: ingestActions, postgresUrl, keepSqlite: values['keep-sqlite'] }))
+  print(await benchIngest({ actions: ingestActions, postgresUrl, keepSqlite: values['keep-sqlite'], keepPostgres: values['keep-postgres'] }))
 }
 if (!values.only || values.only === 'reads') {
   const postgresUrl = process.env.ANTLER_BENCH_PG ?? process.env.ANTLER_TEST_PG
@@ -47,10 +50,10 @@ if (!values.only || values.only === 'reads') {
   print(await benchStoreReads(postgresUrl))
 }
 if (values.only === 'search') {
-  if (!values.sqlite) {
-    console.error('bench: --only search needs --sqlite PATH (a store kept by --keep-sqlite)')
+  if (!values.sqlite === !values.postgres) {
+    console.error('bench: --only search needs --sqlite PATH or --postgres URL (a store kept by --keep-sqlite or --keep-postgres)')
     process.exit(2)
   }
-  console.log(`# search: ${values.sqlite}`)
-  print(await benchSearchOfSqlite(values.sqlite))
+  console.log(`# search: ${values.sqlite ?? values.postgres}`)
+  print(await (values.sqlite ? benchSearchOfSqlite(values.sqlite) : benchSearchOfPostgres(values.postgres as string)))
 }

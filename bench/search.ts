@@ -1,5 +1,6 @@
 import Database from 'better-sqlite3'
-import { openSqliteStore, type SearchExpr, type Store } from '../src/store/index.ts'
+import pg from 'pg'
+import { openPostgresStore, openSqliteStore, type SearchExpr, type Store } from '../src/store/index.ts'
 import { seededRandom } from '../test/_helpers/store.ts'
 import { ms, timeIt } from './timing.ts'
 
@@ -68,6 +69,26 @@ export async function benchSearchOfSqlite(path: string): Promise<Record<string, 
   const store = openSqliteStore(path)
   try {
     return await benchSearch(store, sqlitePostingsBytes(path), traces, blocks * 25)
+  } finally {
+    await store.close()
+  }
+}
+
+/** Bytes of the search index in a PostgreSQL store: the postings table with its indexes. */
+export async function postgresPostingsBytes(client: pg.Client): Promise<number> {
+  return Number((await client.query("SELECT pg_total_relation_size('postings') AS bytes")).rows[0].bytes)
+}
+
+/** The search figures of a PostgreSQL store kept by an ingest run (`--keep-postgres`), in a fresh process. */
+export async function benchSearchOfPostgres(url: string): Promise<Record<string, string | number>> {
+  const client = new pg.Client({ connectionString: url })
+  await client.connect()
+  const indexBytes = await postgresPostingsBytes(client)
+  const { traces, blocks } = (await client.query('SELECT (SELECT COUNT(*) FROM actions)::int AS traces, (SELECT COUNT(*) FROM blocks)::int AS blocks')).rows[0]
+  await client.end()
+  const store = await openPostgresStore(url)
+  try {
+    return await benchSearch(store, indexBytes, traces, blocks * 25)
   } finally {
     await store.close()
   }
