@@ -26,7 +26,8 @@ export async function withDevchain(t: TestContext, overrides: Partial<DevchainCo
 /** A fresh temporary directory, removed after the test. */
 export function tempDir(t: TestContext, prefix = 'antler-test-'): string {
   const dir = mkdtempSync(join(tmpdir(), prefix))
-  t.after(() => rmSync(dir, { recursive: true, force: true }))
+  // Retried: a store still closing (its checkpoint thread) may add a file while the tree is removed.
+  t.after(() => rmSync(dir, { recursive: true, force: true, maxRetries: 5 }))
   return dir
 }
 

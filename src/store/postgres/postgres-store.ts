@@ -4,14 +4,23 @@ import { StoreIrreversibleUndoError, StoreLinkError } from '../errors.ts'
 import { INTEGRITY_CHECKS } from '../integrity-checks.ts'
 import { VERSIONED_TABLES } from '../versioned-tables.ts'
 import type { Store } from '../port.ts'
-import { INSERT_APPLY_STEP, LATEST_TRANSACTION_RECORD, RECORD_FORKED_TRANSACTIONS, ROW_CHANGES_OF_BLOCK, TRANSACTIONS_BY_ID_PREFIX, TRANSACTION_RECORDS, numbered } from '../shared-sql.ts'
+import { LATEST_TRANSACTION_RECORD, RECORD_FORKED_TRANSACTIONS, ROW_CHANGES_OF_BLOCK, TRANSACTIONS_BY_ID_PREFIX, TRANSACTION_RECORDS, numbered } from '../shared-sql.ts'
 import { TRX_ID_OF_ACTION, actionFromRow, rowChangeFromRow, stepFromRow, type StepRow, authText, blockByTimeClause, blockFromRow, prefixUpperBound, ramText, sequenceRanges, transactionFromRow, trxIdKey, trxIdKeyRange, u8 } from '../row-mapping.ts'
 import { postingChunks, truncateChunk, type PostingChunk } from '../search/postings.ts'
 import { searchPostings, type PostingSource } from '../search/query.ts'
 import type { BlockBatch, StepType, StorePosition } from '../types.ts'
+import { libMoves, writeSteps } from '../write-steps.ts'
 import { PARTITIONED_TABLES, POSTGRES_SCHEMA, POSTGRES_SCHEMA_VERSION, partitionDdl } from './schema.ts'
 
 type Queryable = pg.Pool | pg.PoolClient
+
+/**
+ * The steps of a write, in order (parameters: types, block numbers, block ids). An `apply` step is
+ * recorded as `redo` when the same block id was undone before, else `new` (INSERT_APPLY_STEP's rule).
+ */
+const INSERT_STEPS = `INSERT INTO steps (type, block_num, block_id)
+  SELECT CASE WHEN s.type <> 'apply' THEN s.type WHEN EXISTS (SELECT 1 FROM steps u WHERE u.block_id = s.id AND u.type = 'undo') THEN 'redo' ELSE 'new' END, s.num, s.id
+  FROM unnest($1::text[], $2::bigint[], $3::text[]) WITH ORDINALITY AS s(type, num, id, ord) ORDER BY s.ord`
 const pkText = (pk: bigint) => pk.toString(16).padStart(16, '0')
 
 interface PostingRow {
@@ -73,21 +82,40 @@ export async function openPostgresStore(url: string): Promise<Store> {
     }
   }
 
-  async function applyBlock(c: pg.PoolClient, batch: BlockBatch, lib: number): Promise<void> {
-    const b = batch.block
+  /**
+   * Applies consecutive blocks in one transaction with a fixed number of statements, whatever
+   * their count: each table gets one multi-row statement for the whole write (PostgreSQL pays a
+   * round trip per statement). The step log is the one block-by-block writes would leave.
+   */
+  async function applyBatches(c: pg.PoolClient, batches: readonly BlockBatch[], lib: number): Promise<void> {
+    if (batches.length === 0) return
     const pos = await position(c)
-    if (pos && (b.num !== pos.head.blockNum + 1 || b.previous !== pos.head.blockId)) throw StoreLinkError({ blockNum: b.num, previous: b.previous, head: pos.head.blockNum, headId: pos.head.blockId })
-    for (const table of PARTITIONED_TABLES) {
-      const { name, ddl } = partitionDdl(table, b.num)
-      if (!partitions.has(name)) {
-        await c.query(ddl)
-        partitions.add(name)
+    let head = pos?.head
+    for (const { block: b } of batches) {
+      if (head && (b.num !== head.blockNum + 1 || b.previous !== head.blockId)) throw StoreLinkError({ blockNum: b.num, previous: b.previous, head: head.blockNum, headId: head.blockId })
+      head = { blockNum: b.num, blockId: b.id }
+    }
+    for (const { block: b } of batches) {
+      for (const table of PARTITIONED_TABLES) {
+        const { name, ddl } = partitionDdl(table, b.num)
+        if (!partitions.has(name)) {
+          await c.query(ddl)
+          partitions.add(name)
+        }
       }
     }
-    const ranges = sequenceRanges(batch)
-    await c.query('INSERT INTO blocks VALUES ($1, $2, $3, $4, $5, $6, $7, $8)', [b.num, b.id, b.previous, b.timestampMs, b.producer, b.transactionCount, b.actionCount, ranges.blockFirstSeq])
-    const t = batch.transactions
-    const trxIndex = new Map(t.map((x) => [x.id, x.blockIndex]))
+    const blocks = batches.map((batch) => ({ ...batch.block, ranges: sequenceRanges(batch) }))
+    await c.query('INSERT INTO blocks SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::bigint[], $5::text[], $6::int[], $7::int[], $8::bigint[])', [
+      blocks.map((b) => b.num),
+      blocks.map((b) => b.id),
+      blocks.map((b) => b.previous),
+      blocks.map((b) => b.timestampMs),
+      blocks.map((b) => b.producer),
+      blocks.map((b) => b.transactionCount),
+      blocks.map((b) => b.actionCount),
+      blocks.map((b) => b.ranges.blockFirstSeq),
+    ])
+    const t = batches.flatMap((batch, i) => batch.transactions.map((x) => ({ ...x, range: blocks[i].ranges.trx.get(x.id) })))
     if (t.length) {
       await c.query(
         'INSERT INTO transactions SELECT * FROM unnest($1::bigint[], $2::int[], $3::text[], $4::bigint[], $5::smallint[], $6::bigint[], $7::bigint[], $8::boolean[], $9::bigint[], $10::int[])',
@@ -100,19 +128,22 @@ export async function openPostgresStore(url: string): Promise<Store> {
           t.map((x) => x.cpuUsageUs),
           t.map((x) => x.netUsageWords),
           t.map((x) => x.scheduled),
-          t.map((x) => ranges.trx.get(x.id)?.firstSeq ?? null),
-          t.map((x) => ranges.trx.get(x.id)?.count ?? 0),
+          t.map((x) => x.range?.firstSeq ?? null),
+          t.map((x) => x.range?.count ?? 0),
         ],
       )
     }
-    const a = batch.actions
+    const a = batches.flatMap((batch) => {
+      const trxIndex = new Map(batch.transactions.map((x) => [x.id, x.blockIndex]))
+      return batch.actions.map((x) => ({ ...x, trxIndex: trxIndex.get(x.trxId) ?? -1 }))
+    })
     if (a.length) {
       await c.query(
         'INSERT INTO actions SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::int[], $4::int[], $5::int[], $6::text[], $7::text[], $8::text[], $9::text[], $10::bytea[], $11::bytea[], $12::text[], $13::numeric[], $14::text[])',
         [
           a.map((x) => x.globalSequence.toString()),
           a.map((x) => x.blockNum),
-          a.map((x) => trxIndex.get(x.trxId) ?? -1),
+          a.map((x) => x.trxIndex),
           a.map((x) => x.actionOrdinal),
           a.map((x) => x.creatorActionOrdinal),
           a.map((x) => x.receiver),
@@ -127,43 +158,72 @@ export async function openPostgresStore(url: string): Promise<Store> {
         ],
       )
     }
-    const r = batch.rows
-    if (r.length) {
-      const keys = [r.map((x) => x.code), r.map((x) => x.table), r.map((x) => x.scope), r.map((x) => pkText(x.primaryKey))]
-      await c.query(
-        'UPDATE row_versions v SET valid_to = $1 FROM unnest($2::text[], $3::text[], $4::text[], $5::text[]) AS k(code, tbl, scope, pk) WHERE v.code = k.code AND v.tbl = k.tbl AND v.scope = k.scope AND v.pk = k.pk AND v.valid_to IS NULL',
-        [b.num, ...keys],
-      )
-      await c.query('INSERT INTO row_versions SELECT k.code, k.tbl, k.scope, k.pk, $1, NULL, k.payer, k.value FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::bytea[]) AS k(code, tbl, scope, pk, payer, value)', [
-        b.num,
-        ...keys,
-        r.map((x) => x.payer),
-        r.map((x) => (x.value === undefined ? null : Buffer.from(x.value))),
-      ])
+    await writeRowVersions(c, batches)
+    for (const { block: b, abis, permissions, links } of batches) {
+      for (const x of abis) {
+        await c.query('UPDATE abi_versions SET valid_to = $1 WHERE account = $2 AND valid_to IS NULL', [b.num, x.account])
+        await c.query('INSERT INTO abi_versions VALUES ($1, $2, NULL, $3)', [x.account, b.num, Buffer.from(x.abi)])
+      }
+      for (const p of permissions) {
+        await c.query('UPDATE permission_versions SET valid_to = $1 WHERE owner = $2 AND name = $3 AND valid_to IS NULL', [b.num, p.owner, p.name])
+        await c.query('INSERT INTO permission_versions VALUES ($1, $2, $3, NULL, $4, $5, $6, $7, $8)', [p.owner, p.name, b.num, p.parent, p.threshold, JSON.stringify(p.keys), JSON.stringify(p.accounts), p.removed])
+        await c.query('UPDATE key_versions SET valid_to = $1 WHERE owner = $2 AND permission = $3 AND valid_to IS NULL', [b.num, p.owner, p.name])
+        if (!p.removed) for (const k of p.keys) await c.query('INSERT INTO key_versions VALUES ($1, $2, $3, $4, NULL) ON CONFLICT DO NOTHING', [k.key, p.owner, p.name, b.num])
+      }
+      for (const l of links) {
+        await c.query('UPDATE link_versions SET valid_to = $1 WHERE account = $2 AND code = $3 AND type = $4 AND valid_to IS NULL', [b.num, l.account, l.code, l.messageType])
+        await c.query('INSERT INTO link_versions VALUES ($1, $2, $3, $4, NULL, $5)', [l.account, l.code, l.messageType, b.num, l.requiredPermission ?? null])
+      }
     }
-    for (const x of batch.abis) {
-      await c.query('UPDATE abi_versions SET valid_to = $1 WHERE account = $2 AND valid_to IS NULL', [b.num, x.account])
-      await c.query('INSERT INTO abi_versions VALUES ($1, $2, NULL, $3)', [x.account, b.num, Buffer.from(x.abi)])
-    }
-    for (const p of batch.permissions) {
-      await c.query('UPDATE permission_versions SET valid_to = $1 WHERE owner = $2 AND name = $3 AND valid_to IS NULL', [b.num, p.owner, p.name])
-      await c.query('INSERT INTO permission_versions VALUES ($1, $2, $3, NULL, $4, $5, $6, $7, $8)', [p.owner, p.name, b.num, p.parent, p.threshold, JSON.stringify(p.keys), JSON.stringify(p.accounts), p.removed])
-      await c.query('UPDATE key_versions SET valid_to = $1 WHERE owner = $2 AND permission = $3 AND valid_to IS NULL', [b.num, p.owner, p.name])
-      if (!p.removed) for (const k of p.keys) await c.query('INSERT INTO key_versions VALUES ($1, $2, $3, $4, NULL) ON CONFLICT DO NOTHING', [k.key, p.owner, p.name, b.num])
-    }
-    for (const l of batch.links) {
-      await c.query('UPDATE link_versions SET valid_to = $1 WHERE account = $2 AND code = $3 AND type = $4 AND valid_to IS NULL', [b.num, l.account, l.code, l.messageType])
-      await c.query('INSERT INTO link_versions VALUES ($1, $2, $3, $4, NULL, $5)', [l.account, l.code, l.messageType, b.num, l.requiredPermission ?? null])
-    }
-    await setMeta(c, 'head', `${b.num}:${b.id}`)
-    await c.query(numbered(INSERT_APPLY_STEP), [b.id, b.num, b.id])
     const previousLib = pos?.lib ?? Number((await meta(c, 'lib')) ?? 0)
-    const newLib = Math.min(lib, b.num)
-    if (newLib > previousLib) {
-      await c.query("INSERT INTO steps (type, block_num, block_id) SELECT 'irreversible', num, id FROM blocks WHERE num > $1 AND num <= $2 ORDER BY num", [previousLib, newLib])
-      await setMeta(c, 'lib', String(newLib))
+    const applied = batches.map((x) => x.block)
+    const stored = libMoves(applied, lib, previousLib)
+      ? (await c.query<{ num: string; id: string }>('SELECT num, id FROM blocks WHERE num > $1 AND num < $2 ORDER BY num', [previousLib, applied[0].num])).rows.map((r) => ({ num: Number(r.num), id: r.id }))
+      : []
+    const { steps, lib: currentLib } = writeSteps(applied, lib, previousLib, stored)
+    await c.query(INSERT_STEPS, [steps.map((x) => x.type), steps.map((x) => x.num), steps.map((x) => x.id)])
+    const last = batches[batches.length - 1].block
+    await setMeta(c, 'head', `${last.num}:${last.id}`)
+    if (currentLib > previousLib) await setMeta(c, 'lib', String(currentLib))
+    await c.query("SELECT pg_notify('antler_steps', $1)", [String(last.num)])
+  }
+
+  /**
+   * Row versions of a write: each pre-write current version of a changed key is closed at the key's
+   * first change, and a key changed again within the write gets its earlier versions closed here.
+   */
+  async function writeRowVersions(c: pg.PoolClient, batches: readonly BlockBatch[]): Promise<void> {
+    const versions: { code: string; tbl: string; scope: string; pk: string; blockNum: number; validTo: number | null; payer: string; value: Buffer | null }[] = []
+    const latest = new Map<string, number>()
+    const firstChanges: (typeof versions)[number][] = []
+    for (const { block: b, rows } of batches) {
+      for (const r of rows) {
+        const v = { code: r.code, tbl: r.table, scope: r.scope, pk: pkText(r.primaryKey), blockNum: b.num, validTo: null, payer: r.payer, value: r.value === undefined ? null : Buffer.from(r.value) }
+        const key = `${v.code}\u0000${v.tbl}\u0000${v.scope}\u0000${v.pk}`
+        const previous = latest.get(key)
+        if (previous === undefined) firstChanges.push(v)
+        else versions[previous].validTo = b.num
+        latest.set(key, versions.length)
+        versions.push(v)
+      }
     }
-    await c.query("SELECT pg_notify('antler_steps', $1)", [String(b.num)])
+    if (versions.length === 0) return
+    const f = firstChanges
+    await c.query(
+      'UPDATE row_versions v SET valid_to = k.block_num FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[]) AS k(code, tbl, scope, pk, block_num) WHERE v.code = k.code AND v.tbl = k.tbl AND v.scope = k.scope AND v.pk = k.pk AND v.valid_to IS NULL',
+      [f.map((x) => x.code), f.map((x) => x.tbl), f.map((x) => x.scope), f.map((x) => x.pk), f.map((x) => x.blockNum)],
+    )
+    const v = versions
+    await c.query('INSERT INTO row_versions SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::bigint[], $7::text[], $8::bytea[])', [
+      v.map((x) => x.code),
+      v.map((x) => x.tbl),
+      v.map((x) => x.scope),
+      v.map((x) => x.pk),
+      v.map((x) => x.blockNum),
+      v.map((x) => x.validTo),
+      v.map((x) => x.payer),
+      v.map((x) => x.value),
+    ])
   }
 
   async function undoFrom(c: pg.PoolClient, blockNum: number): Promise<void> {
@@ -226,12 +286,12 @@ export async function openPostgresStore(url: string): Promise<Store> {
     },
     applyBlock: (batch, lib) =>
       inTransaction(async (c) => {
-        await applyBlock(c, batch, lib)
+        await applyBatches(c, [batch], lib)
         await insertChunks(c, postingChunks([batch]))
       }),
     applyBlocks: (batches, lib) =>
       inTransaction(async (c) => {
-        for (const batch of batches) await applyBlock(c, batch, lib)
+        await applyBatches(c, batches, lib)
         await insertChunks(c, postingChunks(batches))
       }),
     undoFrom: (blockNum) => inTransaction((c) => undoFrom(c, blockNum)),

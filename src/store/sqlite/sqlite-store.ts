@@ -9,6 +9,7 @@ import { TRX_ID_OF_ACTION, actionFromRow, rowChangeFromRow, stepFromRow, type St
 import { postingChunks, truncateChunk, type PostingChunk } from '../search/postings.ts'
 import { searchPostings, type PostingSource } from '../search/query.ts'
 import type { ActionRecord, BlockBatch, Step, StepType, StorePosition, TransactionRecord } from '../types.ts'
+import { writeSteps } from '../write-steps.ts'
 import { startCheckpointer } from './checkpointer.ts'
 import { sqliteIntegrityFindings } from './integrity.ts'
 import { SQLITE_SCHEMA, SQLITE_SCHEMA_VERSION } from './schema.ts'
@@ -150,28 +151,34 @@ export function openSqliteStore(path: string): Store {
   }
 
   /**
-   * Where a write stands: the head it links to, LIB, and the blocks above LIB (their irreversible
-   * steps are due as LIB passes them). Read once per write, kept in step by `apply`, stored by `finish`.
+   * Where a write stands: the head it links to, LIB and the blocks above it before the write (read
+   * once), and the blocks it applied.
    */
   interface WriteCursor {
     head: BlockRef | undefined
-    lib: number
     readonly startLib: number
     readonly reversible: { num: number; id: string }[]
+    readonly applied: { num: number; id: string }[]
   }
 
   const startWrite = (): WriteCursor => {
     const pos = position()
     const lib = pos?.lib ?? 0
-    return { head: pos?.head, lib, startLib: lib, reversible: s.blocksAbove.all(lib) as { num: number; id: string }[] }
+    return { head: pos?.head, startLib: lib, reversible: s.blocksAbove.all(lib) as { num: number; id: string }[], applied: [] }
   }
 
-  const finishWrite = (cursor: WriteCursor) => {
+  /** Records the write's steps (writeSteps) and its new head and LIB. */
+  const finishWrite = (cursor: WriteCursor, lib: number) => {
+    const planned = writeSteps(cursor.applied, lib, cursor.startLib, cursor.reversible)
+    for (const x of planned.steps) {
+      if (x.type === 'apply') s.insertApplyStep.run(x.id, x.num, x.id)
+      else step(x.type, x.num, x.id)
+    }
     if (cursor.head) s.setMeta.run('head', `${cursor.head.blockNum}:${cursor.head.blockId}`)
-    if (cursor.lib > cursor.startLib) s.setMeta.run('lib', String(cursor.lib))
+    if (planned.lib > cursor.startLib) s.setMeta.run('lib', String(planned.lib))
   }
 
-  const apply = (batch: BlockBatch, lib: number, cursor: WriteCursor) => {
+  const apply = (batch: BlockBatch, cursor: WriteCursor) => {
     const b = batch.block
     const head = cursor.head
     if (head && (b.num !== head.blockNum + 1 || b.previous !== head.blockId)) throw StoreLinkError({ blockNum: b.num, previous: b.previous, head: head.blockNum, headId: head.blockId })
@@ -203,16 +210,8 @@ export function openSqliteStore(path: string): Store {
       s.closeLink.run(b.num, l.account, l.code, l.messageType)
       s.insertLink.run(l.account, l.code, l.messageType, b.num, l.requiredPermission ?? null)
     }
-    s.insertApplyStep.run(b.id, b.num, b.id)
     cursor.head = { blockNum: b.num, blockId: b.id }
-    cursor.reversible.push({ num: b.num, id: b.id })
-    const newLib = Math.min(lib, b.num)
-    if (newLib > cursor.lib) {
-      let passed = 0
-      while (passed < cursor.reversible.length && cursor.reversible[passed].num <= newLib) step('irreversible', cursor.reversible[passed].num, cursor.reversible[passed++].id)
-      cursor.reversible.splice(0, passed)
-      cursor.lib = newLib
-    }
+    cursor.applied.push({ num: b.num, id: b.id })
   }
 
   const insertPostings = (batches: readonly BlockBatch[]) => {
@@ -221,8 +220,8 @@ export function openSqliteStore(path: string): Store {
 
   const applyMany = db.transaction((batches: readonly BlockBatch[], lib: number) => {
     const cursor = startWrite()
-    for (const batch of batches) apply(batch, lib, cursor)
-    finishWrite(cursor)
+    for (const batch of batches) apply(batch, cursor)
+    finishWrite(cursor, lib)
     insertPostings(batches)
   })
 

@@ -124,6 +124,48 @@ export function runStoreContract(name: string, factory: StoreFactory, skip: stri
     assert.deepEqual(steps.map((s) => `${s.type}:${s.blockNum}`), ['new:1', 'irreversible:1', 'new:2'])
   })
 
+  test(`${name}: a key changed several times within one applyBlocks() write has the same history as block-by-block writes`, { skip }, async (t) => {
+    const backing = await factory(t)
+    const batched = await backing.open()
+    t.after(() => batched.close())
+    const blocks = [
+      batch(1, { rows: [row(1, 10), row(2, 20)] }),
+      batch(2, { rows: [row(1, 11)] }),
+      batch(3, { rows: [row(1, undefined), row(2, 21), row(3, 30)] }),
+      batch(4, { rows: [row(1, 13)] }),
+      batch(5),
+    ]
+    await batched.applyBlocks(blocks.slice(0, 1), 0)
+    // LIB moves to 3 within the second write: its steps interleave as block-by-block writes leave them.
+    await batched.applyBlocks(blocks.slice(1), 3)
+    const history = async (store: Store) => ({
+      rows: await Promise.all([1, 2, 3, 4, 5].map(async (h) => (await store.tableRows({ code: 'rawdb', table: 'rows', scope: 'alice', blockNum: h })).map((r) => [Number(r.primaryKey), r.value[0], r.blockNum]))),
+      changes: await Promise.all([1, 2, 3, 4].map(async (h) => (await store.rowChanges(h)).map((c) => [Number(c.primaryKey), c.value?.[0], c.old === undefined ? 'none' : c.old.value?.[0]]))),
+      steps: (await store.stepsAfter(0, 100)).map((x) => `${x.type}:${x.blockNum}`),
+    })
+    const got = await history(batched)
+    assert.deepEqual(got.steps, ['new:1', 'new:2', 'irreversible:1', 'irreversible:2', 'new:3', 'irreversible:3', 'new:4', 'new:5'])
+    assert.deepEqual(got.rows[1], [[1, 11, 2], [2, 20, 1]])
+    assert.deepEqual(got.rows[3], [[1, 13, 4], [2, 21, 3], [3, 30, 3]])
+    assert.deepEqual(got.changes[2], [[1, undefined, 11], [2, 21, 20], [3, 30, 'none']])
+    // Undo inside the write reopens the versions its blocks closed.
+    await batched.undoFrom(4)
+    assert.deepEqual((await batched.tableRows({ code: 'rawdb', table: 'rows', scope: 'alice', blockNum: 9 })).map((r) => [Number(r.primaryKey), r.value[0]]), [[2, 21], [3, 30]])
+    await batched.applyBlocks(blocks.slice(3), 3)
+
+    const single = await (await factory(t)).open()
+    t.after(() => single.close())
+    await single.applyBlock(blocks[0], 0)
+    for (const b of blocks.slice(1)) await single.applyBlock(b, 3)
+    await single.undoFrom(4)
+    for (const b of blocks.slice(3)) await single.applyBlock(b, 3)
+    assert.deepEqual(await history(batched), await history(single))
+    // Closed here, not only by the after hooks: those run in registration order, after the first
+    // store's directory cleanup.
+    await single.close()
+    await batched.close()
+  })
+
   test(`${name}: blockByTime() answers each comparator; transactionsByIdPrefix() finds ids by prefix`, { skip }, async (t) => {
     const store = await (await factory(t)).open()
     t.after(() => store.close())
