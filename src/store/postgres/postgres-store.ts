@@ -260,6 +260,7 @@ export async function openPostgresStore(url: string): Promise<Store> {
   }
 
   const postingSource: PostingSource = {
+    concurrentReads: true,
     async chunks(termKey, seq, direction, atMost) {
       const columns = 'term_key, last_seq, first_seq, entries'
       const after = (await pool.query<PostingRow>(`SELECT ${columns} FROM postings WHERE term_key = $1 AND last_seq >= $2 ORDER BY last_seq LIMIT $3`, [termKey, seq, atMost])).rows

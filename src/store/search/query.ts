@@ -26,6 +26,12 @@ export interface PostingSource {
    * a constant number of statements). Optional: cursors then seek one chunk at a time.
    */
   chunksAround?(termKey: number, seqs: readonly number[], direction: SearchDirection): Promise<PostingChunk[]>
+  /**
+   * Reads may run at once (a pool of connections, each a round trip away): an AND then prefetches
+   * all its confirming lists together instead of in cascade, where each list is read only for the
+   * candidates the previous ones may hold (less work when every read is local and serial).
+   */
+  readonly concurrentReads?: boolean
 }
 
 /** Candidates an AND collects from its leading list before prefetching the others' chunks for them. */
@@ -232,6 +238,7 @@ class AndCursor implements Cursor {
     private readonly positives: readonly Cursor[],
     private readonly negatives: readonly Cursor[],
     private readonly forward: boolean,
+    private readonly concurrentReads: boolean,
   ) {}
 
   /** Collects the leading list's next candidates and has every other list load their chunks at once. */
@@ -243,6 +250,10 @@ class AndCursor implements Cursor {
       if (!m) break
     }
     this.prefetchedTo = targets[targets.length - 1]
+    if (this.concurrentReads) {
+      await Promise.all([...this.positives.slice(1), ...this.negatives].map((c) => c.prefetch?.(targets)))
+      return
+    }
     // In cascade: each confirming list is read for the candidates the previous ones may hold.
     let remaining = targets
     for (const c of this.positives.slice(1)) {
@@ -335,7 +346,7 @@ async function compile(expr: SearchExpr, source: PostingSource, forward: boolean
   for (const o of others) cursors.push(await compile(o, source, forward, at))
   if (termCursors.length === 0 && (mask !== 0 || cursors.length === 0)) cursors.unshift(all(filter))
   if (cursors.length === 1 && negatives.length === 0) return cursors[0]
-  return new AndCursor(cursors, negatives, forward)
+  return new AndCursor(cursors, negatives, forward, source.concurrentReads === true)
 }
 
 /** Query bounds: start (inclusive) and stop (inclusive) global sequences, in the direction of travel. */
