@@ -32,15 +32,22 @@ interface PostingRow {
 
 const chunkFromRow = (r: PostingRow): PostingChunk => ({ termKey: Number(r.term_key), firstSeq: Number(r.first_seq), lastSeq: Number(r.last_seq), entries: u8(r.entries) })
 
-async function insertChunks(c: Queryable, chunks: readonly PostingChunk[]): Promise<void> {
-  if (chunks.length === 0) return
-  await c.query('INSERT INTO postings SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::bytea[])', [
-    chunks.map((x) => x.termKey),
-    chunks.map((x) => x.lastSeq),
-    chunks.map((x) => x.firstSeq),
-    chunks.map((x) => Buffer.from(x.entries)),
-  ])
+/**
+ * Inserts rows given column by column, in the table's column order, each as `[type, values]`: one
+ * statement (`unnest` of one array per column) for any number of rows.
+ */
+async function insertColumns(c: Queryable, table: string, columns: readonly (readonly [string, readonly unknown[]])[]): Promise<void> {
+  if (columns[0][1].length === 0) return
+  await c.query(`INSERT INTO ${table} SELECT * FROM unnest(${columns.map(([type], i) => `$${i + 1}::${type}[]`).join(', ')})`, columns.map(([, values]) => values))
 }
+
+const insertChunks = (c: Queryable, chunks: readonly PostingChunk[]) =>
+  insertColumns(c, 'postings', [
+    ['bigint', chunks.map((x) => x.termKey)],
+    ['bigint', chunks.map((x) => x.lastSeq)],
+    ['bigint', chunks.map((x) => x.firstSeq)],
+    ['bytea', chunks.map((x) => Buffer.from(x.entries))],
+  ])
 
 /**
  * The production store on PostgreSQL. One writer (the indexer) applies each block in one
@@ -105,59 +112,49 @@ export async function openPostgresStore(url: string): Promise<Store> {
       }
     }
     const blocks = batches.map((batch) => ({ ...batch.block, ranges: sequenceRanges(batch) }))
-    await c.query('INSERT INTO blocks SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::bigint[], $5::text[], $6::int[], $7::int[], $8::bigint[])', [
-      blocks.map((b) => b.num),
-      blocks.map((b) => b.id),
-      blocks.map((b) => b.previous),
-      blocks.map((b) => b.timestampMs),
-      blocks.map((b) => b.producer),
-      blocks.map((b) => b.transactionCount),
-      blocks.map((b) => b.actionCount),
-      blocks.map((b) => b.ranges.blockFirstSeq),
+    await insertColumns(c, 'blocks', [
+      ['bigint', blocks.map((b) => b.num)],
+      ['text', blocks.map((b) => b.id)],
+      ['text', blocks.map((b) => b.previous)],
+      ['bigint', blocks.map((b) => b.timestampMs)],
+      ['text', blocks.map((b) => b.producer)],
+      ['int', blocks.map((b) => b.transactionCount)],
+      ['int', blocks.map((b) => b.actionCount)],
+      ['bigint', blocks.map((b) => b.ranges.blockFirstSeq)],
     ])
     const t = batches.flatMap((batch, i) => batch.transactions.map((x) => ({ ...x, range: blocks[i].ranges.trx.get(x.id) })))
-    if (t.length) {
-      await c.query(
-        'INSERT INTO transactions SELECT * FROM unnest($1::bigint[], $2::int[], $3::text[], $4::bigint[], $5::smallint[], $6::bigint[], $7::bigint[], $8::boolean[], $9::bigint[], $10::int[])',
-        [
-          t.map((x) => x.blockNum),
-          t.map((x) => x.blockIndex),
-          t.map((x) => x.id),
-          t.map((x) => trxIdKey(x.id)),
-          t.map((x) => x.status),
-          t.map((x) => x.cpuUsageUs),
-          t.map((x) => x.netUsageWords),
-          t.map((x) => x.scheduled),
-          t.map((x) => x.range?.firstSeq ?? null),
-          t.map((x) => x.range?.count ?? 0),
-        ],
-      )
-    }
+    await insertColumns(c, 'transactions', [
+      ['bigint', t.map((x) => x.blockNum)],
+      ['int', t.map((x) => x.blockIndex)],
+      ['text', t.map((x) => x.id)],
+      ['bigint', t.map((x) => trxIdKey(x.id))],
+      ['smallint', t.map((x) => x.status)],
+      ['bigint', t.map((x) => x.cpuUsageUs)],
+      ['bigint', t.map((x) => x.netUsageWords)],
+      ['boolean', t.map((x) => x.scheduled)],
+      ['bigint', t.map((x) => x.range?.firstSeq ?? null)],
+      ['int', t.map((x) => x.range?.count ?? 0)],
+    ])
     const a = batches.flatMap((batch) => {
       const trxIndex = new Map(batch.transactions.map((x) => [x.id, x.blockIndex]))
       return batch.actions.map((x) => ({ ...x, trxIndex: trxIndex.get(x.trxId) ?? -1 }))
     })
-    if (a.length) {
-      await c.query(
-        'INSERT INTO actions SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::int[], $4::int[], $5::int[], $6::text[], $7::text[], $8::text[], $9::text[], $10::bytea[], $11::bytea[], $12::text[], $13::numeric[], $14::text[])',
-        [
-          a.map((x) => x.globalSequence.toString()),
-          a.map((x) => x.blockNum),
-          a.map((x) => x.trxIndex),
-          a.map((x) => x.actionOrdinal),
-          a.map((x) => x.creatorActionOrdinal),
-          a.map((x) => x.receiver),
-          a.map((x) => x.account),
-          a.map((x) => x.name),
-          a.map((x) => authText(x.authorization)),
-          a.map((x) => Buffer.from(x.data)),
-          a.map((x) => Buffer.from(x.returnValue)),
-          a.map((x) => x.actDigest),
-          a.map((x) => x.recvSequence.toString()),
-          a.map((x) => ramText(x.ramDeltas)),
-        ],
-      )
-    }
+    await insertColumns(c, 'actions', [
+      ['bigint', a.map((x) => x.globalSequence.toString())],
+      ['bigint', a.map((x) => x.blockNum)],
+      ['int', a.map((x) => x.trxIndex)],
+      ['int', a.map((x) => x.actionOrdinal)],
+      ['int', a.map((x) => x.creatorActionOrdinal)],
+      ['text', a.map((x) => x.receiver)],
+      ['text', a.map((x) => x.account)],
+      ['text', a.map((x) => x.name)],
+      ['text', a.map((x) => authText(x.authorization))],
+      ['bytea', a.map((x) => Buffer.from(x.data))],
+      ['bytea', a.map((x) => Buffer.from(x.returnValue))],
+      ['text', a.map((x) => x.actDigest)],
+      ['numeric', a.map((x) => x.recvSequence.toString())],
+      ['text', a.map((x) => ramText(x.ramDeltas))],
+    ])
     await writeRowVersions(c, batches)
     for (const { block: b, abis, permissions, links } of batches) {
       for (const x of abis) {
@@ -214,15 +211,15 @@ export async function openPostgresStore(url: string): Promise<Store> {
       [f.map((x) => x.code), f.map((x) => x.tbl), f.map((x) => x.scope), f.map((x) => x.pk), f.map((x) => x.blockNum)],
     )
     const v = versions
-    await c.query('INSERT INTO row_versions SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::bigint[], $7::text[], $8::bytea[])', [
-      v.map((x) => x.code),
-      v.map((x) => x.tbl),
-      v.map((x) => x.scope),
-      v.map((x) => x.pk),
-      v.map((x) => x.blockNum),
-      v.map((x) => x.validTo),
-      v.map((x) => x.payer),
-      v.map((x) => x.value),
+    await insertColumns(c, 'row_versions', [
+      ['text', v.map((x) => x.code)],
+      ['text', v.map((x) => x.tbl)],
+      ['text', v.map((x) => x.scope)],
+      ['text', v.map((x) => x.pk)],
+      ['bigint', v.map((x) => x.blockNum)],
+      ['bigint', v.map((x) => x.validTo)],
+      ['text', v.map((x) => x.payer)],
+      ['bytea', v.map((x) => x.value)],
     ])
   }
 
