@@ -179,7 +179,7 @@ export async function openPostgresStore(url: string): Promise<Store> {
       : []
     const { steps, lib: currentLib } = writeSteps(applied, lib, previousLib, stored)
     await c.query(INSERT_STEPS, [steps.map((x) => x.type), steps.map((x) => x.num), steps.map((x) => x.id)])
-    const last = batches[batches.length - 1].block
+    const last = applied[applied.length - 1]
     await setMeta(c, 'head', `${last.num}:${last.id}`)
     if (currentLib > previousLib) await setMeta(c, 'lib', String(currentLib))
     await c.query("SELECT pg_notify('antler_steps', $1)", [String(last.num)])
