@@ -1,5 +1,7 @@
-import type { TestContext } from 'node:test'
-import { openPostgresStore } from '../../src/store/index.ts'
+import { test, type TestContext } from 'node:test'
+import assert from 'node:assert/strict'
+import pg from 'pg'
+import { openPostgresStore, type BlockBatch } from '../../src/store/index.ts'
 import { PG_SKIP_REASON, withPostgresDatabase } from '../_helpers/postgres.ts'
 import { runSearchContract } from './contract/search-contract.ts'
 import { runStoreContract } from './contract/store-contract.ts'
@@ -11,3 +13,46 @@ const postgres = async (t: TestContext) => {
 
 runStoreContract('postgres', postgres, PG_SKIP_REASON)
 runSearchContract('postgres', postgres, PG_SKIP_REASON)
+
+const blockId = (num: number) => num.toString(16).padStart(8, '0') + 'a'.repeat(56)
+
+/** Blocks `from`..`to`, each changing `rowsPerBlock` keys of one table (the same keys in every block). */
+function rowBlocks(from: number, to: number, rowsPerBlock: number): BlockBatch[] {
+  const batches: BlockBatch[] = []
+  for (let num = from; num <= to; num++) {
+    batches.push({
+      block: { num, id: blockId(num), previous: num === 1 ? '0'.repeat(64) : blockId(num - 1), timestampMs: num * 500, producer: 'producera', transactionCount: 0, actionCount: 0 },
+      transactions: [],
+      actions: [],
+      rows: Array.from({ length: rowsPerBlock }, (_, k) => ({ code: 'rawdb', scope: 'alice', table: 'rows', primaryKey: BigInt(k), payer: 'rawdb', value: new Uint8Array([num % 256]) })),
+      abis: [],
+      permissions: [],
+      links: [],
+    })
+  }
+  return batches
+}
+
+test('postgres: the store analyzes the tables it grows each time they double, whatever autovacuum does', { skip: PG_SKIP_REASON }, async (t) => {
+  const url = await withPostgresDatabase(t)
+  const store = await openPostgresStore(url)
+  t.after(() => store.close())
+  const client = new pg.Client({ connectionString: url })
+  await client.connect()
+  // The database is dropped in an after hook that runs before any this test adds.
+  client.on('error', () => undefined)
+  // Autovacuum must not do it for the store during the test.
+  await client.query('ALTER TABLE row_versions_p0 SET (autovacuum_enabled = false)').catch(() => undefined)
+  const estimated = async () => (await client.query<{ reltuples: number }>("SELECT reltuples FROM pg_class WHERE relname = 'row_versions_p0'")).rows[0]?.reltuples ?? -1
+
+  await store.applyBlocks(rowBlocks(1, 5, 100), 0)
+  assert.ok((await estimated()) <= 0, 'below 1,000 rows written, nothing is analyzed yet')
+  await store.applyBlocks(rowBlocks(6, 20, 100), 0)
+  assert.equal(await estimated(), 2000, 'analyzed once 1,000 rows were written')
+  await store.applyBlocks(rowBlocks(21, 30, 100), 0)
+  assert.equal(await estimated(), 2000, 'not again before the table doubles')
+  await store.applyBlocks(rowBlocks(31, 40, 100), 0)
+  assert.equal(await estimated(), 4000, 'analyzed again once it doubled')
+  assert.deepEqual((await store.tableRows({ code: 'rawdb', table: 'rows', scope: 'alice', blockNum: 40 })).length, 100)
+  await client.end()
+})

@@ -11,6 +11,7 @@ import { searchPostings, type PostingSource } from '../search/query.ts'
 import type { BlockBatch, StepType, StorePosition } from '../types.ts'
 import { libMoves, writeSteps } from '../write-steps.ts'
 import { PARTITIONED_TABLES, POSTGRES_SCHEMA, POSTGRES_SCHEMA_VERSION, partitionDdl } from './schema.ts'
+import { createPlannerStatistics } from './planner-statistics.ts'
 
 type Queryable = pg.Pool | pg.PoolClient
 
@@ -63,6 +64,12 @@ export async function openPostgresStore(url: string): Promise<Store> {
   if (version.rowCount === 0) await pool.query("INSERT INTO meta VALUES ('schema_version', $1) ON CONFLICT DO NOTHING", [String(POSTGRES_SCHEMA_VERSION)])
   else if (Number(version.rows[0].value) !== POSTGRES_SCHEMA_VERSION) throw new Error(`store: schema version ${version.rows[0].value}, this build reads ${POSTGRES_SCHEMA_VERSION}`)
   const partitions = new Set<string>()
+  const statistics = createPlannerStatistics(pool)
+  /** insertColumns for the tables ingest grows, counted for their planner statistics. */
+  const insertGrowing = (c: pg.PoolClient, table: string, columns: Parameters<typeof insertColumns>[2]) => {
+    statistics.wrote(table, columns[0][1].length)
+    return insertColumns(c, table, columns)
+  }
 
   const meta = async (q: Queryable, key: string) => (await q.query<{ value: string }>('SELECT value FROM meta WHERE key = $1', [key])).rows[0]?.value
   const setMeta = (q: Queryable, key: string, value: string) => q.query('INSERT INTO meta VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value', [key, value])
@@ -112,7 +119,7 @@ export async function openPostgresStore(url: string): Promise<Store> {
       }
     }
     const blocks = batches.map((batch) => ({ ...batch.block, ranges: sequenceRanges(batch) }))
-    await insertColumns(c, 'blocks', [
+    await insertGrowing(c, 'blocks', [
       ['bigint', blocks.map((b) => b.num)],
       ['text', blocks.map((b) => b.id)],
       ['text', blocks.map((b) => b.previous)],
@@ -123,7 +130,7 @@ export async function openPostgresStore(url: string): Promise<Store> {
       ['bigint', blocks.map((b) => b.ranges.blockFirstSeq)],
     ])
     const t = batches.flatMap((batch, i) => batch.transactions.map((x) => ({ ...x, range: blocks[i].ranges.trx.get(x.id) })))
-    await insertColumns(c, 'transactions', [
+    await insertGrowing(c, 'transactions', [
       ['bigint', t.map((x) => x.blockNum)],
       ['int', t.map((x) => x.blockIndex)],
       ['text', t.map((x) => x.id)],
@@ -139,7 +146,7 @@ export async function openPostgresStore(url: string): Promise<Store> {
       const trxIndex = new Map(batch.transactions.map((x) => [x.id, x.blockIndex]))
       return batch.actions.map((x) => ({ ...x, trxIndex: trxIndex.get(x.trxId) ?? -1 }))
     })
-    await insertColumns(c, 'actions', [
+    await insertGrowing(c, 'actions', [
       ['bigint', a.map((x) => x.globalSequence.toString())],
       ['bigint', a.map((x) => x.blockNum)],
       ['int', a.map((x) => x.trxIndex)],
@@ -211,7 +218,7 @@ export async function openPostgresStore(url: string): Promise<Store> {
       [f.map((x) => x.code), f.map((x) => x.tbl), f.map((x) => x.scope), f.map((x) => x.pk), f.map((x) => x.blockNum)],
     )
     const v = versions
-    await insertColumns(c, 'row_versions', [
+    await insertGrowing(c, 'row_versions', [
       ['text', v.map((x) => x.code)],
       ['text', v.map((x) => x.tbl)],
       ['text', v.map((x) => x.scope)],
@@ -221,6 +228,16 @@ export async function openPostgresStore(url: string): Promise<Store> {
       ['text', v.map((x) => x.payer)],
       ['bytea', v.map((x) => x.value)],
     ])
+  }
+
+  async function applyBlocks(batches: readonly BlockBatch[], lib: number): Promise<void> {
+    await inTransaction(async (c) => {
+      await applyBatches(c, batches, lib)
+      const chunks = postingChunks(batches)
+      statistics.wrote('postings', chunks.length)
+      await insertChunks(c, chunks)
+    })
+    await statistics.refresh()
   }
 
   async function undoFrom(c: pg.PoolClient, blockNum: number): Promise<void> {
@@ -282,16 +299,8 @@ export async function openPostgresStore(url: string): Promise<Store> {
       const lib = Number((await meta(pool, 'lib')) ?? 0)
       return (await pool.query<{ num: string; id: string }>('SELECT num, id FROM blocks WHERE num > $1 ORDER BY num', [lib])).rows.map((r) => ({ blockNum: Number(r.num), blockId: r.id }))
     },
-    applyBlock: (batch, lib) =>
-      inTransaction(async (c) => {
-        await applyBatches(c, [batch], lib)
-        await insertChunks(c, postingChunks([batch]))
-      }),
-    applyBlocks: (batches, lib) =>
-      inTransaction(async (c) => {
-        await applyBatches(c, batches, lib)
-        await insertChunks(c, postingChunks(batches))
-      }),
+    applyBlock: (batch, lib) => applyBlocks([batch], lib),
+    applyBlocks,
     undoFrom: (blockNum) => inTransaction((c) => undoFrom(c, blockNum)),
     async tableRows({ code, table, scope, blockNum }) {
       const head = await position(pool)
