@@ -11,9 +11,8 @@ import { searchPostings, type PostingSource } from '../search/query.ts'
 import type { BlockBatch, StepType, StorePosition } from '../types.ts'
 import { libMoves, writeSteps } from '../write-steps.ts'
 import { PARTITIONED_TABLES, POSTGRES_SCHEMA, POSTGRES_SCHEMA_VERSION, partitionDdl } from './schema.ts'
+import { insertChunks, insertColumns, type Columns, type Queryable } from './column-insert.ts'
 import { createPlannerStatistics } from './planner-statistics.ts'
-
-type Queryable = pg.Pool | pg.PoolClient
 
 /**
  * The steps of a write, in order (parameters: types, block numbers, block ids). An `apply` step is
@@ -34,23 +33,6 @@ interface PostingRow {
 const chunkFromRow = (r: PostingRow): PostingChunk => ({ termKey: Number(r.term_key), firstSeq: Number(r.first_seq), lastSeq: Number(r.last_seq), entries: u8(r.entries) })
 
 /**
- * Inserts rows given column by column, in the table's column order, each as `[type, values]`: one
- * statement (`unnest` of one array per column) for any number of rows.
- */
-async function insertColumns(c: Queryable, table: string, columns: readonly (readonly [string, readonly unknown[]])[]): Promise<void> {
-  if (columns[0][1].length === 0) return
-  await c.query(`INSERT INTO ${table} SELECT * FROM unnest(${columns.map(([type], i) => `$${i + 1}::${type}[]`).join(', ')})`, columns.map(([, values]) => values))
-}
-
-const insertChunks = (c: Queryable, chunks: readonly PostingChunk[]) =>
-  insertColumns(c, 'postings', [
-    ['bigint', chunks.map((x) => x.termKey)],
-    ['bigint', chunks.map((x) => x.lastSeq)],
-    ['bigint', chunks.map((x) => x.firstSeq)],
-    ['bytea', chunks.map((x) => Buffer.from(x.entries))],
-  ])
-
-/**
  * The production store on PostgreSQL. One writer (the indexer) applies each block in one
  * transaction and announces new steps with NOTIFY `antler_steps`; any number of readers share it.
  */
@@ -66,7 +48,7 @@ export async function openPostgresStore(url: string): Promise<Store> {
   const partitions = new Set<string>()
   const statistics = createPlannerStatistics(pool)
   /** insertColumns for the tables ingest grows, counted for their planner statistics. */
-  const insertGrowing = (c: pg.PoolClient, table: string, columns: Parameters<typeof insertColumns>[2]) => {
+  const insertGrowing = (c: pg.PoolClient, table: string, columns: Columns) => {
     statistics.wrote(table, columns[0][1].length)
     return insertColumns(c, table, columns)
   }
