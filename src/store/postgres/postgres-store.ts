@@ -238,7 +238,10 @@ export async function openPostgresStore(url: string): Promise<Store> {
     const keys = (await c.query<{ code: string; tbl: string; scope: string; pk: string }>('SELECT DISTINCT code, tbl, scope, pk FROM row_versions WHERE block_num >= $1', [blockNum])).rows
     if (keys.length) {
       await c.query(
-        'UPDATE row_versions v SET valid_to = NULL FROM unnest($2::text[], $3::text[], $4::text[], $5::text[]) AS k(code, tbl, scope, pk) WHERE v.code = k.code AND v.tbl = k.tbl AND v.scope = k.scope AND v.pk = k.pk AND v.valid_to >= $1',
+        // Only a key's last version below the cut can have been closed at or after it (sqlite-store.ts reopenRow).
+        `UPDATE row_versions v SET valid_to = NULL FROM unnest($2::text[], $3::text[], $4::text[], $5::text[]) AS k(code, tbl, scope, pk)
+         WHERE v.code = k.code AND v.tbl = k.tbl AND v.scope = k.scope AND v.pk = k.pk AND v.valid_to >= $1 AND v.block_num =
+           (SELECT max(c.block_num) FROM row_versions c WHERE c.code = k.code AND c.tbl = k.tbl AND c.scope = k.scope AND c.pk = k.pk AND c.block_num < $1)`,
         [blockNum, keys.map((k) => k.code), keys.map((k) => k.tbl), keys.map((k) => k.scope), keys.map((k) => k.pk)],
       )
     }

@@ -85,8 +85,14 @@ export function openSqliteStore(path: string): Store {
     // balance rewritten in every block made this the slowest statement of ingest.
     closeRow: db.prepare('UPDATE row_versions INDEXED BY row_versions_head SET valid_to = ? WHERE code = ? AND tbl = ? AND scope = ? AND pk = ? AND valid_to IS NULL'),
     insertRow: db.prepare('INSERT INTO row_versions VALUES (?, ?, ?, ?, ?, NULL, ?, ?)'),
-    rowKeysFrom: db.prepare('SELECT DISTINCT code, tbl, scope, pk FROM row_versions WHERE block_num >= ?'),
-    reopenRow: db.prepare('UPDATE row_versions SET valid_to = NULL WHERE code = ? AND tbl = ? AND scope = ? AND pk = ? AND valid_to >= ?'),
+    // INDEXED BY: to skip sorting for DISTINCT, the planner would walk the whole table in key order.
+    rowKeysFrom: db.prepare('SELECT DISTINCT code, tbl, scope, pk FROM row_versions INDEXED BY row_versions_block WHERE block_num >= ?'),
+    // Only a key's last version below the cut can have been closed at or after it: found by one
+    // backward seek, not by walking every version of the key (a balance may have millions).
+    reopenRow: db.prepare(
+      `UPDATE row_versions SET valid_to = NULL WHERE code = @code AND tbl = @tbl AND scope = @scope AND pk = @pk AND valid_to >= @cut AND block_num =
+         (SELECT block_num FROM row_versions WHERE code = @code AND tbl = @tbl AND scope = @scope AND pk = @pk AND block_num < @cut ORDER BY block_num DESC LIMIT 1)`,
+    ),
     deleteRowsFrom: db.prepare('DELETE FROM row_versions WHERE block_num >= ?'),
     closeAbi: db.prepare('UPDATE abi_versions SET valid_to = ? WHERE account = ? AND valid_to IS NULL'),
     insertAbi: db.prepare('INSERT INTO abi_versions VALUES (?, ?, NULL, ?)'),
@@ -258,7 +264,7 @@ export function openSqliteStore(path: string): Store {
       }
     }
     s.recordForked.run(blockNum)
-    for (const k of s.rowKeysFrom.all(blockNum) as { code: string; tbl: string; scope: string; pk: string }[]) s.reopenRow.run(k.code, k.tbl, k.scope, k.pk, blockNum)
+    for (const k of s.rowKeysFrom.all(blockNum) as { code: string; tbl: string; scope: string; pk: string }[]) s.reopenRow.run({ ...k, cut: blockNum })
     s.deleteRowsFrom.run(blockNum)
     for (const stmt of undoStatements) stmt.run(blockNum)
     for (const stmt of deleteFrom) stmt.run(blockNum)
