@@ -110,8 +110,14 @@ export function openSqliteStore(path: string): Store {
     forkedOut: db.prepare('SELECT block_num, block_id FROM forked_transactions WHERE id = ? ORDER BY block_num, block_id'),
     stepsOfBlock: db.prepare('SELECT seq, type, block_num, block_id FROM steps WHERE block_id = ? ORDER BY seq'),
     stepsAfter: db.prepare('SELECT seq, type, block_num, block_id FROM steps WHERE seq > ? ORDER BY seq LIMIT ?'),
+    // Every key ever written keeps exactly one current version (a removal is a current tombstone),
+    // so the head index lists a scope's keys; each key's version at the height is then one backward
+    // seek, whatever the number of versions it has (a filter on valid_to would walk all of them).
     tableRows: db.prepare(
-      'SELECT pk, payer, value, block_num FROM row_versions WHERE code = ? AND tbl = ? AND scope = ? AND block_num <= ? AND (valid_to IS NULL OR valid_to > ?) AND value IS NOT NULL ORDER BY pk',
+      `SELECT v.pk, v.payer, v.value, v.block_num FROM row_versions AS k INDEXED BY row_versions_head
+         JOIN row_versions AS v ON v.code = k.code AND v.tbl = k.tbl AND v.scope = k.scope AND v.pk = k.pk AND v.block_num =
+           (SELECT max(p.block_num) FROM row_versions AS p WHERE p.code = k.code AND p.tbl = k.tbl AND p.scope = k.scope AND p.pk = k.pk AND p.block_num <= @blockNum)
+       WHERE k.code = @code AND k.tbl = @table AND k.scope = @scope AND k.valid_to IS NULL AND v.value IS NOT NULL ORDER BY k.pk`,
     ),
     tableRowsOfScopes: db.prepare(
       'SELECT scope, pk, payer, value, block_num FROM row_versions WHERE code = @code AND tbl = @table AND scope IN (SELECT value FROM json_each(@scopes)) AND block_num <= @blockNum AND (valid_to IS NULL OR valid_to > @blockNum) AND value IS NOT NULL ORDER BY scope, pk',
@@ -293,7 +299,7 @@ export function openSqliteStore(path: string): Store {
     },
     async tableRows({ code, table, scope, blockNum }) {
       const head = position()
-      const rows = (head && blockNum >= head.head.blockNum ? s.tableRowsHead.all(code, table, scope) : s.tableRows.all(code, table, scope, blockNum, blockNum)) as { pk: string; payer: string; value: Buffer; block_num: number }[]
+      const rows = (head && blockNum >= head.head.blockNum ? s.tableRowsHead.all(code, table, scope) : s.tableRows.all({ code, table, scope, blockNum })) as { pk: string; payer: string; value: Buffer; block_num: number }[]
       return rows.map((r) => ({ primaryKey: BigInt(`0x${r.pk}`), payer: r.payer, value: u8(r.value), blockNum: r.block_num }))
     },
     async tableRowsOfScopes({ code, table, scopes, blockNum }) {
