@@ -22,14 +22,14 @@ const INSERT_STEPS = `INSERT INTO steps (type, block_num, block_id)
   SELECT CASE WHEN s.type <> 'apply' THEN s.type WHEN EXISTS (SELECT 1 FROM steps u WHERE u.block_id = s.id AND u.type = 'undo') THEN 'redo' ELSE 'new' END, s.num, s.id
   FROM unnest($1::text[], $2::bigint[], $3::text[]) WITH ORDINALITY AS s(type, num, id, ord) ORDER BY s.ord`
 /**
- * A scope's rows at a past height: its keys from the head index (every key ever written keeps one
+ * Rows of scopes at a height: their keys from the head index (every key ever written keeps one
  * current version, a removal being a tombstone), then one backward seek per key, whatever the
- * number of versions it has (sqlite-store.ts tableRows).
+ * number of versions it has (sqlite-store.ts tableRowsOfScopes).
  */
-const TABLE_ROWS_AT_HEIGHT = `SELECT v.pk, v.payer, v.value, v.block_num FROM row_versions k
+const TABLE_ROWS_AT_HEIGHT = `SELECT k.scope, v.pk, v.payer, v.value, v.block_num FROM row_versions k
   CROSS JOIN LATERAL (SELECT p.pk, p.payer, p.value, p.block_num FROM row_versions p
     WHERE p.code = k.code AND p.tbl = k.tbl AND p.scope = k.scope AND p.pk = k.pk AND p.block_num <= $4 ORDER BY p.block_num DESC LIMIT 1) v
-  WHERE k.code = $1 AND k.tbl = $2 AND k.scope = $3 AND k.valid_to IS NULL AND v.value IS NOT NULL ORDER BY k.pk`
+  WHERE k.code = $1 AND k.tbl = $2 AND k.scope = ANY($3::text[]) AND k.valid_to IS NULL AND v.value IS NOT NULL ORDER BY k.scope, k.pk`
 const pkText = (pk: bigint) => pk.toString(16).padStart(16, '0')
 
 interface PostingRow {
@@ -301,14 +301,15 @@ export async function openPostgresStore(url: string): Promise<Store> {
       const rows =
         head && blockNum >= head.head.blockNum
           ? await pool.query('SELECT pk, payer, value, block_num FROM row_versions WHERE code = $1 AND tbl = $2 AND scope = $3 AND valid_to IS NULL AND value IS NOT NULL ORDER BY pk', [code, table, scope])
-          : await pool.query(TABLE_ROWS_AT_HEIGHT, [code, table, scope, blockNum])
+          : await pool.query(TABLE_ROWS_AT_HEIGHT, [code, table, [scope], blockNum])
       return rows.rows.map((r) => ({ primaryKey: BigInt(`0x${r.pk}`), payer: r.payer, value: u8(r.value), blockNum: Number(r.block_num) }))
     },
     async tableRowsOfScopes({ code, table, scopes, blockNum }) {
-      const rows = await pool.query(
-        'SELECT scope, pk, payer, value, block_num FROM row_versions WHERE code = $1 AND tbl = $2 AND scope = ANY($3::text[]) AND block_num <= $4 AND (valid_to IS NULL OR valid_to > $4) AND value IS NOT NULL ORDER BY scope, pk',
-        [code, table, [...new Set(scopes)], blockNum],
-      )
+      const head = await position(pool)
+      const rows =
+        head && blockNum >= head.head.blockNum
+          ? await pool.query('SELECT scope, pk, payer, value, block_num FROM row_versions WHERE code = $1 AND tbl = $2 AND scope = ANY($3::text[]) AND valid_to IS NULL AND value IS NOT NULL ORDER BY scope, pk', [code, table, [...new Set(scopes)]])
+          : await pool.query(TABLE_ROWS_AT_HEIGHT, [code, table, [...new Set(scopes)], blockNum])
       return rows.rows.map((r) => ({ scope: r.scope as string, primaryKey: BigInt(`0x${r.pk}`), payer: r.payer as string, value: u8(r.value), blockNum: Number(r.block_num) }))
     },
     async tableRow({ code, table, scope, primaryKey, blockNum }) {

@@ -110,17 +110,18 @@ export function openSqliteStore(path: string): Store {
     forkedOut: db.prepare('SELECT block_num, block_id FROM forked_transactions WHERE id = ? ORDER BY block_num, block_id'),
     stepsOfBlock: db.prepare('SELECT seq, type, block_num, block_id FROM steps WHERE block_id = ? ORDER BY seq'),
     stepsAfter: db.prepare('SELECT seq, type, block_num, block_id FROM steps WHERE seq > ? ORDER BY seq LIMIT ?'),
-    // Every key ever written keeps exactly one current version (a removal is a current tombstone),
-    // so the head index lists a scope's keys; each key's version at the height is then one backward
-    // seek, whatever the number of versions it has (a filter on valid_to would walk all of them).
-    tableRows: db.prepare(
-      `SELECT v.pk, v.payer, v.value, v.block_num FROM row_versions AS k INDEXED BY row_versions_head
+    // Rows of scopes at a height. Every key ever written keeps exactly one current version (a
+    // removal is a current tombstone), so the head index lists a scope's keys; each key's version
+    // at the height is then one backward seek, however many versions it has (a filter on valid_to
+    // would walk all of them). The scopes travel as one JSON array: one statement for any number.
+    tableRowsOfScopes: db.prepare(
+      `SELECT k.scope, v.pk, v.payer, v.value, v.block_num FROM row_versions AS k INDEXED BY row_versions_head
          JOIN row_versions AS v ON v.code = k.code AND v.tbl = k.tbl AND v.scope = k.scope AND v.pk = k.pk AND v.block_num =
            (SELECT max(p.block_num) FROM row_versions AS p WHERE p.code = k.code AND p.tbl = k.tbl AND p.scope = k.scope AND p.pk = k.pk AND p.block_num <= @blockNum)
-       WHERE k.code = @code AND k.tbl = @table AND k.scope = @scope AND k.valid_to IS NULL AND v.value IS NOT NULL ORDER BY k.pk`,
+       WHERE k.code = @code AND k.tbl = @table AND k.scope IN (SELECT value FROM json_each(@scopes)) AND k.valid_to IS NULL AND v.value IS NOT NULL ORDER BY k.scope, k.pk`,
     ),
-    tableRowsOfScopes: db.prepare(
-      'SELECT scope, pk, payer, value, block_num FROM row_versions WHERE code = @code AND tbl = @table AND scope IN (SELECT value FROM json_each(@scopes)) AND block_num <= @blockNum AND (valid_to IS NULL OR valid_to > @blockNum) AND value IS NOT NULL ORDER BY scope, pk',
+    tableRowsOfScopesHead: db.prepare(
+      'SELECT scope, pk, payer, value, block_num FROM row_versions INDEXED BY row_versions_head WHERE code = @code AND tbl = @table AND scope IN (SELECT value FROM json_each(@scopes)) AND valid_to IS NULL AND value IS NOT NULL ORDER BY scope, pk',
     ),
     tableRowsHead: db.prepare('SELECT pk, payer, value, block_num FROM row_versions INDEXED BY row_versions_head WHERE code = ? AND tbl = ? AND scope = ? AND valid_to IS NULL AND value IS NOT NULL ORDER BY pk'),
     tableRow: db.prepare(
@@ -299,12 +300,13 @@ export function openSqliteStore(path: string): Store {
     },
     async tableRows({ code, table, scope, blockNum }) {
       const head = position()
-      const rows = (head && blockNum >= head.head.blockNum ? s.tableRowsHead.all(code, table, scope) : s.tableRows.all({ code, table, scope, blockNum })) as { pk: string; payer: string; value: Buffer; block_num: number }[]
+      const rows = (head && blockNum >= head.head.blockNum ? s.tableRowsHead.all(code, table, scope) : s.tableRowsOfScopes.all({ code, table, scopes: JSON.stringify([scope]), blockNum })) as { pk: string; payer: string; value: Buffer; block_num: number }[]
       return rows.map((r) => ({ primaryKey: BigInt(`0x${r.pk}`), payer: r.payer, value: u8(r.value), blockNum: r.block_num }))
     },
     async tableRowsOfScopes({ code, table, scopes, blockNum }) {
-      // The scopes travel as one JSON array: one prepared statement for any number of them.
-      const rows = s.tableRowsOfScopes.all({ code, table, scopes: JSON.stringify([...new Set(scopes)]), blockNum }) as { scope: string; pk: string; payer: string; value: Buffer; block_num: number }[]
+      const head = position()
+      const statement = head && blockNum >= head.head.blockNum ? s.tableRowsOfScopesHead : s.tableRowsOfScopes
+      const rows = statement.all({ code, table, scopes: JSON.stringify([...new Set(scopes)]), blockNum }) as { scope: string; pk: string; payer: string; value: Buffer; block_num: number }[]
       return rows.map((r) => ({ scope: r.scope, primaryKey: BigInt(`0x${r.pk}`), payer: r.payer, value: u8(r.value), blockNum: r.block_num }))
     },
     async tableRow({ code, table, scope, primaryKey, blockNum }) {

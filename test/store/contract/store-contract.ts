@@ -51,6 +51,10 @@ export function runStoreContract(name: string, factory: StoreFactory, skip: stri
     const many = await store.tableRowsOfScopes({ code: 'rawdb', table: 'rows', scopes: ['bob', 'alice', 'nobody', 'alice'], blockNum: 2 })
     assert.deepEqual(many.map((r) => [r.scope, Number(r.primaryKey), r.value[0]]), [['alice', 1, 11], ['alice', 2, 20], ['bob', 3, 30]])
     assert.deepEqual(await store.tableRowsOfScopes({ code: 'rawdb', table: 'rows', scopes: [], blockNum: 2 }), [])
+    const atHead = await store.tableRowsOfScopes({ code: 'rawdb', table: 'rows', scopes: ['alice', 'bob'], blockNum: 99 })
+    assert.deepEqual(atHead.map((r) => [r.scope, Number(r.primaryKey), r.value[0], r.blockNum]), [['alice', 1, 11, 2], ['alice', 2, 22, 4], ['bob', 3, 30, 2]])
+    const beforeRemoval = await store.tableRowsOfScopes({ code: 'rawdb', table: 'rows', scopes: ['alice'], blockNum: 3 })
+    assert.deepEqual(beforeRemoval.map((r) => [Number(r.primaryKey), r.value[0]]), [[1, 11]])
   })
 
   test(`${name}: undoFrom() removes every effect of the undone blocks and records undo steps newest first`, { skip }, async (t) => {
