@@ -305,11 +305,12 @@ export async function openPostgresStore(url: string): Promise<Store> {
       return rows.rows.map((r) => ({ primaryKey: BigInt(`0x${r.pk}`), payer: r.payer, value: u8(r.value), blockNum: Number(r.block_num) }))
     },
     async tableRowsOfScopes({ code, table, scopes, blockNum }) {
+      const distinct = [...new Set(scopes)]
       const head = await position(pool)
       const rows =
         head && blockNum >= head.head.blockNum
-          ? await pool.query('SELECT scope, pk, payer, value, block_num FROM row_versions WHERE code = $1 AND tbl = $2 AND scope = ANY($3::text[]) AND valid_to IS NULL AND value IS NOT NULL ORDER BY scope, pk', [code, table, [...new Set(scopes)]])
-          : await pool.query(TABLE_ROWS_AT_HEIGHT, [code, table, [...new Set(scopes)], blockNum])
+          ? await pool.query('SELECT scope, pk, payer, value, block_num FROM row_versions WHERE code = $1 AND tbl = $2 AND scope = ANY($3::text[]) AND valid_to IS NULL AND value IS NOT NULL ORDER BY scope, pk', [code, table, distinct])
+          : await pool.query(TABLE_ROWS_AT_HEIGHT, [code, table, distinct, blockNum])
       return rows.rows.map((r) => ({ scope: r.scope as string, primaryKey: BigInt(`0x${r.pk}`), payer: r.payer as string, value: u8(r.value), blockNum: Number(r.block_num) }))
     },
     async tableRow({ code, table, scope, primaryKey, blockNum }) {
