@@ -16,4 +16,9 @@ export default tseslint.config(
     files: ['test/**', 'bench/**', 'src/cli/**'],
     rules: { 'no-console': 'off' },
   },
+  {
+    // bin/ is plain JavaScript (ESM) run by node; the few Node globals it uses are declared here.
+    files: ['bin/**/*.js'],
+    languageOptions: { sourceType: 'module', globals: { process: 'readonly' } },
+  },
 )
