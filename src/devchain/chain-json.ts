@@ -1,6 +1,7 @@
 import type { ABI } from '@wharfkit/antelope'
-import { actionType, blockSlotToMs, createWharfkitDecoder, formatNodeosTime, formatNodeosTimeSec, refBlockPrefix, toHex, transactionId } from '../antelope/index.ts'
+import { actionType, blockSlotToMs, createWharfkitDecoder, formatNodeosTime, formatNodeosTimeSec, fromHex, refBlockPrefix, toHex, transactionId } from '../antelope/index.ts'
 import { decodeShipType } from '../ship/index.ts'
+import { unpackedContextFreeData, unpackedTrx } from './chain/intake.ts'
 import type { ActionTrace, TransactionTrace } from './chain/traces.ts'
 import { TRX_STATUS_NAMES } from './chain/traces.ts'
 import type { StoredBlock } from './storage/block-log.ts'
@@ -107,15 +108,18 @@ export function blockJson(block: StoredBlock, abiOf: (account: string) => ABI | 
       const base = { status: TRX_STATUS_NAMES[r.status], cpu_usage_us: r.cpu_usage_us, net_usage_words: r.net_usage_words }
       if (r.trx[0] === 'transaction_id') return { ...base, trx: r.trx[1] }
       const p = r.trx[1]
-      const trx = decodeShipType<ShipTransaction>('transaction', Buffer.from(p.packed_trx, 'hex'))
+      // The receipt keeps packed_trx as pushed (zlib or not); the id and the decoded transaction are of its unpacked bytes.
+      const packed = { compression: p.compression, packedTrx: fromHex(p.packed_trx), packedContextFreeData: fromHex(p.packed_context_free_data) }
+      const unpacked = unpackedTrx(packed)
+      const trx = decodeShipType<ShipTransaction>('transaction', unpacked)
       return {
         ...base,
         trx: {
-          id: transactionId(new Uint8Array(Buffer.from(p.packed_trx, 'hex'))),
+          id: transactionId(unpacked),
           signatures: p.signatures,
           compression: p.compression === 1 ? 'zlib' : 'none',
           packed_context_free_data: p.packed_context_free_data,
-          context_free_data: [],
+          context_free_data: unpackedContextFreeData(packed).map(toHex),
           packed_trx: p.packed_trx,
           transaction: {
             expiration: formatNodeosTimeSec(Date.parse(`${trx.expiration}Z`) / 1000),

@@ -58,15 +58,6 @@ function toRawAction(a: { account: { toString(): string }; name: { toString(): s
   }
 }
 
-function inflate(bytes: Uint8Array, what: string): Uint8Array {
-  try {
-    const out = inflateSync(bytes, { maxOutputLength: MAX_TRANSACTION_BYTES })
-    return new Uint8Array(out.buffer, out.byteOffset, out.byteLength)
-  } catch {
-    throw chainErrors.packedTransactionType(`unable to decompress ${what}`)
-  }
-}
-
 function decodeContextFreeData(bytes: Uint8Array): Uint8Array[] {
   if (bytes.length === 0) return []
   try {
@@ -76,13 +67,37 @@ function decodeContextFreeData(bytes: Uint8Array): Uint8Array[] {
   }
 }
 
+function unpack(compression: number, bytes: Uint8Array, what: string): Uint8Array {
+  if (compression === 0) return bytes
+  if (compression !== 1) throw chainErrors.packedTransactionType(`unknown compression ${compression}`)
+  try {
+    const out = inflateSync(bytes, { maxOutputLength: MAX_TRANSACTION_BYTES })
+    return new Uint8Array(out.buffer, out.byteOffset, out.byteLength)
+  } catch {
+    throw chainErrors.packedTransactionType(`unable to decompress ${what}`)
+  }
+}
+
+/** A stored or pushed `packed_transaction`: compression 0 (none) or 1 (zlib) and its bytes as sent. */
+export type PackedBytes = Pick<PackedTransactionInput, 'packedTrx' | 'packedContextFreeData'> & { readonly compression: number }
+
+/** The serialized `transaction` of a packed one (inflated when zlib): what is decoded, signed and hashed into the id. */
+export function unpackedTrx(packed: Pick<PackedBytes, 'compression' | 'packedTrx'>): Uint8Array {
+  return unpack(packed.compression, packed.packedTrx, 'packed_trx')
+}
+
+/** The context-free data of a packed transaction, inflated when zlib and split into its entries. */
+export function unpackedContextFreeData(packed: Pick<PackedBytes, 'compression' | 'packedContextFreeData'>): Uint8Array[] {
+  if (packed.packedContextFreeData.length === 0) return []
+  return decodeContextFreeData(unpack(packed.compression, packed.packedContextFreeData, 'packed_context_free_data'))
+}
+
 /** Decodes a packed transaction; throws nodeos-style errors for anything malformed. */
 export function decodeTransaction(input: PackedTransactionInput): DecodedTransaction {
   if (input.packedTrx.length + input.packedContextFreeData.length > MAX_TRANSACTION_BYTES) {
     throw chainErrors.txTooBig(`transaction is larger than ${MAX_TRANSACTION_BYTES} bytes`)
   }
-  const packedTrx = input.compression === 1 ? inflate(input.packedTrx, 'packed_trx') : input.packedTrx
-  const cfdBytes = input.compression === 1 && input.packedContextFreeData.length > 0 ? inflate(input.packedContextFreeData, 'packed_context_free_data') : input.packedContextFreeData
+  const packedTrx = unpackedTrx(input)
   let trx: Transaction
   try {
     trx = Serializer.decode({ data: packedTrx, type: Transaction })
@@ -110,7 +125,7 @@ export function decodeTransaction(input: PackedTransactionInput): DecodedTransac
     delaySec: trx.delay_sec.toNumber(),
     contextFreeActions,
     actions,
-    contextFreeData: decodeContextFreeData(cfdBytes),
+    contextFreeData: unpackedContextFreeData(input),
   }
 }
 
