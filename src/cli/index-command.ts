@@ -1,42 +1,48 @@
 import type { Command } from 'commander'
 import { createIndexer } from '../ingest/index.ts'
 import { openStore } from '../store/index.ts'
-import { option } from './options.ts'
+import { createLogger, type LogLevel } from './logger.ts'
+import { addLogLevelOption, addStoreOptions, option, parseIntArg, parseUrl } from './options.ts'
 import { onShutdown } from './process.ts'
-import { createProgressReporter } from './progress.ts'
+import { indexerLogCallbacks } from './progress.ts'
 
 interface IndexFlags {
-  ship: string
+  ship?: string
   dataDir: string
   store: string
   startBlock: number
+  logLevel: LogLevel
 }
 
+/** `antler index`: the indexer alone. */
 export function registerIndexCommand(program: Command): void {
   const command = program.command('index').description('the indexer alone: follow a SHiP feed into the store (one writer per store)')
-  option(command, '--ship <url>', 'SHiP endpoint, e.g. ws://127.0.0.1:8080', undefined, '')
-  option(command, '--data-dir <dir>', 'data directory', undefined, './.antler')
-  option(command, '--store <store>', 'sqlite (a file in the data dir) or a postgres:// URL', undefined, 'sqlite')
-  option(command, '--start-block <n>', 'first block for an empty store', (v: string) => Number(v), 1)
+  option(command, '--ship <url>', 'SHiP endpoint, e.g. ws://127.0.0.1:8080 (required)', parseUrl(['ws:', 'wss:']), undefined)
+  addStoreOptions(command)
+  option(command, '--start-block <n>', 'first block for an empty store', parseIntArg(1, 0xffff_ffff), 1)
+  addLogLevelOption(command)
   command.action(async (flags: IndexFlags) => {
     if (!flags.ship) throw new Error('--ship is required (or ANTLER_SHIP)')
+    const log = createLogger({ level: flags.logLevel })
     const store = await openStore({ store: flags.store, dataDir: flags.dataDir })
     const indexer = createIndexer({
       shipUrl: flags.ship,
       store,
       startBlockNum: flags.startBlock,
       reconnect: { minDelayMs: 250, maxDelayMs: 5000 },
-      onBlock: createProgressReporter().onBlock,
-      onFork: (f) => console.error(`index: fork at block ${f.blockNum}, ${f.undone} blocks undone`),
-      onReaderEvent: (e) => {
-        if (e.type !== 'connected') console.error(`index: ship ${e.type}${'reason' in e ? `: ${e.reason}` : ''}`)
-      },
+      ...indexerLogCallbacks(log),
     })
-    onShutdown(async () => {
+    onShutdown(log, async () => {
       await indexer.stop()
       await store.close()
     })
-    await indexer.run()
-    await store.close()
+    try {
+      await indexer.run()
+    } catch (error) {
+      log.fatal({ err: error }, 'indexer stopped')
+      process.exitCode = 1
+    } finally {
+      await store.close()
+    }
   })
 }

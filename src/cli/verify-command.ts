@@ -2,12 +2,12 @@ import { join } from 'node:path'
 import { existsSync } from 'node:fs'
 import type { Command } from 'commander'
 import { openStore, type Store } from '../store/index.ts'
-import { option, parseIntArg } from './options.ts'
+import { addStoreOptions, option, parseIntArg, parseUrl } from './options.ts'
 
 interface VerifyFlags {
   dataDir: string
   store: string
-  chainApi: string
+  chainApi?: string
   samples: number
 }
 
@@ -33,11 +33,11 @@ async function sampleAgainstChain(store: Store, chainApi: string, samples: numbe
   return findings
 }
 
+/** `antler verify`: the store's integrity, optionally sampled against the chain. */
 export function registerVerifyCommand(program: Command): void {
   const command = program.command('verify').description('check the store for gaps, duplicates and broken block links; exit 0 only when clean')
-  option(command, '--data-dir <dir>', 'data directory', undefined, './.antler')
-  option(command, '--store <store>', 'sqlite (a file in the data dir) or a postgres:// URL', undefined, 'sqlite')
-  option(command, '--chain-api <url>', 'also compare sampled blocks with this chain API', undefined, '')
+  addStoreOptions(command)
+  option(command, '--chain-api <url>', 'also compare sampled blocks with this chain API', parseUrl(['http:', 'https:']), undefined)
   option(command, '--samples <n>', 'blocks to sample against the chain', parseIntArg(1, 100_000), 50)
   command.action(async (flags: VerifyFlags) => {
     if (flags.store === 'sqlite' && !existsSync(join(flags.dataDir, 'store.sqlite'))) throw new Error(`no store at ${join(flags.dataDir, 'store.sqlite')}`)
@@ -46,8 +46,8 @@ export function registerVerifyCommand(program: Command): void {
       const findings = await store.integrityFindings()
       if (flags.chainApi) findings.push(...(await sampleAgainstChain(store, flags.chainApi.replace(/\/$/, ''), flags.samples)))
       const position = await store.position()
-      for (const finding of findings) console.log(`finding: ${finding}`)
-      console.log(findings.length === 0 ? `verify: clean (head ${position?.head.blockNum ?? 'none'}, LIB ${position?.lib ?? 'none'})` : `verify: ${findings.length} finding(s)`)
+      for (const finding of findings) process.stdout.write(`finding: ${finding}\n`)
+      process.stdout.write(findings.length === 0 ? `verify: clean (head ${position?.head.blockNum ?? 'none'}, LIB ${position?.lib ?? 'none'})\n` : `verify: ${findings.length} finding(s)\n`)
       process.exitCode = findings.length === 0 ? 0 : 1
     } finally {
       await store.close()
