@@ -1,0 +1,108 @@
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify'
+import cors from '@fastify/cors'
+import compress from '@fastify/compress'
+import swagger from '@fastify/swagger'
+import websocket from '@fastify/websocket'
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import type { Logger } from 'pino'
+import type { AuthService } from '../auth/index.ts'
+import type { PushService } from '../push/index.ts'
+import { InvalidJsonError } from './errors.ts'
+import { authPlugin } from './plugins/auth.ts'
+import { errorsPlugin, newTraceId } from './plugins/errors.ts'
+import { metricsPlugin } from './plugins/metrics.ts'
+import { authIssueRoutes } from './routes/auth-issue.ts'
+import { chainPassthroughRoutes } from './routes/chain-passthrough.ts'
+import { guaranteedPushInterceptor, isGuaranteedPush } from './routes/guaranteed-push.ts'
+import { healthRoutes, type HealthSource } from './routes/health.ts'
+import { openApiRoutes } from './routes/openapi.ts'
+import { streamUpgradeRoutes } from './routes/stream-upgrades.ts'
+import { ErrorObject } from './schemas.ts'
+import { clientErrorHandler } from './client-errors.ts'
+
+/** The API's settings (DESIGN §4 API flags), validated by the CLI. */
+export interface ApiConfig {
+  /** `--no-auth`: no token anywhere (local development only). */
+  readonly noAuth: boolean
+  /** `--open-chain-api`: the passthrough without a token. */
+  readonly openChainApi: boolean
+  /** The chain API behind `/v1/chain/*`; undefined when the API runs without one. */
+  readonly chainApi: string | undefined
+  readonly chainTimeoutMs: number
+  /** Largest JSON body of the API's own routes. */
+  readonly bodyLimitBytes: number
+  /** Largest body forwarded to the chain (transactions carrying a wasm). */
+  readonly chainBodyLimitBytes: number
+  /** Honour X-Forwarded-For (behind a reverse proxy) for the per-IP limits. */
+  readonly trustProxy: boolean
+}
+
+/** What the routes use. */
+export interface ApiServices {
+  readonly auth: AuthService
+  readonly health: HealthSource
+  readonly push: PushService | undefined
+}
+
+/** JSON bodies whatever their Content-Type: @dfuse/client posts JSON as text/plain. */
+function parseJsonBody(_request: unknown, body: string, done: (error: Error | null, value?: unknown) => void): void {
+  if (body === '') return done(null, undefined)
+  try {
+    done(null, JSON.parse(body))
+  } catch {
+    done(InvalidJsonError({ reason: 'the body does not parse as JSON' }))
+  }
+}
+
+/** Builds the API (no listening: the CLI listens, tests inject). */
+export async function buildApp(args: { config: ApiConfig; services: ApiServices; logger: Logger }): Promise<FastifyInstance> {
+  // pino's Logger is a FastifyBaseLogger; the cast keeps the app's type the plain FastifyInstance.
+  const { config, services } = args
+  const app = Fastify({
+    loggerInstance: args.logger as unknown as FastifyBaseLogger,
+    // One log line per request comes from the metrics plugin (with the trace id), not Fastify's two.
+    logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'trace_id' }),
+    genReqId: newTraceId,
+    requestIdHeader: false,
+    bodyLimit: config.bodyLimitBytes,
+    trustProxy: config.trustProxy,
+    return503OnClosing: true,
+    clientErrorHandler,
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 1000 },
+  }).withTypeProvider<TypeBoxTypeProvider>()
+
+  app.addSchema(ErrorObject)
+  await app.register(errorsPlugin)
+  await app.register(metricsPlugin)
+  await app.register(swagger, { openapi: { info: { title: 'Antler API', version: '0.1.0', description: 'dfuse-compatible chain data API for Antelope chains' } } })
+  await app.register(cors, {
+    hook: 'onRequest',
+    origin: true,
+    methods: ['GET', 'HEAD', 'POST', 'OPTIONS'],
+    allowedHeaders: ['X-Requested-With', 'Content-Type', 'Authorization', 'X-Eos-Push-Guarantee'],
+    exposedHeaders: ['X-Trace-Id', 'Retry-After', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'],
+    maxAge: 86400,
+  })
+  await app.register(compress, { global: true, threshold: 1024 })
+  await app.register(websocket, { options: { maxPayload: 1024 * 1024 } })
+  await app.register(authPlugin, { auth: services.auth, noAuth: config.noAuth })
+  if (config.noAuth) app.log.warn('auth is off (--no-auth): every route is open to anyone who can reach this port; for local development only')
+
+  await app.register(async (json) => {
+    json.removeContentTypeParser(['application/json', 'text/plain'])
+    json.addContentTypeParser('*', { parseAs: 'string' }, parseJsonBody)
+    await json.register(authIssueRoutes, { auth: services.auth })
+    await json.register(healthRoutes, { health: services.health })
+    await json.register(openApiRoutes)
+    await json.register(streamUpgradeRoutes, { auth: services.auth, noAuth: config.noAuth })
+  })
+  await app.register(chainPassthroughRoutes, {
+    chainApi: config.chainApi,
+    timeoutMs: config.chainTimeoutMs,
+    bodyLimitBytes: config.chainBodyLimitBytes,
+    open: config.openChainApi,
+    tokenWhen: isGuaranteedPush,
+    intercept: services.push ? guaranteedPushInterceptor(services.push, config.chainBodyLimitBytes) : undefined,
+  })
+  return app
+}

@@ -1,0 +1,96 @@
+import { AntlerError } from '../antelope/index.ts'
+
+/** Bad parameters or body: `details.errors` maps each parameter to its problems (dfuse's shape). */
+export function RequestValidationError(args: { errors: Record<string, string[]> }): AntlerError {
+  return new AntlerError({ code: 'request_validation_error', status: 400, message: 'The request is invalid.', details: { errors: args.errors } })
+}
+
+/** A body that is not JSON where JSON is expected. */
+export function InvalidJsonError(args: { reason: string }): AntlerError {
+  return new AntlerError({ code: 'invalid_json_error', status: 400, message: 'The request body is not valid JSON.', details: { errors: { source: [args.reason] } } })
+}
+
+/** A route that needs a body got none. */
+export function MissingBodyError(): AntlerError {
+  return new AntlerError({ code: 'missing_body_error', status: 400, message: 'The request needs a body.' })
+}
+
+/** A body over the route's limit. */
+export function RequestTooLargeError(args: { limitBytes: number }): AntlerError {
+  return new AntlerError({ code: 'request_too_large_error', status: 413, message: `The request body is larger than ${args.limitBytes} bytes.`, details: { limit_bytes: args.limitBytes } })
+}
+
+/** A body in a media type the route does not read. */
+export function UnsupportedMediaTypeError(args: { contentType: string }): AntlerError {
+  return new AntlerError({ code: 'unsupported_media_type_error', status: 415, message: `Content-Type ${JSON.stringify(args.contentType)} is not supported here.`, details: { content_type: args.contentType } })
+}
+
+/** No route at this path. */
+export function NotFoundError(args: { path: string }): AntlerError {
+  return new AntlerError({ code: 'not_found_error', status: 404, message: `Nothing is served at ${args.path}.`, details: { path: args.path } })
+}
+
+/** A route exists at this path, not for this method. */
+export function MethodNotAllowedError(args: { method: string; allowed: string[] }): AntlerError {
+  return new AntlerError({ code: 'method_not_allowed_error', status: 405, message: `${args.method} is not allowed here; use ${args.allowed.join(' or ')}.`, details: { method: args.method, allowed: args.allowed } })
+}
+
+/** A malformed HTTP request (bad URL encoding, bad header) that never reached a route. */
+export function BadRequestError(args: { reason: string }): AntlerError {
+  return new AntlerError({ code: 'bad_request_error', status: 400, message: 'The HTTP request is malformed.', details: { reason: args.reason } })
+}
+
+/** Anything not raised on purpose: a fixed message, the cause goes to the log only. */
+export function UnexpectedError(): AntlerError {
+  return new AntlerError({ code: 'unexpected_error', status: 500, message: 'An unexpected error occurred.' })
+}
+
+/** The chain API behind the passthrough cannot be reached. */
+export function ChainUnavailableError(args: { reason: string }): AntlerError {
+  return new AntlerError({ code: 'chain_unavailable_error', status: 502, message: 'The chain API is unavailable.', details: { reason: args.reason }, retryable: true })
+}
+
+/** The chain API did not answer within the passthrough's time limit. */
+export function ChainTimeoutError(args: { timeoutMs: number }): AntlerError {
+  return new AntlerError({ code: 'chain_timeout_error', status: 504, message: `The chain API did not answer within ${args.timeoutMs} ms.`, details: { timeout_ms: args.timeoutMs }, retryable: true })
+}
+
+/** An `X-Eos-Push-Guarantee` value that is not in-block, handoff(s):1..3 or irreversible. */
+export function InvalidPushGuaranteeError(args: { value: string }): AntlerError {
+  return new AntlerError({
+    code: 'push_invalid_guarantee_error',
+    status: 400,
+    message: 'X-Eos-Push-Guarantee must be in-block, handoff:1, handoffs:1..3 or irreversible.',
+    details: { value: args.value },
+  })
+}
+
+/** The store is not open or has no block yet (healthz still answers; data routes may not). */
+export function NotReadyError(): AntlerError {
+  return new AntlerError({ code: 'app_not_ready_error', status: 503, message: 'The store holds no block yet.', retryable: true })
+}
+
+/** A binary WebSocket frame: the stream speaks JSON text frames only (423, as dfuse). */
+export function WsBinaryMessageUnsupportedError(): AntlerError {
+  return new AntlerError({ code: 'ws_binary_message_unsupported_error', status: 423, message: 'Binary messages are not supported; send JSON text frames.' })
+}
+
+/** A WebSocket frame that is not a JSON object. */
+export function WsInvalidJsonMessageError(args: { reason: string }): AntlerError {
+  return new AntlerError({ code: 'ws_invalid_json_message_error', status: 400, message: 'The message is not a valid JSON object.', details: { reason: args.reason } })
+}
+
+/** A WebSocket message whose `type` the stream does not know. */
+export function WsUnknownMessageError(args: { type: string }): AntlerError {
+  return new AntlerError({ code: 'ws_unknown_message_error', status: 400, message: `Unknown message type ${JSON.stringify(args.type)}.`, details: { type: args.type } })
+}
+
+/** A WebSocket message type this server does not serve (yet, or by the operator's choice). */
+export function WsUnavailableMessageError(args: { type: string }): AntlerError {
+  return new AntlerError({ code: 'ws_unavailable_message_error', status: 400, message: `The message type ${JSON.stringify(args.type)} is not available on this server.`, details: { type: args.type } })
+}
+
+/** Request headers over Node's limit (answered on the raw socket, see client-errors.ts). */
+export function RequestHeaderTooLargeError(): AntlerError {
+  return new AntlerError({ code: 'request_header_too_large_error', status: 431, message: 'The request headers are too large.' })
+}

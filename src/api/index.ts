@@ -1,0 +1,3 @@
+export { buildApp, type ApiConfig, type ApiServices } from './app.ts'
+export type { HealthSource } from './routes/health.ts'
+export type { WireError } from './wire-error.ts'

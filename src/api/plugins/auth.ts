@@ -1,0 +1,63 @@
+import fp from 'fastify-plugin'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { AuthService, RateLimitDecision, TokenClaims } from '../../auth/index.ts'
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Served without a token (DESIGN §4's public routes). */
+    public?: boolean
+    /** A public route that still needs a token for some requests (a guaranteed push on an open passthrough, a token offered at a GraphQL upgrade). */
+    tokenWhen?: (request: FastifyRequest) => boolean
+  }
+  interface FastifyRequest {
+    /** The claims of the request's token; undefined on public routes and with `--no-auth`. */
+    auth: TokenClaims | undefined
+  }
+}
+
+/**
+ * The token a request presents: `Authorization: Bearer <jwt>`, else `?token=` (browsers cannot set
+ * headers on a WebSocket). A header that is not exactly `Bearer <token>` counts as malformed
+ * unless the query carries a token (dfuse's fallback).
+ */
+export function presentedToken(request: FastifyRequest): { token: string | undefined; malformedHeader: boolean } {
+  const header = request.headers.authorization
+  const words = typeof header === 'string' ? header.trim().split(/\s+/) : []
+  if (words.length === 2 && words[0].toLowerCase() === 'bearer') return { token: words[1], malformedHeader: false }
+  const query = (request.query as Record<string, unknown> | undefined)?.token
+  const fromQuery = typeof query === 'string' && query !== '' ? query : undefined
+  return { token: fromQuery, malformedHeader: header !== undefined && header !== '' && fromQuery === undefined }
+}
+
+/** Whether a request offers a token at all. */
+export const offersToken = (request: FastifyRequest): boolean => presentedToken(request).token !== undefined || request.headers.authorization !== undefined
+
+function rateHeaders(reply: FastifyReply, rate: RateLimitDecision): void {
+  reply.header('x-ratelimit-limit', String(rate.limit))
+  reply.header('x-ratelimit-remaining', String(rate.remaining))
+  reply.header('x-ratelimit-reset', String(Math.ceil(rate.resetAtMs / 1000)))
+}
+
+/**
+ * Token admission for every route that is not public (DESIGN §4): verified (cached), origin and
+ * IP rules, per-(key, IP) limit, `X-RateLimit-*` headers. WebSocket upgrades pass through the same
+ * hook before the upgrade, so a refused token is an HTTP 401 with the standard error object.
+ */
+export const authPlugin = fp(async (app: FastifyInstance, opts: { auth: AuthService; noAuth: boolean }) => {
+  app.decorateRequest('auth', undefined)
+  app.addHook('onRequest', async (request, reply) => {
+    if (opts.noAuth || request.method === 'OPTIONS' || request.is404) return
+    const config = request.routeOptions.config
+    if (config.public && !config.tokenWhen?.(request)) return
+    const { token, malformedHeader } = presentedToken(request)
+    try {
+      const admission = await opts.auth.admit({ token: malformedHeader ? 'malformed' : token, caller: { ip: request.ip, origin: request.headers.origin } })
+      request.auth = admission.claims
+      rateHeaders(reply, admission.rate)
+    } catch (error) {
+      const decision = (error as { decision?: RateLimitDecision }).decision
+      if (decision) rateHeaders(reply, decision)
+      throw error
+    }
+  })
+})

@@ -1,0 +1,57 @@
+import { randomBytes } from 'node:crypto'
+import fp from 'fastify-plugin'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { AntlerError } from '../../antelope/index.ts'
+import { MethodNotAllowedError, NotFoundError } from '../errors.ts'
+import { toAntlerError, wireError } from '../wire-error.ts'
+
+declare module 'fastify' {
+  interface FastifyReply {
+    /** The error this reply answers, for metrics and the request's log line. */
+    failure: AntlerError | undefined
+  }
+}
+
+/** A trace id: 32 hex characters, unique per request (dfuse's form). */
+export const newTraceId = (): string => randomBytes(16).toString('hex')
+
+/** Sends the standard error object for any error, with the headers its code calls for. */
+export function sendError(request: FastifyRequest, reply: FastifyReply, thrown: unknown): FastifyReply {
+  const { error, unexpected } = toAntlerError(thrown)
+  if (unexpected) request.log.error({ err: thrown }, 'unexpected error')
+  else if (error.status >= 500) request.log.warn({ code: error.code, reason: error.message }, 'request failed')
+  reply.failure = error
+  const retryAfter = error.details.retry_after_seconds
+  if (typeof retryAfter === 'number') reply.header('retry-after', String(retryAfter))
+  reply.code(error.status).header('content-type', 'application/json; charset=utf-8')
+  return reply.send(wireError(error, String(request.id)))
+}
+
+/** A route path as a pattern over request paths (`:param` and `*`), for telling 404 from 405. */
+function pathPattern(url: string): RegExp {
+  const escaped = url.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/:[A-Za-z0-9_]+/g, '[^/]+').replace(/\*/g, '.*')
+  return new RegExp(`^${escaped}/?$`)
+}
+
+/**
+ * The one error handler (DESIGN §4, style anchor 6): every error of every route, unknown routes
+ * and wrong methods answer `{code, trace_id, message, details?}`, the trace id also in
+ * `X-Trace-Id` and in the request's log line. No stack, no framework shape.
+ */
+export const errorsPlugin = fp(async (app: FastifyInstance) => {
+  const routes: { pattern: RegExp; method: string }[] = []
+  app.decorateReply('failure', undefined)
+  app.addHook('onRoute', (route) => {
+    for (const method of [route.method].flat()) if (method !== 'HEAD' && method !== 'OPTIONS') routes.push({ pattern: pathPattern(route.url), method })
+  })
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-trace-id', String(request.id))
+  })
+  app.setErrorHandler((error, request, reply) => sendError(request, reply, error))
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?')[0]
+    const allowed = [...new Set(routes.filter((r) => r.pattern.test(path)).map((r) => r.method))]
+    if (allowed.length > 0) reply.header('allow', allowed.join(', '))
+    return sendError(request, reply, allowed.length > 0 ? MethodNotAllowedError({ method: request.method, allowed }) : NotFoundError({ path }))
+  })
+})

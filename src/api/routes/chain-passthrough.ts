@@ -1,0 +1,104 @@
+import { Transform, Readable } from 'node:stream'
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
+import { AntlerError } from '../../antelope/index.ts'
+import { ChainTimeoutError, ChainUnavailableError, RequestTooLargeError } from '../errors.ts'
+import { errorResponses } from '../schemas.ts'
+
+/** What the passthrough needs to know. */
+export interface ChainPassthroughOptions {
+  /** The chain API (nodeos or the devchain), without a trailing slash; undefined: the passthrough answers 502. */
+  readonly chainApi: string | undefined
+  /** Time for the chain to answer (headers), ms. */
+  readonly timeoutMs: number
+  /** Largest body forwarded, bytes (a setcode transaction carries the whole wasm). */
+  readonly bodyLimitBytes: number
+  /** `--open-chain-api`: the passthrough without a token (a guaranteed push still needs one). */
+  readonly open: boolean
+  /** On an open passthrough, the requests that still need a token. */
+  readonly tokenWhen?: (request: FastifyRequest) => boolean
+  /** Answers a request the passthrough should not forward as is (a guaranteed push); undefined: forward. */
+  readonly intercept?: (request: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply> | undefined
+}
+
+/** Request headers worth forwarding to nodeos; everything else (our JWT, cookies, hop-by-hop) stays here. */
+const FORWARDED_REQUEST_HEADERS = ['content-type', 'accept', 'user-agent']
+
+/** A request body stream that fails with `request_too_large_error` past `limit` bytes. */
+export function limitedBody(source: NodeJS.ReadableStream, limit: number): Readable {
+  let seen = 0
+  const counter = new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      seen += chunk.length
+      if (seen > limit) done(RequestTooLargeError({ limitBytes: limit }))
+      else done(null, chunk)
+    },
+  })
+  source.on('error', (error) => counter.destroy(error))
+  return source.pipe(counter)
+}
+
+/** The chain URL of a request: same path and query, less our `token` parameter. */
+function upstreamUrl(chainApi: string, requestUrl: string): string {
+  const url = new URL(requestUrl, 'http://x')
+  url.searchParams.delete('token')
+  return `${chainApi}${url.pathname}${url.search}`
+}
+
+/** The error a failed upstream call stands for: time-out, refused connection, or our own (body too large). */
+function upstreamError(error: unknown, timeoutMs: number): AntlerError {
+  if (error instanceof AntlerError) return error
+  const e = error as { name?: string; cause?: { code?: string; message?: string } & Partial<AntlerError> }
+  if (e.cause instanceof AntlerError) return e.cause
+  if (e.name === 'TimeoutError' || e.name === 'AbortError') return ChainTimeoutError({ timeoutMs })
+  return ChainUnavailableError({ reason: e.cause?.code ?? e.cause?.message ?? String(error) })
+}
+
+/**
+ * `/v1/chain/*`: forwarded to the chain API with nodeos's status and body kept, both bodies
+ * streamed (never buffered whole), time-outs and unreachable chains answered with the standard
+ * error object.
+ */
+export const chainPassthroughRoutes: FastifyPluginAsync<ChainPassthroughOptions> = async (app, opts) => {
+  // Bodies are streamed through as they come: no parsing, whatever the Content-Type.
+  app.removeAllContentTypeParsers()
+  app.addContentTypeParser('*', (_request, payload, done) => done(null, payload))
+  app.route({
+    method: ['GET', 'POST'],
+    url: '/v1/chain/*',
+    config: { public: opts.open, tokenWhen: opts.tokenWhen },
+    bodyLimit: opts.bodyLimitBytes,
+    schema: { summary: 'Passthrough to the chain API (nodeos /v1/chain)', hide: false, response: { '2xx': {}, ...errorResponses } },
+    async handler(request, reply) {
+      const intercepted = opts.intercept?.(request, reply)
+      if (intercepted) return intercepted
+      if (!opts.chainApi) throw ChainUnavailableError({ reason: 'no chain API is configured (--chain-api)' })
+      const declared = Number(request.headers['content-length'] ?? 0)
+      if (declared > opts.bodyLimitBytes) throw RequestTooLargeError({ limitBytes: opts.bodyLimitBytes })
+      const headers: Record<string, string> = {}
+      for (const name of FORWARDED_REQUEST_HEADERS) {
+        const value = request.headers[name]
+        if (typeof value === 'string') headers[name] = value
+      }
+      const hasBody = request.method === 'POST' && (declared > 0 || request.headers['transfer-encoding'] !== undefined)
+      let response: Response
+      try {
+        response = await fetch(upstreamUrl(opts.chainApi, request.url), {
+          method: request.method,
+          headers,
+          body: hasBody ? (limitedBody(request.raw, opts.bodyLimitBytes) as unknown as ReadableStream) : undefined,
+          duplex: 'half',
+          signal: AbortSignal.timeout(opts.timeoutMs),
+        } as RequestInit)
+      } catch (error) {
+        throw upstreamError(error, opts.timeoutMs)
+      }
+      reply.code(response.status)
+      const type = response.headers.get('content-type')
+      if (type) reply.header('content-type', type)
+      if (!response.body) return reply.send('')
+      const body = Readable.fromWeb(response.body as import('node:stream/web').ReadableStream)
+      body.on('error', (error) => request.log.warn({ reason: (error as Error).message }, 'chain answer cut'))
+      return reply.send(body)
+    },
+  })
+}

@@ -1,0 +1,56 @@
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import { AntlerError } from '../../antelope/index.ts'
+import { parsePushGuarantee, type PushService } from '../../push/index.ts'
+import { InvalidJsonError, InvalidPushGuaranteeError, MissingBodyError } from '../errors.ts'
+import { limitedBody } from './chain-passthrough.ts'
+
+const PUSH_PATHS = new Set(['/v1/chain/push_transaction', '/v1/chain/send_transaction'])
+
+/** A push with an `X-Eos-Push-Guarantee` header (the only passthrough call that always needs a token). */
+export function isGuaranteedPush(request: FastifyRequest): boolean {
+  return request.method === 'POST' && PUSH_PATHS.has(request.url.split('?')[0]) && request.headers['x-eos-push-guarantee'] !== undefined
+}
+
+async function readJson(request: FastifyRequest, limit: number): Promise<unknown> {
+  const chunks: Buffer[] = []
+  for await (const chunk of limitedBody(request.raw, limit)) chunks.push(chunk as Buffer)
+  const text = Buffer.concat(chunks).toString('utf8')
+  if (text.trim() === '') throw MissingBodyError()
+  try {
+    return JSON.parse(text)
+  } catch {
+    throw InvalidJsonError({ reason: 'the body does not parse as JSON' })
+  }
+}
+
+/**
+ * The passthrough's interceptor for guaranteed pushes: answers `{transaction_id, block_id,
+ * block_num, processed}` once the block that satisfies the guarantee is in the store; the chain's
+ * own refusals keep nodeos's status and body, as on the plain passthrough.
+ */
+export function guaranteedPushInterceptor(push: PushService, bodyLimitBytes: number) {
+  return (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> | undefined => {
+    if (!isGuaranteedPush(request)) return undefined
+    return (async () => {
+      const header = String(request.headers['x-eos-push-guarantee'])
+      const guarantee = parsePushGuarantee(header)
+      if (!guarantee) throw InvalidPushGuaranteeError({ value: header })
+      const body = await readJson(request, bodyLimitBytes)
+      // The client going away ends the wait (and its polling).
+      const gone = new AbortController()
+      reply.raw.once('close', () => {
+        if (!reply.raw.writableFinished) gone.abort()
+      })
+      try {
+        return reply.send(await push.push({ body, guarantee, signal: gone.signal }))
+      } catch (error) {
+        if (error instanceof AntlerError && error.code === 'push_chain_error') {
+          const { status, body: chainBody } = error.details as { status: number; body: unknown }
+          reply.failure = error
+          return reply.code(status).header('content-type', 'application/json; charset=utf-8').send(chainBody)
+        }
+        throw error
+      }
+    })()
+  }
+}

@@ -1,0 +1,87 @@
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify'
+import type { WebSocket } from 'ws'
+import type { AuthService } from '../../auth/index.ts'
+import { AntlerError } from '../../antelope/index.ts'
+import { WsBinaryMessageUnsupportedError, WsInvalidJsonMessageError, WsUnavailableMessageError, WsUnknownMessageError } from '../errors.ts'
+import { newTraceId } from '../plugins/errors.ts'
+import { offersToken } from '../plugins/auth.ts'
+import { wireError } from '../wire-error.ts'
+
+/** The `/v1/stream` request types of dfuse's protocol (served by the stream issue; refused as unavailable until then). */
+const STREAM_TYPES = new Set(['get_action_traces', 'get_table_rows', 'get_transaction_lifecycle', 'get_head_info', 'unlisten'])
+
+/** Parses one frame of `/v1/stream`: a JSON object with a string `type`. */
+function parseFrame(data: Buffer, isBinary: boolean): { type: string; req_id?: string } {
+  if (isBinary) throw WsBinaryMessageUnsupportedError()
+  let message: unknown
+  try {
+    message = JSON.parse(data.toString('utf8'))
+  } catch (error) {
+    throw WsInvalidJsonMessageError({ reason: (error as Error).message })
+  }
+  if (typeof message !== 'object' || message === null || Array.isArray(message) || typeof (message as { type?: unknown }).type !== 'string') throw WsInvalidJsonMessageError({ reason: 'expected an object with a string "type"' })
+  const reqId = (message as { req_id?: unknown }).req_id
+  return { type: (message as { type: string }).type, req_id: typeof reqId === 'string' ? reqId : undefined }
+}
+
+function sendStreamError(socket: WebSocket, error: AntlerError, reqId: string | undefined): void {
+  socket.send(JSON.stringify({ type: 'error', ...(reqId === undefined ? {} : { req_id: reqId }), data: wireError(error, newTraceId()) }))
+}
+
+/**
+ * The WebSocket endpoints' upgrades: `/v1/stream` needs a token at the upgrade (`?token=`, or the
+ * Authorization header), refused with HTTP 401 before any upgrade; `/graphql` takes it at the
+ * upgrade or in `connection_init` (what @dfuse/client sends). A token is checked once per
+ * connection: its expiry never closes an open socket.
+ */
+export const streamUpgradeRoutes: FastifyPluginAsync<{ auth: AuthService; noAuth: boolean }> = async (app, opts) => {
+  app.get('/v1/stream', { websocket: true, schema: { summary: 'dfuse WebSocket stream (upgrade; token required)', hide: true } }, (socket: WebSocket) => {
+    socket.on('message', (data: Buffer, isBinary: boolean) => {
+      let frame: { type: string; req_id?: string } | undefined
+      try {
+        frame = parseFrame(data, isBinary)
+        if (frame.type === 'pong') return
+        throw STREAM_TYPES.has(frame.type) ? WsUnavailableMessageError({ type: frame.type }) : WsUnknownMessageError({ type: frame.type })
+      } catch (error) {
+        sendStreamError(socket, error as AntlerError, frame?.req_id)
+      }
+    })
+  })
+
+  app.get(
+    '/graphql',
+    { websocket: true, config: { public: true, tokenWhen: offersToken }, schema: { summary: 'GraphQL over WebSocket (upgrade; token at the upgrade or in connection_init)', hide: true } },
+    (socket: WebSocket, request: FastifyRequest) => {
+      let admitted = opts.noAuth || request.auth !== undefined
+      socket.on('message', (data: Buffer, isBinary: boolean) => {
+        void (async () => {
+          let message: { type?: unknown; id?: unknown; payload?: { Authorization?: unknown; authorization?: unknown } }
+          try {
+            message = JSON.parse(isBinary ? '' : data.toString('utf8'))
+          } catch {
+            socket.close(4400, 'invalid message')
+            return
+          }
+          if (message?.type === 'connection_init') {
+            if (!admitted) {
+              const raw = message.payload?.Authorization ?? message.payload?.authorization
+              const token = typeof raw === 'string' ? raw.replace(/^bearer\s+/i, '') : undefined
+              try {
+                await opts.auth.admit({ token, caller: { ip: request.ip, origin: request.headers.origin } })
+                admitted = true
+              } catch (error) {
+                const e = error instanceof AntlerError ? error : new AntlerError({ code: 'unexpected_error', message: 'An unexpected error occurred.' })
+                socket.send(JSON.stringify({ type: 'connection_error', payload: wireError(e, newTraceId()) }))
+                return
+              }
+            }
+            socket.send(JSON.stringify({ type: 'connection_ack' }))
+          } else if (message?.type === 'pong' || message?.type === 'ka') return
+          else if (!admitted) socket.send(JSON.stringify({ type: 'connection_error', payload: { message: 'authentication required' } }))
+          else if (message?.type === 'connection_terminate') socket.close(1000)
+          else if (typeof message?.id === 'string') socket.send(JSON.stringify({ type: 'error', id: message.id, payload: { message: 'GraphQL operations are not served by this version yet' } }))
+        })()
+      })
+    },
+  )
+}
