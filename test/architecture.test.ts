@@ -21,7 +21,10 @@ const ALLOWED: Record<string, string[]> = {
   devchain: ['antelope', 'ship'],
   store: ['antelope'],
   ingest: ['antelope', 'ship', 'store'],
-  cli: ['antelope', 'ship', 'devchain', 'store', 'ingest'],
+  push: ['antelope', 'store'],
+  auth: ['antelope', 'store'],
+  api: ['antelope', 'store', 'auth', 'push'],
+  cli: ['antelope', 'ship', 'devchain', 'store', 'ingest', 'auth', 'push', 'api'],
 }
 
 test('imports follow DESIGN §2: allowed edges only, and only through an area index.ts', () => {

@@ -4,8 +4,10 @@ import { startDevchain, type Devchain } from '../devchain/index.ts'
 import { createLogger, type Logger, type LogLevel } from './logger.ts'
 import { addDevchainOptions } from './options.ts'
 import { onShutdown, printReady } from './process.ts'
-import { indexerLogCallbacks } from './progress.ts'
-import { createIndexer } from '../ingest/index.ts'
+import { addApiOptions, type ApiFlags } from './api-options.ts'
+import { devApiKey } from './dev-key.ts'
+import { devGuide } from './dev-guide.ts'
+import { logStatus, startPlatform } from './platform.ts'
 import { openStore } from '../store/index.ts'
 
 interface DevchainFlags {
@@ -46,24 +48,26 @@ export function registerDevchainCommands(program: Command): void {
     onShutdown(log, () => devchain.close())
     printReady({ chainApi: devchain.chainApi, ship: devchain.ship, chainId: devchain.chainId })
   })
-  addDevchainOptions(program.command('dev').description('devchain + indexer + API in one command, embedded store (npm start)'), { workload: 'demo' }).action(async (flags: DevchainFlags) => {
-    // devchain + indexer into the embedded store; the API joins this command with its issue.
+  const dev = addApiOptions(addDevchainOptions(program.command('dev').description('devchain + indexer + API in one command, embedded store (npm start)'), { workload: 'demo' }))
+  dev.action(async (flags: DevchainFlags & ApiFlags) => {
     const log = createLogger({ level: flags.logLevel })
     const devchain = await runDevchain(flags, log)
     const store = await openStore({ store: flags.store, dataDir: flags.dataDir })
-    const indexer = createIndexer({ shipUrl: devchain.ship, store, ...indexerLogCallbacks(log) })
-    const indexing = indexer.run().catch((error: unknown) => {
-      log.fatal({ err: error }, 'indexer stopped')
-      process.exit(1)
-    })
+    const apiKey = await devApiKey(store, flags.dataDir)
+    const { api, indexer } = await startPlatform({ flags, store, ship: devchain.ship, chainApi: devchain.chainApi, startBlockNum: 1, log })
+    let stopStatus = () => {}
     onShutdown(log, async () => {
+      stopStatus()
+      await api.close()
       await indexer.stop()
-      await indexing
       await store.close()
       await devchain.close()
     })
+    // Ready once the store has caught up with the chain as it was at start.
     const head = devchain.chain.head.num
     while (((await store.position())?.head.blockNum ?? 0) < head) await new Promise((r) => setTimeout(r, 50))
-    printReady({ chainApi: devchain.chainApi, ship: devchain.ship, chainId: devchain.chainId })
+    printReady({ api: api.api, grpc: api.grpc, chainApi: devchain.chainApi, ship: devchain.ship, apiKey, chainId: devchain.chainId })
+    process.stderr.write(devGuide({ api: api.api, grpc: api.grpc, chainApi: devchain.chainApi, apiKey, noAuth: !flags.auth }))
+    stopStatus = logStatus(log, { head: indexer.lastBlock, requests: api.requests })
   })
 }

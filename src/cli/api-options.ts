@@ -1,0 +1,46 @@
+import { Option, type Command } from 'commander'
+import { DEFAULT_AUTH_LIMITS, parseAuthLimits, type AuthLimits } from '../auth/index.ts'
+import { envName, option, parseIntArg, parseUrl } from './options.ts'
+import { InvalidArgumentError } from 'commander'
+
+/** The API flags of `dev`, `serve` and `api` (DESIGN §4). */
+export interface ApiFlags {
+  readonly port: number
+  readonly grpcPort: number
+  /** false with `--no-auth`. */
+  readonly auth: boolean
+  readonly requireOrigin: boolean
+  readonly tokenTtl: number
+  readonly redis: string | undefined
+  readonly openChainApi: boolean
+  readonly rateLimits: AuthLimits
+  readonly trustProxy: boolean
+}
+
+/** A boolean flag that its `ANTLER_*` variable can also set (any value sets it). */
+function flag(command: Command, flags: string, description: string): void {
+  const long = flags.split(/[ ,|]+/).find((f) => f.startsWith('--'))!
+  command.addOption(new Option(flags, description).env(envName(long)))
+}
+
+function parseLimits(value: string): AuthLimits {
+  try {
+    return parseAuthLimits(value)
+  } catch (error) {
+    throw new InvalidArgumentError((error as Error).message)
+  }
+}
+
+/** Adds the API flags. */
+export function addApiOptions(command: Command): Command {
+  option(command, '--port <port>', 'API port (0 = a free port)', parseIntArg(0, 65535), 8080)
+  option(command, '--grpc-port <port>', 'gRPC port: grpc.health.v1.Health now, GraphQL over gRPC later (0 = a free port)', parseIntArg(0, 65535), 9000)
+  flag(command, '--no-auth', 'serve every route without a token (local development only)')
+  flag(command, '--require-origin', "web keys' tokens need a registered Origin header")
+  option(command, '--token-ttl <seconds>', 'lifetime of issued tokens (at most 26 days: @dfuse/client loops on longer ones)', parseIntArg(60, 2_246_400), 86_400)
+  option(command, '--redis <url>', 'Redis for rate-limit state shared by API replicas', parseUrl(['redis:', 'rediss:']), undefined)
+  flag(command, '--open-chain-api', 'serve the /v1/chain passthrough without a token (a guaranteed push still needs one)')
+  option(command, '--rate-limits <json>', 'override rate limits, e.g. {"callsPerIp":{"server":{"limit":100000,"windowMs":60000}}} (docs/API.md)', parseLimits, DEFAULT_AUTH_LIMITS)
+  flag(command, '--trust-proxy', 'take client IPs from X-Forwarded-For (behind a reverse proxy)')
+  return command
+}

@@ -1,0 +1,93 @@
+import { Server, ServerCredentials } from '@grpc/grpc-js'
+import { HealthImplementation } from 'grpc-health-check'
+import type { Logger } from 'pino'
+import { buildApp } from '../api/index.ts'
+import { createApiKeyService, createAuthService, createMemoryRateLimiter, createRedisRateLimiter, createRevocationWatch, signingKeyFromSecret } from '../auth/index.ts'
+import { createPushService } from '../push/index.ts'
+import type { Store } from '../store/index.ts'
+import type { ApiFlags } from './api-options.ts'
+
+/** A serving API: its bound addresses (real ports, never 0) and how to stop it. */
+export interface RunningApi {
+  readonly api: string
+  readonly grpc: string
+  /** Requests answered so far. */
+  requests(): number
+  close(): Promise<void>
+}
+
+/** The chain's head block, from get_info, asked at most once per `ttlMs`. */
+function chainHeadCache(chainApi: string | undefined, ttlMs = 2000): () => Promise<number | undefined> {
+  let cached: { at: number; head: number | undefined } | undefined
+  return async () => {
+    if (!chainApi) return undefined
+    if (cached && Date.now() - cached.at < ttlMs) return cached.head
+    let head: number | undefined
+    try {
+      const response = await fetch(`${chainApi}/v1/chain/get_info`, { method: 'POST', signal: AbortSignal.timeout(2000) })
+      head = response.ok ? ((await response.json()) as { head_block_num?: number }).head_block_num : undefined
+    } catch {
+      head = undefined
+    }
+    cached = { at: Date.now(), head }
+    return head
+  }
+}
+
+/** The gRPC server: `grpc.health.v1.Health` answers SERVING (GraphQL over gRPC joins it later). */
+async function startGrpc(host: string, port: number): Promise<{ address: string; close(): Promise<void> }> {
+  const server = new Server()
+  new HealthImplementation({ '': 'SERVING', 'antler.graphql.v1.GraphQL': 'NOT_SERVING' }).addToServer(server)
+  const bound = await new Promise<number>((resolve, reject) => server.bindAsync(`${host}:${port}`, ServerCredentials.createInsecure(), (error, p) => (error ? reject(error) : resolve(p))))
+  return { address: `${host}:${bound}`, close: () => new Promise((resolve) => server.tryShutdown(() => resolve())) }
+}
+
+/**
+ * Builds and starts the API on an open store: auth (keys, a signing key derived from the store's
+ * secret, revocations, rate limits in memory or Redis), the guaranteed push when a chain API is
+ * given, the Fastify app on `--port` and the gRPC health service on `--grpc-port`.
+ */
+export async function startApi(args: { flags: ApiFlags; host: string; store: Store; storeKind: 'sqlite' | 'postgres'; chainApi: string | undefined; logger: Logger }): Promise<RunningApi> {
+  const { flags, store, logger } = args
+  const chainApi = args.chainApi?.replace(/\/+$/, '')
+  const limiter = flags.redis ? await createRedisRateLimiter({ url: flags.redis, prefix: 'antler:rl:' }) : createMemoryRateLimiter()
+  const revocations = await createRevocationWatch({ store, onError: (error) => logger.warn({ reason: (error as Error).message }, 'revocation refresh failed') })
+  const keys = createApiKeyService({ store })
+  const auth = createAuthService({
+    keys,
+    signingKey: await signingKeyFromSecret(await store.secret('jwt_signing_key')),
+    revocations,
+    limiter,
+    limits: flags.rateLimits,
+    ttlSeconds: flags.tokenTtl,
+    requireOrigin: flags.requireOrigin,
+  })
+  const push = chainApi ? createPushService({ chainApi, store, log: logger }) : undefined
+  const app = await buildApp({
+    config: {
+      noAuth: !flags.auth,
+      openChainApi: flags.openChainApi,
+      chainApi,
+      chainTimeoutMs: 30_000,
+      bodyLimitBytes: 1024 * 1024,
+      chainBodyLimitBytes: 8 * 1024 * 1024,
+      trustProxy: flags.trustProxy,
+    },
+    services: { auth, push, health: { storeKind: args.storeKind, store, chainHead: chainHeadCache(chainApi) } },
+    logger,
+  })
+  await app.listen({ host: args.host, port: flags.port })
+  const address = app.server.address()
+  const port = typeof address === 'object' && address ? address.port : flags.port
+  const grpc = await startGrpc(args.host, flags.grpcPort)
+  return {
+    api: `http://${args.host}:${port}`,
+    grpc: grpc.address,
+    requests: () => app.metrics.requestsServed(),
+    async close() {
+      revocations.close()
+      await Promise.all([app.close(), grpc.close()])
+      await limiter.close()
+    },
+  }
+}

@@ -1,0 +1,52 @@
+import { Worker } from 'node:worker_threads'
+import type { ShipReaderEvent } from '../ship/index.ts'
+import type { IndexerWorkerData, IndexerWorkerMessage } from './indexer-worker.ts'
+import type { Logger } from './logger.ts'
+import { indexerLogCallbacks } from './progress.ts'
+
+/** An indexer running on its own thread. */
+export interface IndexerThread {
+  /** The last block the indexer applied (the head it reported). */
+  readonly lastBlock: () => { num: number; lib: number } | undefined
+  /** Settles when the indexer ends: resolves after stop(), rejects when it failed. */
+  readonly done: Promise<void>
+  stop(): Promise<void>
+}
+
+/**
+ * Runs the indexer in a worker thread with its own store connection, so ingest (decoding and
+ * synchronous SQLite transactions) never stalls the API's event loop; progress, forks and SHiP
+ * events come back as messages and are logged here.
+ */
+export function startIndexerThread(data: IndexerWorkerData, log: Logger): IndexerThread {
+  const worker = new Worker(new URL('./indexer-worker-entry.mjs', import.meta.url), { workerData: data })
+  const callbacks = indexerLogCallbacks(log)
+  let last: { num: number; lib: number } | undefined
+  const done = new Promise<void>((resolve, reject) => {
+    worker.on('message', (message: IndexerWorkerMessage) => {
+      switch (message.type) {
+        case 'block':
+          last = { num: message.block.num, lib: message.block.lib }
+          return callbacks.onBlock(message.block)
+        case 'fork':
+          return callbacks.onFork(message.fork)
+        case 'reader':
+          return callbacks.onReaderEvent(message.event as ShipReaderEvent)
+        case 'stopped':
+          return resolve()
+        case 'failed':
+          return reject(new Error(message.message))
+      }
+    })
+    worker.on('error', reject)
+    worker.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`the indexer thread exited with code ${code}`))))
+  })
+  return {
+    lastBlock: () => last,
+    done,
+    async stop() {
+      worker.postMessage({ type: 'stop' })
+      await done.catch(() => undefined)
+    },
+  }
+}

@@ -1,0 +1,47 @@
+import { parentPort, workerData } from 'node:worker_threads'
+import { createIndexer } from '../ingest/index.ts'
+import { openStore } from '../store/index.ts'
+
+/** What the main thread hands the indexer worker. */
+export interface IndexerWorkerData {
+  readonly shipUrl: string
+  readonly store: string
+  readonly dataDir: string
+  readonly startBlockNum: number
+}
+
+/** What the worker reports: every callback of the indexer, then how it ended. */
+export type IndexerWorkerMessage =
+  | { type: 'block'; block: { num: number; id: string; lib: number; head: number; actions: number } }
+  | { type: 'fork'; fork: { blockNum: number; undone: number } }
+  | { type: 'reader'; event: unknown }
+  | { type: 'stopped' }
+  | { type: 'failed'; message: string }
+
+const port = parentPort!
+const data = workerData as IndexerWorkerData
+const post = (message: IndexerWorkerMessage) => port.postMessage(message)
+
+// The indexer's own connection: its synchronous SQLite writes and its decoding run on this
+// thread, never on the API's event loop.
+const store = await openStore({ store: data.store, dataDir: data.dataDir })
+const indexer = createIndexer({
+  shipUrl: data.shipUrl,
+  store,
+  startBlockNum: data.startBlockNum,
+  reconnect: { minDelayMs: 250, maxDelayMs: 5000 },
+  onBlock: (block) => post({ type: 'block', block }),
+  onFork: (fork) => post({ type: 'fork', fork }),
+  onReaderEvent: (event) => post({ type: 'reader', event: JSON.parse(JSON.stringify(event)) }),
+})
+port.on('message', (message: { type: string }) => {
+  if (message.type === 'stop') void indexer.stop()
+})
+try {
+  await indexer.run()
+  await store.close()
+  post({ type: 'stopped' })
+} catch (error) {
+  await store.close().catch(() => undefined)
+  post({ type: 'failed', message: (error as Error).message })
+}

@@ -1,0 +1,40 @@
+import type { Store } from '../store/index.ts'
+import type { ApiFlags } from './api-options.ts'
+import { startApi, type RunningApi } from './api-runtime.ts'
+import { startIndexerThread, type IndexerThread } from './indexer-thread.ts'
+import type { Logger } from './logger.ts'
+
+/** The store kind a `--store` value names. */
+export const storeKind = (store: string): 'sqlite' | 'postgres' => (store === 'sqlite' ? 'sqlite' : 'postgres')
+
+/** Indexer (own thread) + API on one store: what `dev` and `serve` run. */
+export async function startPlatform(args: {
+  flags: ApiFlags & { host: string; store: string; dataDir: string }
+  store: Store
+  ship: string
+  chainApi: string
+  startBlockNum: number
+  log: Logger
+}): Promise<{ api: RunningApi; indexer: IndexerThread }> {
+  const { flags, log } = args
+  const indexer = startIndexerThread({ shipUrl: args.ship, store: flags.store, dataDir: flags.dataDir, startBlockNum: args.startBlockNum }, log)
+  indexer.done.catch((error: unknown) => {
+    log.fatal({ err: error }, 'indexer stopped')
+    process.exit(1)
+  })
+  const api = await startApi({ flags, host: flags.host, store: args.store, storeKind: storeKind(flags.store), chainApi: args.chainApi, logger: log })
+  return { api, indexer }
+}
+
+/** Logs a status line every `everyMs`: head, LIB, blocks/s and requests/s. */
+export function logStatus(log: Logger, source: { head: () => { num: number; lib: number } | undefined; requests: () => number }, everyMs = 10_000): () => void {
+  let last = { at: Date.now(), head: source.head()?.num ?? 0, requests: source.requests() }
+  const timer = setInterval(() => {
+    const now = { at: Date.now(), head: source.head()?.num ?? 0, requests: source.requests() }
+    const seconds = (now.at - last.at) / 1000
+    log.info({ head: now.head, lib: source.head()?.lib ?? 0, blocks_per_s: Math.round(((now.head - last.head) / seconds) * 10) / 10, requests_per_s: Math.round(((now.requests - last.requests) / seconds) * 10) / 10 }, 'status')
+    last = now
+  }, everyMs)
+  timer.unref()
+  return () => clearInterval(timer)
+}
