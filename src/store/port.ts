@@ -1,6 +1,6 @@
 import type { BlockRef } from '../antelope/index.ts'
 import type { SearchExpr, SearchMatch, SearchRange } from './search/query.ts'
-import type { ActionRecord, BlockBatch, BlockRecord, RowChange, Step, StorePosition, TransactionHistory, TransactionRecord } from './types.ts'
+import type { ActionRecord, ApiKeyRecord, BlockBatch, BlockRecord, RowChange, SecretName, Step, StorePosition, TransactionHistory, TransactionRecord } from './types.ts'
 
 /**
  * The indexer's side of the store. Every method is atomic: a crash at any instant leaves the
@@ -83,7 +83,25 @@ export interface StoreVerifier {
   integrityFindings(): Promise<string[]>
 }
 
+/** API keys and server secrets, shared by every process on one store (`antler keys` writes while the API runs). */
+export interface KeyStore {
+  /** Stores a new key under the SHA-256 hex of its string; throws an AntlerError `store_api_key_exists_error` if the id or the hash is taken. */
+  insertApiKey(args: { record: ApiKeyRecord; keyHash: string }): Promise<void>
+  /** The key whose string hashes to `keyHash` (revoked ones too, with revokedAtMs); undefined when unknown. */
+  apiKeyByHash(keyHash: string): Promise<ApiKeyRecord | undefined>
+  /** The key with this id; undefined when unknown. */
+  apiKeyById(id: string): Promise<ApiKeyRecord | undefined>
+  /** Every key, oldest first (by creation time, then id). */
+  apiKeys(): Promise<ApiKeyRecord[]>
+  /** Marks the key revoked at `atMs`; false when no such key; a second revoke keeps the first time and answers true. */
+  revokeApiKey(args: { id: string; atMs: number }): Promise<boolean>
+  /** Ids of every revoked key (the API refreshes its revocation set with this each second: one indexed read). */
+  revokedApiKeyIds(): Promise<string[]>
+  /** A server secret: 32 random bytes created with the schema (insert-if-absent, so concurrent first opens agree), identical for every process on the store. */
+  secret(name: SecretName): Promise<Uint8Array>
+}
+
 /** A store: the writer and every reader, over one database. */
-export interface Store extends StoreWriter, StateReader, BlockReader, SearchReader, StepReader, StoreVerifier {
+export interface Store extends StoreWriter, StateReader, BlockReader, SearchReader, StepReader, StoreVerifier, KeyStore {
   close(): Promise<void>
 }

@@ -135,3 +135,25 @@ export interface StorePosition {
   readonly head: BlockRef
   readonly lib: number
 }
+
+/** The kinds of API key (the key string starts with `<type>_`). */
+export type ApiKeyType = 'mobile' | 'web' | 'server'
+
+/** An API key as stored. The key string itself is never stored: only its SHA-256 (hex). */
+export interface ApiKeyRecord {
+  /** Public id, chosen by the caller (the auth layer), unique. */
+  readonly id: string
+  readonly name: string
+  readonly type: ApiKeyType
+  /** Allowed browser origins (web keys), [] otherwise. */
+  readonly origins: readonly string[]
+  readonly createdAtMs: number
+  /** Set once revoked. */
+  readonly revokedAtMs?: number
+}
+
+/** Names of the server secrets every store holds (32 random bytes each, created with the schema). */
+export type SecretName = 'jwt_signing_key' | 'cursor_key'
+
+/** Every secret a store holds, in the order they are created. */
+export const SECRET_NAMES: readonly SecretName[] = ['jwt_signing_key', 'cursor_key']

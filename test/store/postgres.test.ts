@@ -5,6 +5,7 @@ import { openPostgresStore, type BlockBatch } from '../../src/store/index.ts'
 import { PG_SKIP_REASON, withPostgresDatabase } from '../_helpers/postgres.ts'
 import { runSearchContract } from './contract/search-contract.ts'
 import { runStoreContract } from './contract/store-contract.ts'
+import { emptyBlock, hash, key, runKeysContract } from './contract/keys-contract.ts'
 
 const postgres = async (t: TestContext) => {
   const url = await withPostgresDatabase(t)
@@ -13,6 +14,53 @@ const postgres = async (t: TestContext) => {
 
 runStoreContract('postgres', postgres, PG_SKIP_REASON)
 runSearchContract('postgres', postgres, PG_SKIP_REASON)
+runKeysContract(
+  'postgres',
+  async (t) => {
+    const url = await withPostgresDatabase(t)
+    return { open: () => openPostgresStore(url), openReadOnly: () => openPostgresStore(url, { readOnly: true }) }
+  },
+  PG_SKIP_REASON,
+)
+
+test('postgres: a writer upgrades a store of the previous schema version in place; a reader refuses it until then, and any other version is refused', { skip: PG_SKIP_REASON }, async (t) => {
+  const url = await withPostgresDatabase(t)
+  const old = await openPostgresStore(url)
+  await old.applyBlock(emptyBlock(1), 0)
+  await old.close()
+  const client = new pg.Client({ connectionString: url })
+  await client.connect()
+  client.on('error', () => undefined)
+  const tables = async () => (await client.query("SELECT string_agg(tablename, ',' ORDER BY tablename) AS t FROM pg_tables WHERE tablename IN ('api_keys', 'secrets')")).rows[0].t
+  const version = async () => (await client.query("SELECT value FROM meta WHERE key = 'schema_version'")).rows[0].value
+  await client.query("UPDATE meta SET value = '3' WHERE key = 'schema_version'; DROP TABLE api_keys; DROP TABLE secrets")
+
+  await assert.rejects(openPostgresStore(url, { readOnly: true }), (e: Error & { code?: string }) => {
+    assert.equal(e.code, 'store_schema_version_error')
+    assert.match(e.message, /has schema version 3, this build reads 4; open it once with antler dev, serve or index to upgrade it$/)
+    return true
+  })
+  const upgraded = await openPostgresStore(url)
+  assert.equal(await version(), '4')
+  assert.equal(await tables(), 'api_keys,secrets')
+  assert.equal((await upgraded.position())?.head.blockNum, 1)
+  assert.equal((await upgraded.secret('jwt_signing_key')).byteLength, 32)
+  await upgraded.insertApiKey({ record: key('k1', 1_000), keyHash: hash('server_k1') })
+  const reader = await openPostgresStore(url, { readOnly: true })
+  assert.equal((await reader.apiKeyByHash(hash('server_k1')))?.id, 'k1')
+  await reader.close()
+  await upgraded.close()
+
+  await client.query("UPDATE meta SET value = '2' WHERE key = 'schema_version'; DROP TABLE api_keys")
+  await assert.rejects(openPostgresStore(url), (e: Error & { code?: string }) => {
+    assert.equal(e.code, 'store_schema_version_error')
+    assert.match(e.message, /has schema version 2, this build reads 4; run the antler build that wrote it, or index into a new store$/)
+    return true
+  })
+  assert.equal(await version(), '2', 'the refused open changed nothing')
+  assert.equal(await tables(), 'secrets')
+  await client.end()
+})
 
 const blockId = (num: number) => num.toString(16).padStart(8, '0') + 'a'.repeat(56)
 

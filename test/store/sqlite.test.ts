@@ -1,8 +1,16 @@
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { execFile } from 'node:child_process'
+import { existsSync } from 'node:fs'
 import { join } from 'node:path'
-import { openSqliteStore } from '../../src/store/index.ts'
+import { setImmediate as nextTurn } from 'node:timers/promises'
+import { promisify } from 'node:util'
+import Database from 'better-sqlite3'
+import { openSqliteStore, openStore } from '../../src/store/index.ts'
 import { tempDir } from '../_helpers/devchain.ts'
 import { runStoreContract } from './contract/store-contract.ts'
 import { runSearchContract } from './contract/search-contract.ts'
+import { emptyBlock, hash, key, runKeysContract } from './contract/keys-contract.ts'
 
 runStoreContract('sqlite', async (t) => {
   const path = join(tempDir(t), 'store.sqlite')
@@ -12,4 +20,104 @@ runStoreContract('sqlite', async (t) => {
 runSearchContract('sqlite', async (t) => {
   const path = join(tempDir(t), 'store.sqlite')
   return { open: async () => openSqliteStore(path) }
+})
+
+runKeysContract('sqlite', async (t) => {
+  const path = join(tempDir(t), 'store.sqlite')
+  return { open: async () => openSqliteStore(path), openReadOnly: async () => openSqliteStore(path, { readOnly: true }) }
+})
+
+/** Runs SQL on the file directly, as an operator with the sqlite3 CLI would. */
+function raw<T>(path: string, fn: (db: Database.Database) => T): T {
+  const db = new Database(path)
+  try {
+    return fn(db)
+  } finally {
+    db.close()
+  }
+}
+
+const tables = (path: string) => raw(path, (db) => db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name IN ('api_keys', 'secrets') ORDER BY name").pluck().all())
+const version = (path: string) => raw(path, (db) => db.prepare("SELECT value FROM meta WHERE key = 'schema_version'").pluck().get())
+
+test('sqlite: a read-only open of a missing file says what to do, and creates nothing', async (t) => {
+  const dataDir = tempDir(t)
+  const path = join(dataDir, 'store.sqlite')
+  await assert.rejects(openStore({ store: 'sqlite', dataDir, readOnly: true }), (e: Error & { code?: string }) => {
+    assert.equal(e.code, 'store_not_found_error')
+    assert.equal(e.message, `store: ${path} does not exist; run antler dev, serve or index first`)
+    return true
+  })
+  assert.equal(existsSync(path), false)
+})
+
+test('sqlite: a writer upgrades a store of the previous schema version in place; a reader refuses it until then', async (t) => {
+  const path = join(tempDir(t), 'store.sqlite')
+  const old = openSqliteStore(path)
+  await old.applyBlock(emptyBlock(1), 0)
+  await old.close()
+  raw(path, (db) => db.exec("UPDATE meta SET value = '3' WHERE key = 'schema_version'; DROP TABLE api_keys; DROP TABLE secrets"))
+  assert.deepEqual(tables(path), [])
+
+  assert.throws(() => openSqliteStore(path, { readOnly: true }), (e: Error & { code?: string }) => {
+    assert.equal(e.code, 'store_schema_version_error')
+    assert.match(e.message, /has schema version 3, this build reads 4; open it once with antler dev, serve or index to upgrade it$/)
+    return true
+  })
+  assert.equal(version(path), '3', 'the refused read-only open wrote nothing')
+
+  const upgraded = openSqliteStore(path)
+  t.after(() => upgraded.close())
+  assert.equal(version(path), '4')
+  assert.deepEqual(tables(path), ['api_keys', 'secrets'])
+  assert.equal((await upgraded.position())?.head.blockNum, 1)
+  assert.equal((await upgraded.secret('cursor_key')).byteLength, 32)
+  await upgraded.insertApiKey({ record: key('k1', 1_000), keyHash: hash('server_k1') })
+  assert.equal((await upgraded.apiKeyByHash(hash('server_k1')))?.id, 'k1')
+  const reader = openSqliteStore(path, { readOnly: true })
+  assert.equal((await reader.apiKeyById('k1'))?.id, 'k1')
+  await reader.close()
+})
+
+test('sqlite: a store of any other schema version is refused by a writer too, and left as it was', async (t) => {
+  const path = join(tempDir(t), 'store.sqlite')
+  await openSqliteStore(path).close()
+  raw(path, (db) => db.exec("UPDATE meta SET value = '2' WHERE key = 'schema_version'; DROP TABLE api_keys"))
+  assert.throws(() => openSqliteStore(path), (e: Error & { code?: string }) => {
+    assert.equal(e.code, 'store_schema_version_error')
+    assert.match(e.message, /has schema version 2, this build reads 4; run the antler build that wrote it, or index into a new store$/)
+    return true
+  })
+  assert.equal(version(path), '2')
+  assert.deepEqual(tables(path), ['secrets'])
+})
+
+const CHILD = `
+import { openSqliteStore } from ${JSON.stringify(new URL('../../src/store/index.ts', import.meta.url).pathname)}
+const store = openSqliteStore(process.argv[1])
+for (let i = 0; i < 20; i++) await store.insertApiKey({ record: { id: 'child' + i, name: 'c', type: 'server', origins: [], createdAtMs: i }, keyHash: 'h' + i })
+process.stdout.write(Buffer.from(await store.secret('jwt_signing_key')).toString('hex'))
+await store.close()
+`
+
+test('sqlite: another process inserts keys while this one indexes and an API reads, all on one file', async (t) => {
+  const path = join(tempDir(t), 'store.sqlite')
+  const indexer = openSqliteStore(path)
+  t.after(() => indexer.close())
+  await indexer.applyBlock(emptyBlock(1), 0)
+  const api = openSqliteStore(path, { readOnly: true })
+  t.after(() => api.close())
+  let exited = false
+  const child = promisify(execFile)(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', CHILD, path], { timeout: 60_000 }).finally(() => (exited = true))
+  let head = 1
+  while (!exited) {
+    await indexer.applyBlock(emptyBlock(++head), head - 1)
+    await api.revokedApiKeyIds()
+    await nextTurn()
+  }
+  const { stdout } = await child
+  assert.equal(stdout, Buffer.from(await api.secret('jwt_signing_key')).toString('hex'))
+  assert.equal((await api.apiKeys()).length, 20)
+  assert.equal((await api.position())?.head.blockNum, head)
+  assert.deepEqual(await indexer.integrityFindings(), [])
 })

@@ -1,4 +1,4 @@
-import pg from 'pg'
+import type pg from 'pg'
 import type { BlockRef } from '../../antelope/index.ts'
 import { StoreIrreversibleUndoError, StoreLinkError } from '../errors.ts'
 import { INTEGRITY_CHECKS } from '../integrity-checks.ts'
@@ -10,7 +10,10 @@ import { postingChunks, truncateChunk, type PostingChunk } from '../search/posti
 import { searchPostings, type PostingSource } from '../search/query.ts'
 import type { BlockBatch, StepType, StorePosition } from '../types.ts'
 import { libMoves, writeSteps } from '../write-steps.ts'
-import { PARTITIONED_TABLES, POSTGRES_SCHEMA, POSTGRES_SCHEMA_VERSION, partitionDdl } from './schema.ts'
+import { PARTITIONED_TABLES, partitionDdl } from './schema.ts'
+import { readOnlyStore, type OpenStoreOptions } from '../read-only.ts'
+import { openPostgresPool } from './open-pool.ts'
+import { createPostgresKeys } from './postgres-keys.ts'
 import { insertChunks, insertColumns, type Columns, type Queryable } from './column-insert.ts'
 import { createPlannerStatistics } from './planner-statistics.ts'
 
@@ -43,17 +46,11 @@ const chunkFromRow = (r: PostingRow): PostingChunk => ({ termKey: Number(r.term_
 
 /**
  * The production store on PostgreSQL. One writer (the indexer) applies each block in one
- * transaction and announces new steps with NOTIFY `antler_steps`; any number of readers share it.
+ * transaction and announces new steps with NOTIFY `antler_steps`; any number of readers share it,
+ * read-only ones on connections that refuse writes (open-pool.ts).
  */
-export async function openPostgresStore(url: string): Promise<Store> {
-  // JIT compiles plans for analytic queries; for these short indexed reads it only adds latency.
-  const pool = new pg.Pool({ connectionString: url, max: 4, options: '-c jit=off' })
-  // An idle connection dropped by the server is replaced on next use; it must not crash the process.
-  pool.on('error', () => undefined)
-  await pool.query(POSTGRES_SCHEMA)
-  const version = await pool.query<{ value: string }>("SELECT value FROM meta WHERE key = 'schema_version'")
-  if (version.rowCount === 0) await pool.query("INSERT INTO meta VALUES ('schema_version', $1) ON CONFLICT DO NOTHING", [String(POSTGRES_SCHEMA_VERSION)])
-  else if (Number(version.rows[0].value) !== POSTGRES_SCHEMA_VERSION) throw new Error(`store: schema version ${version.rows[0].value}, this build reads ${POSTGRES_SCHEMA_VERSION}`)
+export async function openPostgresStore(url: string, options: OpenStoreOptions = {}): Promise<Store> {
+  const pool = await openPostgresPool(url, options.readOnly ?? false)
   const partitions = new Set<string>()
   const statistics = createPlannerStatistics(pool)
   /** insertColumns for the tables ingest grows, counted for their planner statistics. */
@@ -287,7 +284,8 @@ export async function openPostgresStore(url: string): Promise<Store> {
     },
   }
 
-  return {
+  const store: Store = {
+    ...createPostgresKeys(pool),
     position: () => position(pool),
     async reversibleBlocks(): Promise<BlockRef[]> {
       const lib = Number((await meta(pool, 'lib')) ?? 0)
@@ -396,4 +394,5 @@ export async function openPostgresStore(url: string): Promise<Store> {
       if (!pool.ended) await pool.end()
     },
   }
+  return options.readOnly ? readOnlyStore(store) : store
 }

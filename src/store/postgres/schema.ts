@@ -3,7 +3,9 @@
  * tables that grow with the chain (transactions, actions, row_versions) partitioned by block range,
  * one partition per `PARTITION_BLOCKS` blocks, created as blocks arrive.
  */
-export const POSTGRES_SCHEMA_VERSION = 3
+export const POSTGRES_SCHEMA_VERSION = 4
+/** The version a writer upgrades in place: 4 only added `api_keys` and `secrets` (created by the IF NOT EXISTS below). */
+export const POSTGRES_UPGRADABLE_VERSION = 3
 export const PARTITION_BLOCKS = 1_000_000
 export const PARTITIONED_TABLES = ['transactions', 'actions', 'row_versions'] as const
 
@@ -78,6 +80,14 @@ CREATE TABLE IF NOT EXISTS steps (seq BIGSERIAL PRIMARY KEY, type TEXT NOT NULL,
 CREATE INDEX IF NOT EXISTS steps_block ON steps (block_id);
 
 CREATE TABLE IF NOT EXISTS forked_transactions (id TEXT NOT NULL, block_num BIGINT NOT NULL, block_id TEXT NOT NULL, PRIMARY KEY (id, block_id));
+
+-- API keys (only the SHA-256 of a key string is kept) and server secrets (sqlite/schema.ts).
+CREATE TABLE IF NOT EXISTS api_keys (
+  id TEXT PRIMARY KEY, key_hash TEXT NOT NULL UNIQUE, name TEXT NOT NULL, type TEXT NOT NULL, origins TEXT NOT NULL,
+  created_at_ms BIGINT NOT NULL, revoked_at_ms BIGINT
+);
+CREATE INDEX IF NOT EXISTS api_keys_revoked ON api_keys (id) WHERE revoked_at_ms IS NOT NULL;
+CREATE TABLE IF NOT EXISTS secrets (name TEXT PRIMARY KEY, value BYTEA NOT NULL);
 `
 
 /** The partition of `table` holding block `blockNum`, created if missing. */

@@ -8,7 +8,9 @@
  * every row version closes exactly one predecessor of the same key in the same block, so undo
  * reopens by the keys of the versions it deletes.
  */
-export const SQLITE_SCHEMA_VERSION = 3
+export const SQLITE_SCHEMA_VERSION = 4
+/** The version a writer upgrades in place: 4 only added `api_keys` and `secrets` (created by the IF NOT EXISTS below). */
+export const SQLITE_UPGRADABLE_VERSION = 3
 
 export const SQLITE_SCHEMA = `
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -93,4 +95,13 @@ CREATE INDEX IF NOT EXISTS steps_block ON steps (block_id);
 CREATE TABLE IF NOT EXISTS forked_transactions (
   id TEXT NOT NULL, block_num INTEGER NOT NULL, block_id TEXT NOT NULL, PRIMARY KEY (id, block_id)
 ) WITHOUT ROWID;
+
+-- API keys (only the SHA-256 of a key string is kept) and server secrets: written by \`antler keys\`
+-- and at schema creation, read by the API. Revoked ids are one read of the partial index.
+CREATE TABLE IF NOT EXISTS api_keys (
+  id TEXT PRIMARY KEY, key_hash TEXT NOT NULL UNIQUE, name TEXT NOT NULL, type TEXT NOT NULL, origins TEXT NOT NULL,
+  created_at_ms INTEGER NOT NULL, revoked_at_ms INTEGER
+);
+CREATE INDEX IF NOT EXISTS api_keys_revoked ON api_keys (id) WHERE revoked_at_ms IS NOT NULL;
+CREATE TABLE IF NOT EXISTS secrets (name TEXT PRIMARY KEY, value BLOB NOT NULL);
 `

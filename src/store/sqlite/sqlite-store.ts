@@ -1,6 +1,3 @@
-import Database from 'better-sqlite3'
-import { mkdirSync } from 'node:fs'
-import { dirname } from 'node:path'
 import type { BlockRef } from '../../antelope/index.ts'
 import { StoreIrreversibleUndoError, StoreLinkError } from '../errors.ts'
 import type { Store } from '../port.ts'
@@ -12,7 +9,9 @@ import type { ActionRecord, BlockBatch, Step, StepType, StorePosition, Transacti
 import { writeSteps } from '../write-steps.ts'
 import { startCheckpointer } from './checkpointer.ts'
 import { sqliteIntegrityFindings } from './integrity.ts'
-import { SQLITE_SCHEMA, SQLITE_SCHEMA_VERSION } from './schema.ts'
+import { openSqliteDatabase } from './open-database.ts'
+import { createSqliteKeys } from './sqlite-keys.ts'
+import { readOnlyStore, type OpenStoreOptions } from '../read-only.ts'
 import { VERSIONED_TABLES } from '../versioned-tables.ts'
 
 const pkText = (pk: bigint) => pk.toString(16).padStart(16, '0')
@@ -30,25 +29,19 @@ const chunkFromRow = (r: PostingRow): PostingChunk => ({ termKey: r.term_key, fi
 
 /**
  * The embedded store: one SQLite file (WAL). Writes are synchronous transactions, so each
- * `applyBlock`/`undoFrom` is atomic on disk; the async signatures match the port.
+ * `applyBlock`/`undoFrom` is atomic on disk; the async signatures match the port. Read-only, it
+ * opens an existing file of this schema version, starts no thread and refuses every write.
  */
-export function openSqliteStore(path: string): Store {
-  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true })
-  const db = new Database(path)
-  db.pragma('journal_mode = WAL')
-  db.pragma('synchronous = NORMAL')
-  // The hot B-trees (transactions by id, row versions, postings) outgrow SQLite's 2 MB default
-  // page cache within a few hundred thousand actions.
-  db.pragma('cache_size = -131072')
-  db.exec(SQLITE_SCHEMA)
-  const version = db.prepare("SELECT value FROM meta WHERE key = 'schema_version'").get() as { value: string } | undefined
-  if (!version) db.prepare("INSERT INTO meta VALUES ('schema_version', ?)").run(String(SQLITE_SCHEMA_VERSION))
-  else if (Number(version.value) !== SQLITE_SCHEMA_VERSION) throw new Error(`store: ${path} has schema version ${version.value}, this build reads ${SQLITE_SCHEMA_VERSION}`)
+export function openSqliteStore(path: string, options: OpenStoreOptions = {}): Store {
+  const readOnly = options.readOnly ?? false
+  const db = openSqliteDatabase(path, readOnly)
   // Checkpoints run on a second thread (checkpointer.ts); the writer's own, every 50,000 pages
   // (200 MB), only bounds the WAL if that thread falls behind. A WAL that grew is cut back to 64 MB.
-  const checkpointer = path === ':memory:' ? undefined : startCheckpointer(path)
-  db.pragma(`wal_autocheckpoint = ${checkpointer ? 50000 : 10000}`)
-  db.pragma('journal_size_limit = 67108864')
+  const checkpointer = path === ':memory:' || readOnly ? undefined : startCheckpointer(path)
+  if (!readOnly) {
+    db.pragma(`wal_autocheckpoint = ${checkpointer ? 50000 : 10000}`)
+    db.pragma('journal_size_limit = 67108864')
+  }
 
   const s = {
     getMeta: db.prepare('SELECT value FROM meta WHERE key = ?'),
@@ -231,6 +224,8 @@ export function openSqliteStore(path: string): Store {
     for (const c of postingChunks(batches)) s.insertPosting.run(c.termKey, c.lastSeq, c.firstSeq, bufferView(c.entries))
   }
 
+  // Writes run as IMMEDIATE transactions: they read before writing, and a deferred one would fail
+  // at once (SQLITE_BUSY, no busy wait) when another process (`antler keys`) committed in between.
   const applyMany = db.transaction((batches: readonly BlockBatch[], lib: number) => {
     const cursor = startWrite()
     for (const batch of batches) apply(batch, cursor)
@@ -281,7 +276,8 @@ export function openSqliteStore(path: string): Store {
     else db.prepare("DELETE FROM meta WHERE key = 'head'").run()
   })
 
-  return {
+  const store: Store = {
+    ...createSqliteKeys(db),
     async position() {
       return position()
     },
@@ -290,13 +286,13 @@ export function openSqliteStore(path: string): Store {
       return (s.blocksAbove.all(lib) as { num: number; id: string }[]).map((r) => ({ blockNum: r.num, blockId: r.id }))
     },
     async applyBlock(batch, lib) {
-      applyMany([batch], lib)
+      applyMany.immediate([batch], lib)
     },
     async applyBlocks(batches, lib) {
-      applyMany(batches, lib)
+      applyMany.immediate(batches, lib)
     },
     async undoFrom(blockNum) {
-      undo(blockNum)
+      undo.immediate(blockNum)
     },
     async tableRows({ code, table, scope, blockNum }) {
       const head = position()
@@ -384,4 +380,5 @@ export function openSqliteStore(path: string): Store {
       if (db.open) db.close()
     },
   }
+  return readOnly ? readOnlyStore(store) : store
 }

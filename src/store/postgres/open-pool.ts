@@ -1,0 +1,71 @@
+import { randomBytes } from 'node:crypto'
+import pg from 'pg'
+import { StoreNotFoundError, StoreSchemaVersionError } from '../errors.ts'
+import { SECRET_NAMES } from '../types.ts'
+import { POSTGRES_SCHEMA, POSTGRES_SCHEMA_VERSION, POSTGRES_UPGRADABLE_VERSION } from './schema.ts'
+
+/** The URL with its password masked, for messages. */
+function shown(url: string): string {
+  try {
+    const u = new URL(url)
+    if (u.password) u.password = '***'
+    return u.toString()
+  } catch {
+    return 'the PostgreSQL database'
+  }
+}
+
+const VERSION = "SELECT value FROM meta WHERE key = 'schema_version'"
+
+/**
+ * The connection pool of a store. A writer creates the schema and its secrets, or upgrades a store
+ * of the previous version in place; a reader (`readOnly`) runs every connection with
+ * `default_transaction_read_only`, and only checks that the store exists at this version.
+ */
+export async function openPostgresPool(url: string, readOnly: boolean): Promise<pg.Pool> {
+  // JIT compiles plans for analytic queries; for these short indexed reads it only adds latency.
+  const options = readOnly ? '-c jit=off -c default_transaction_read_only=on' : '-c jit=off'
+  const pool = new pg.Pool({ connectionString: url, max: 4, options })
+  // An idle connection dropped by the server is replaced on next use; it must not crash the process.
+  pool.on('error', () => undefined)
+  try {
+    if (readOnly) await checkVersion(pool, shown(url))
+    else await createSchema(pool, shown(url))
+    return pool
+  } catch (error) {
+    await pool.end().catch(() => undefined)
+    throw error
+  }
+}
+
+async function checkVersion(pool: pg.Pool, store: string): Promise<void> {
+  const present = (await pool.query<{ present: boolean }>("SELECT to_regclass('meta') IS NOT NULL AS present")).rows[0].present
+  const found = present ? (await pool.query<{ value: string }>(VERSION)).rows[0]?.value : undefined
+  if (found === undefined) throw StoreNotFoundError({ store, reason: 'holds no Antler store' })
+  if (Number(found) !== POSTGRES_SCHEMA_VERSION) throw StoreSchemaVersionError({ store, found, expected: POSTGRES_SCHEMA_VERSION, upgradable: Number(found) === POSTGRES_UPGRADABLE_VERSION })
+}
+
+async function createSchema(pool: pg.Pool, store: string): Promise<void> {
+  const client = await pool.connect()
+  try {
+    await client.query('BEGIN')
+    // Concurrent first opens take turns, so exactly one creates the schema and its secrets.
+    await client.query("SELECT pg_advisory_xact_lock(hashtext('antler_schema'))")
+    await client.query('CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)')
+    const found = (await client.query<{ value: string }>(VERSION)).rows[0]?.value
+    if (found !== undefined && Number(found) !== POSTGRES_SCHEMA_VERSION && Number(found) !== POSTGRES_UPGRADABLE_VERSION) {
+      throw StoreSchemaVersionError({ store, found, expected: POSTGRES_SCHEMA_VERSION, upgradable: false })
+    }
+    // A store at this version has its tables: its DDL is skipped, since CREATE INDEX takes a lock
+    // that would queue behind (and hold up) a running indexer's writes.
+    if (found !== String(POSTGRES_SCHEMA_VERSION)) await client.query(POSTGRES_SCHEMA)
+    await client.query('INSERT INTO secrets SELECT * FROM unnest($1::text[], $2::bytea[]) ON CONFLICT DO NOTHING', [SECRET_NAMES, SECRET_NAMES.map(() => randomBytes(32))])
+    await client.query("INSERT INTO meta VALUES ('schema_version', $1) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value", [String(POSTGRES_SCHEMA_VERSION)])
+    await client.query('COMMIT')
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => undefined)
+    throw error
+  } finally {
+    client.release()
+  }
+}
