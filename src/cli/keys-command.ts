@@ -21,6 +21,11 @@ async function withKeys<T>(flags: StoreFlags, work: (keys: ReturnType<typeof cre
 const collect = (value: string, previous: string[] = []) => [...previous, value]
 
 /** `antler keys create|list|revoke` (DESIGN §4): work on the store while the platform runs. */
+/** One line of the command's output on stdout (logs go to stderr through the logger). */
+function printLine(line: string): void {
+  process.stdout.write(`${line}\n`)
+}
+
 export function registerKeysCommand(program: Command): void {
   const keys = program.command('keys').description('API keys: create, list, revoke (works while the platform runs)')
 
@@ -32,10 +37,10 @@ export function registerKeysCommand(program: Command): void {
   create.addOption(new Option('--json', 'print {id, key, type, name, origins}'))
   create.action(async (flags: StoreFlags & { type: ApiKeyType; name: string; origin?: string[]; json?: boolean }) => {
     const { record, key } = await withKeys(flags, (k) => k.create({ type: flags.type, name: flags.name, origins: flags.origin ?? [] }))
-    if (flags.json) console.log(JSON.stringify({ id: record.id, key, type: record.type, name: record.name, origins: record.origins }))
+    if (flags.json) printLine(JSON.stringify({ id: record.id, key, type: record.type, name: record.name, origins: record.origins }))
     else {
-      console.log(`created ${record.type} key ${record.id} (${record.name})${record.origins.length ? ` for ${record.origins.join(', ')}` : ''}; store it now, it is not shown again:`)
-      console.log(key)
+      printLine(`created ${record.type} key ${record.id} (${record.name})${record.origins.length ? ` for ${record.origins.join(', ')}` : ''}; store it now, it is not shown again:`)
+      printLine(key)
     }
   })
 
@@ -44,10 +49,10 @@ export function registerKeysCommand(program: Command): void {
   list.addOption(new Option('--json', 'one JSON array'))
   list.action(async (flags: StoreFlags & { json?: boolean }) => {
     const records = await withKeys(flags, (k) => k.list())
-    if (flags.json) return console.log(JSON.stringify(records))
+    if (flags.json) return printLine(JSON.stringify(records))
     for (const r of records) {
       const state = r.revokedAtMs === undefined ? 'active' : `revoked ${new Date(r.revokedAtMs).toISOString()}`
-      console.log([r.id, r.type, state, new Date(r.createdAtMs).toISOString(), JSON.stringify(r.name), r.origins.join(',')].join('\t'))
+      printLine([r.id, r.type, state, new Date(r.createdAtMs).toISOString(), JSON.stringify(r.name), r.origins.join(',')].join('\t'))
     }
   })
 
@@ -55,6 +60,6 @@ export function registerKeysCommand(program: Command): void {
   addStoreOptions(revoke)
   revoke.action(async (id: string, flags: StoreFlags) => {
     if (!(await withKeys(flags, (k) => k.revoke(id)))) throw new Error(`no API key has the id ${JSON.stringify(id)} (see antler keys list)`)
-    console.log(`revoked ${id}`)
+    printLine(`revoked ${id}`)
   })
 }
