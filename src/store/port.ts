@@ -77,6 +77,19 @@ export interface StepReader {
   stepsOfBlock(blockId: string): Promise<Step[]>
 }
 
+/** What one consistent read sees: the position, contract state and blocks. */
+export type SnapshotReader = StateReader & Pick<BlockReader, 'blockByNum' | 'blockById' | 'blockByTime'> & { position(): Promise<StorePosition | undefined> }
+
+/** Reads that must not mix two states of the store (an API answer racing a fork). */
+export interface SnapshotSource {
+  /**
+   * Runs `read` on one snapshot: a write committed meanwhile (a block, an undo) is seen by all of
+   * its reads or by none. `read` must await nothing but the reader's methods (on SQLite the
+   * snapshot is a read transaction on the shared connection, held while `read` runs).
+   */
+  snapshot<T>(read: (reader: SnapshotReader) => Promise<T>): Promise<T>
+}
+
 /** Self-checks for `antler verify`. */
 export interface StoreVerifier {
   /** Gaps, duplicates, broken block links and orphaned records, one sentence each; [] when clean. */
@@ -102,6 +115,6 @@ export interface KeyStore {
 }
 
 /** A store: the writer and every reader, over one database. */
-export interface Store extends StoreWriter, StateReader, BlockReader, SearchReader, StepReader, StoreVerifier, KeyStore {
+export interface Store extends StoreWriter, StateReader, BlockReader, SearchReader, StepReader, StoreVerifier, KeyStore, SnapshotSource {
   close(): Promise<void>
 }

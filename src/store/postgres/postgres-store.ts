@@ -5,10 +5,10 @@ import { INTEGRITY_CHECKS } from '../integrity-checks.ts'
 import { VERSIONED_TABLES } from '../versioned-tables.ts'
 import type { Store } from '../port.ts'
 import { LATEST_TRANSACTION_RECORD, RECORD_FORKED_TRANSACTIONS, ROW_CHANGES_OF_BLOCK, TRANSACTIONS_BY_ID_PREFIX, TRANSACTION_RECORDS, numbered } from '../shared-sql.ts'
-import { TRX_ID_OF_ACTION, actionFromRow, rowChangeFromRow, stepFromRow, type StepRow, authText, blockByTimeClause, blockFromRow, prefixUpperBound, ramText, sequenceRanges, transactionFromRow, trxIdKey, trxIdKeyRange, u8 } from '../row-mapping.ts'
+import { TRX_ID_OF_ACTION, actionFromRow, rowChangeFromRow, stepFromRow, type StepRow, authText, prefixUpperBound, ramText, sequenceRanges, transactionFromRow, trxIdKey, trxIdKeyRange, u8 } from '../row-mapping.ts'
 import { postingChunks, truncateChunk, type PostingChunk } from '../search/postings.ts'
 import { searchPostings, type PostingSource } from '../search/query.ts'
-import type { BlockBatch, StepType, StorePosition } from '../types.ts'
+import type { BlockBatch, StepType } from '../types.ts'
 import { libMoves, writeSteps } from '../write-steps.ts'
 import { PARTITIONED_TABLES, partitionDdl } from './schema.ts'
 import { readOnlyStore, type OpenStoreOptions } from '../read-only.ts'
@@ -16,6 +16,7 @@ import { openPostgresPool } from './open-pool.ts'
 import { createPostgresKeys } from './postgres-keys.ts'
 import { insertChunks, insertColumns, type Columns, type Queryable } from './column-insert.ts'
 import { createPlannerStatistics } from './planner-statistics.ts'
+import { createPostgresSnapshotReader, meta, pkText, position } from './postgres-readers.ts'
 
 /**
  * The steps of a write, in order (parameters: types, block numbers, block ids). An `apply` step is
@@ -24,16 +25,6 @@ import { createPlannerStatistics } from './planner-statistics.ts'
 const INSERT_STEPS = `INSERT INTO steps (type, block_num, block_id)
   SELECT CASE WHEN s.type <> 'apply' THEN s.type WHEN EXISTS (SELECT 1 FROM steps u WHERE u.block_id = s.id AND u.type = 'undo') THEN 'redo' ELSE 'new' END, s.num, s.id
   FROM unnest($1::text[], $2::bigint[], $3::text[]) WITH ORDINALITY AS s(type, num, id, ord) ORDER BY s.ord`
-/**
- * Rows of scopes at a height: their keys from the head index (every key ever written keeps one
- * current version, a removal being a tombstone), then one backward seek per key, whatever the
- * number of versions it has (sqlite-store.ts tableRowsOfScopes).
- */
-const TABLE_ROWS_AT_HEIGHT = `SELECT k.scope, v.pk, v.payer, v.value, v.block_num FROM row_versions k
-  CROSS JOIN LATERAL (SELECT p.pk, p.payer, p.value, p.block_num FROM row_versions p
-    WHERE p.code = k.code AND p.tbl = k.tbl AND p.scope = k.scope AND p.pk = k.pk AND p.block_num <= $4 ORDER BY p.block_num DESC LIMIT 1) v
-  WHERE k.code = $1 AND k.tbl = $2 AND k.scope = ANY($3::text[]) AND k.valid_to IS NULL AND v.value IS NOT NULL ORDER BY k.scope, k.pk`
-const pkText = (pk: bigint) => pk.toString(16).padStart(16, '0')
 
 interface PostingRow {
   term_key: string
@@ -59,14 +50,7 @@ export async function openPostgresStore(url: string, options: OpenStoreOptions =
     return insertColumns(c, table, columns)
   }
 
-  const meta = async (q: Queryable, key: string) => (await q.query<{ value: string }>('SELECT value FROM meta WHERE key = $1', [key])).rows[0]?.value
   const setMeta = (q: Queryable, key: string, value: string) => q.query('INSERT INTO meta VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value', [key, value])
-  const position = async (q: Queryable): Promise<StorePosition | undefined> => {
-    const head = await meta(q, 'head')
-    if (!head) return undefined
-    const [num, id] = head.split(':')
-    return { head: { blockNum: Number(num), blockId: id }, lib: Number((await meta(q, 'lib')) ?? 0) }
-  }
   const step = (q: Queryable, type: StepType, num: number, id: string) => q.query('INSERT INTO steps (type, block_num, block_id) VALUES ($1, $2, $3)', [type, num, id])
 
   async function inTransaction<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
@@ -286,7 +270,21 @@ export async function openPostgresStore(url: string, options: OpenStoreOptions =
 
   const store: Store = {
     ...createPostgresKeys(pool),
-    position: () => position(pool),
+    ...createPostgresSnapshotReader(pool),
+    async snapshot(read) {
+      const client = await pool.connect()
+      try {
+        await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY')
+        const result = await read(createPostgresSnapshotReader(client))
+        await client.query('COMMIT')
+        return result
+      } catch (error) {
+        await client.query('ROLLBACK').catch(() => undefined)
+        throw error
+      } finally {
+        client.release()
+      }
+    },
     async reversibleBlocks(): Promise<BlockRef[]> {
       const lib = Number((await meta(pool, 'lib')) ?? 0)
       return (await pool.query<{ num: string; id: string }>('SELECT num, id FROM blocks WHERE num > $1 ORDER BY num', [lib])).rows.map((r) => ({ blockNum: Number(r.num), blockId: r.id }))
@@ -294,54 +292,9 @@ export async function openPostgresStore(url: string, options: OpenStoreOptions =
     applyBlock: (batch, lib) => applyBlocks([batch], lib),
     applyBlocks,
     undoFrom: (blockNum) => inTransaction((c) => undoFrom(c, blockNum)),
-    async tableRows({ code, table, scope, blockNum }) {
-      const head = await position(pool)
-      const rows =
-        head && blockNum >= head.head.blockNum
-          ? await pool.query('SELECT pk, payer, value, block_num FROM row_versions WHERE code = $1 AND tbl = $2 AND scope = $3 AND valid_to IS NULL AND value IS NOT NULL ORDER BY pk', [code, table, scope])
-          : await pool.query(TABLE_ROWS_AT_HEIGHT, [code, table, [scope], blockNum])
-      return rows.rows.map((r) => ({ primaryKey: BigInt(`0x${r.pk}`), payer: r.payer, value: u8(r.value), blockNum: Number(r.block_num) }))
-    },
-    async tableRowsOfScopes({ code, table, scopes, blockNum }) {
-      const distinct = [...new Set(scopes)]
-      const head = await position(pool)
-      const rows =
-        head && blockNum >= head.head.blockNum
-          ? await pool.query('SELECT scope, pk, payer, value, block_num FROM row_versions WHERE code = $1 AND tbl = $2 AND scope = ANY($3::text[]) AND valid_to IS NULL AND value IS NOT NULL ORDER BY scope, pk', [code, table, distinct])
-          : await pool.query(TABLE_ROWS_AT_HEIGHT, [code, table, distinct, blockNum])
-      return rows.rows.map((r) => ({ scope: r.scope as string, primaryKey: BigInt(`0x${r.pk}`), payer: r.payer as string, value: u8(r.value), blockNum: Number(r.block_num) }))
-    },
-    async tableRow({ code, table, scope, primaryKey, blockNum }) {
-      const r = (await pool.query('SELECT payer, value, block_num FROM row_versions WHERE code = $1 AND tbl = $2 AND scope = $3 AND pk = $4 AND block_num <= $5 ORDER BY block_num DESC LIMIT 1', [code, table, scope, pkText(primaryKey), blockNum])).rows[0]
-      return r && r.value ? { payer: r.payer, value: u8(r.value), blockNum: Number(r.block_num) } : undefined
-    },
-    async scopes({ code, table, blockNum }) {
-      const rows = await pool.query('SELECT DISTINCT scope FROM row_versions WHERE code = $1 AND tbl = $2 AND block_num <= $3 AND (valid_to IS NULL OR valid_to > $3) AND value IS NOT NULL ORDER BY scope', [code, table, blockNum])
-      return rows.rows.map((r) => r.scope as string)
-    },
-    async abi({ account, blockNum }) {
-      const r = (await pool.query('SELECT abi, block_num FROM abi_versions WHERE account = $1 AND block_num <= $2 ORDER BY block_num DESC LIMIT 1', [account, blockNum])).rows[0]
-      return r && r.abi.length > 0 ? { abi: u8(r.abi), blockNum: Number(r.block_num) } : undefined
-    },
-    async keyAccounts({ publicKey, blockNum }) {
-      const rows = await pool.query('SELECT owner, permission FROM key_versions WHERE public_key = $1 AND block_num <= $2 AND (valid_to IS NULL OR valid_to > $2) ORDER BY owner, permission', [publicKey, blockNum])
-      return rows.rows.map((r) => ({ account: r.owner as string, permission: r.permission as string }))
-    },
-    async blockByNum(num) {
-      const r = (await pool.query('SELECT * FROM blocks WHERE num = $1', [num])).rows[0]
-      return r && blockFromRow(r)
-    },
-    async blockById(id) {
-      const r = (await pool.query('SELECT * FROM blocks WHERE id = $1', [id])).rows[0]
-      return r && blockFromRow(r)
-    },
     async transaction(id) {
       const r = (await pool.query(numbered(LATEST_TRANSACTION_RECORD), [trxIdKey(id), id])).rows[0]
       return r && transactionFromRow(r)
-    },
-    async blockByTime({ timeMs, comparator }) {
-      const r = (await pool.query(`SELECT * FROM blocks WHERE ${blockByTimeClause(comparator).replace('?', '$1')} LIMIT 1`, [timeMs])).rows[0]
-      return r && blockFromRow(r)
     },
     async transactionsByIdPrefix(prefix, limit) {
       if (!/^[0-9a-f]{1,64}$/.test(prefix)) return []

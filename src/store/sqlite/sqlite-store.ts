@@ -276,8 +276,22 @@ export function openSqliteStore(path: string, options: OpenStoreOptions = {}): S
     else db.prepare("DELETE FROM meta WHERE key = 'head'").run()
   })
 
+  const begin = db.prepare('BEGIN')
+  const commit = db.prepare('COMMIT')
   const store: Store = {
     ...createSqliteKeys(db),
+    async snapshot(read) {
+      // A read transaction: every statement of `read` sees the same committed state. `read` awaits
+      // only this store's methods, which run synchronously, so it ends before any other callback
+      // (another request) can use the connection; a snapshot opened inside one simply joins it.
+      if (db.inTransaction) return read(store)
+      begin.run()
+      try {
+        return await read(store)
+      } finally {
+        if (db.inTransaction) commit.run()
+      }
+    },
     async position() {
       return position()
     },
