@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { AntlerError } from '../../antelope/index.ts'
 import { parsePushGuarantee, type PushService } from '../../push/index.ts'
-import { InvalidJsonError, InvalidPushGuaranteeError, MissingBodyError } from '../errors.ts'
+import { BadRequestError, InvalidJsonError, InvalidPushGuaranteeError, MissingBodyError } from '../errors.ts'
 import { limitedBody } from './chain-passthrough.ts'
 
 const PUSH_PATHS = new Set(['/v1/chain/push_transaction', '/v1/chain/send_transaction'])
@@ -47,8 +47,16 @@ export function guaranteedPushInterceptor(push: PushService, bodyLimitBytes: num
         if (error instanceof AntlerError && error.code === 'push_chain_error') {
           const { status, body: chainBody } = error.details as { status: number; body: unknown }
           reply.failure = error
-          return reply.code(status).header('content-type', 'application/json; charset=utf-8').send(chainBody)
+          // Sent as text: an object would go through the route's 4xx/5xx schema (the standard
+          // error object), which a nodeos body does not fit, and come out as unexpected_error.
+          const json = typeof chainBody !== 'string'
+          return reply
+            .code(status)
+            .header('content-type', json ? 'application/json; charset=utf-8' : 'text/plain; charset=utf-8')
+            .send(json ? JSON.stringify(chainBody) : chainBody)
         }
+        // The client went away (nobody reads this answer): not a server fault, as in wire-error.ts.
+        if (gone.signal.aborted) throw BadRequestError({ reason: 'the client closed the connection before the answer' })
         throw error
       }
     })()
