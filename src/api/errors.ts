@@ -25,6 +25,21 @@ export function UnsupportedMediaTypeError(args: { contentType: string }): Antler
   return new AntlerError({ code: 'unsupported_media_type_error', status: 415, message: `Content-Type ${JSON.stringify(args.contentType)} is not supported here.`, details: { content_type: args.contentType } })
 }
 
+/** A body in a Content-Encoding the API does not decode (gzip, deflate and br are decoded). */
+export function UnsupportedContentEncodingError(args: { contentEncoding: string }): AntlerError {
+  return new AntlerError({
+    code: 'unsupported_content_encoding_error',
+    status: 415,
+    message: `Content-Encoding ${JSON.stringify(args.contentEncoding)} is not supported here.`,
+    details: { content_encoding: args.contentEncoding },
+  })
+}
+
+/** A WebSocket endpoint asked without the upgrade. */
+export function UpgradeRequiredError(): AntlerError {
+  return new AntlerError({ code: 'upgrade_required_error', status: 426, message: 'This endpoint speaks WebSocket only; send an upgrade request.', details: { upgrade: 'websocket' } })
+}
+
 /** No route at this path. */
 export function NotFoundError(args: { path: string }): AntlerError {
   return new AntlerError({ code: 'not_found_error', status: 404, message: `Nothing is served at ${args.path}.`, details: { path: args.path } })
@@ -38,6 +53,11 @@ export function MethodNotAllowedError(args: { method: string; allowed: string[] 
 /** A malformed HTTP request (bad URL encoding, bad header) that never reached a route. */
 export function BadRequestError(args: { reason: string }): AntlerError {
   return new AntlerError({ code: 'bad_request_error', status: 400, message: 'The HTTP request is malformed.', details: { reason: args.reason } })
+}
+
+/** The client closed the connection before the end of its body: no one reads the answer, but logs and metrics count it as the client's. */
+export function ClientClosedError(): AntlerError {
+  return BadRequestError({ reason: 'the client closed the connection before the end of its body' })
 }
 
 /** Anything not raised on purpose: a fixed message, the cause goes to the log only. */
@@ -65,10 +85,6 @@ export function InvalidPushGuaranteeError(args: { value: string }): AntlerError 
   })
 }
 
-/** The store is not open or has no block yet (healthz still answers; data routes may not). */
-export function NotReadyError(): AntlerError {
-  return new AntlerError({ code: 'app_not_ready_error', status: 503, message: 'The store holds no block yet.', retryable: true })
-}
 
 /** A binary WebSocket frame: the stream speaks JSON text frames only (423, as dfuse). */
 export function WsBinaryMessageUnsupportedError(): AntlerError {

@@ -15,22 +15,34 @@ declare module 'fastify' {
   }
 }
 
+/** How many Authorization headers a request carries (Node keeps only the first in `headers`). */
+function authorizationCount(rawHeaders: readonly string[]): number {
+  let count = 0
+  for (let i = 0; i < rawHeaders.length; i += 2) if (rawHeaders[i].toLowerCase() === 'authorization') count++
+  return count
+}
+
 /**
  * The token a request presents: `Authorization: Bearer <jwt>`, else `?token=` (browsers cannot set
  * headers on a WebSocket). A header that is not exactly `Bearer <token>` counts as malformed
- * unless the query carries a token (dfuse's fallback).
+ * unless the query carries a token (dfuse's fallback). Repeated Authorization headers or `token`
+ * parameters are malformed: which one a proxy in front of this server honoured is anyone's guess.
  */
-export function presentedToken(request: FastifyRequest): { token: string | undefined; malformedHeader: boolean } {
+export function presentedToken(request: FastifyRequest): { token: string | undefined; malformed: boolean } {
   const header = request.headers.authorization
-  const words = typeof header === 'string' ? header.trim().split(/\s+/) : []
-  if (words.length === 2 && words[0].toLowerCase() === 'bearer') return { token: words[1], malformedHeader: false }
   const query = (request.query as Record<string, unknown> | undefined)?.token
+  if (authorizationCount(request.raw.rawHeaders) > 1 || Array.isArray(query)) return { token: undefined, malformed: true }
+  const words = typeof header === 'string' ? header.trim().split(/\s+/) : []
+  if (words.length === 2 && words[0].toLowerCase() === 'bearer') return { token: words[1], malformed: false }
   const fromQuery = typeof query === 'string' && query !== '' ? query : undefined
-  return { token: fromQuery, malformedHeader: header !== undefined && header !== '' && fromQuery === undefined }
+  return { token: fromQuery, malformed: header !== undefined && header !== '' && fromQuery === undefined }
 }
 
 /** Whether a request offers a token at all. */
-export const offersToken = (request: FastifyRequest): boolean => presentedToken(request).token !== undefined || request.headers.authorization !== undefined
+export const offersToken = (request: FastifyRequest): boolean => {
+  const { token, malformed } = presentedToken(request)
+  return token !== undefined || malformed || request.headers.authorization !== undefined
+}
 
 function rateHeaders(reply: FastifyReply, rate: RateLimitDecision): void {
   reply.header('x-ratelimit-limit', String(rate.limit))
@@ -49,9 +61,9 @@ export const authPlugin = fp(async (app: FastifyInstance, opts: { auth: AuthServ
     if (opts.noAuth || request.method === 'OPTIONS' || request.is404) return
     const config = request.routeOptions.config
     if (config.public && !config.tokenWhen?.(request)) return
-    const { token, malformedHeader } = presentedToken(request)
+    const { token, malformed } = presentedToken(request)
     try {
-      const admission = await opts.auth.admit({ token: malformedHeader ? 'malformed' : token, caller: { ip: request.ip, origin: request.headers.origin } })
+      const admission = await opts.auth.admit({ token: malformed ? 'malformed' : token, caller: { ip: request.ip, origin: request.headers.origin } })
       request.auth = admission.claims
       rateHeaders(reply, admission.rate)
     } catch (error) {

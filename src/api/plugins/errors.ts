@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto'
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { AntlerError } from '../../antelope/index.ts'
-import { MethodNotAllowedError, NotFoundError } from '../errors.ts'
+import { BadRequestError, MethodNotAllowedError, NotFoundError } from '../errors.ts'
 import { toAntlerError, wireError } from '../wire-error.ts'
 
 declare module 'fastify' {
@@ -17,13 +17,15 @@ export const newTraceId = (): string => randomBytes(16).toString('hex')
 
 /** Sends the standard error object for any error, with the headers its code calls for. */
 export function sendError(request: FastifyRequest, reply: FastifyReply, thrown: unknown): FastifyReply {
-  const { error, unexpected } = toAntlerError(thrown)
+  const contentEncoding = request.headers['content-encoding']
+  const { error, unexpected } = toAntlerError(thrown, { bodyLimitBytes: request.routeOptions.bodyLimit, contentEncoding: typeof contentEncoding === 'string' ? contentEncoding : undefined })
   if (unexpected) request.log.error({ err: thrown }, 'unexpected error')
   else if (error.status >= 500) request.log.warn({ code: error.code, reason: error.message }, 'request failed')
   reply.failure = error
   const retryAfter = error.details.retry_after_seconds
   if (typeof retryAfter === 'number') reply.header('retry-after', String(retryAfter))
-  reply.code(error.status).header('content-type', 'application/json; charset=utf-8')
+  // Also set here: errors Fastify raises before any hook runs (a malformed URL) have no header yet.
+  reply.code(error.status).header('x-trace-id', String(request.id)).header('content-type', 'application/json; charset=utf-8')
   return reply.send(wireError(error, String(request.id)))
 }
 
@@ -46,6 +48,8 @@ export const errorsPlugin = fp(async (app: FastifyInstance) => {
   })
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-trace-id', String(request.id))
+    // Node's own check of this answers an empty 400, so the server lets it through (app.ts) to be refused here (RFC 9112 §3.2).
+    if (request.raw.httpVersion === '1.1' && request.headers.host === undefined) throw BadRequestError({ reason: 'the Host header is missing' })
   })
   app.setErrorHandler((error, request, reply) => sendError(request, reply, error))
   app.setNotFoundHandler((request, reply) => {

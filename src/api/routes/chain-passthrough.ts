@@ -1,7 +1,7 @@
 import { Transform, Readable } from 'node:stream'
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
 import { AntlerError } from '../../antelope/index.ts'
-import { ChainTimeoutError, ChainUnavailableError, RequestTooLargeError } from '../errors.ts'
+import { ChainTimeoutError, ChainUnavailableError, ClientClosedError, RequestTooLargeError, UnsupportedContentEncodingError } from '../errors.ts'
 import { errorResponses } from '../schemas.ts'
 
 /** What the passthrough needs to know. */
@@ -37,6 +37,34 @@ export function limitedBody(source: NodeJS.ReadableStream, limit: number): Reada
   return source.pipe(counter)
 }
 
+/**
+ * Counts a request body's bytes as they are read. When the chain hangs up before reading it all
+ * (nodeos closes the connection on a body over its own, smaller limit), `overLimit()` reads and
+ * drops the rest, never buffering it, to tell whether the whole body was over our limit.
+ */
+function bodyMeter(source: Readable, limit: number): { overLimit(): Promise<boolean> } {
+  let received = 0
+  source.on('data', (chunk: Buffer) => (received += chunk.length))
+  return {
+    overLimit: () =>
+      new Promise((resolve) => {
+        const settle = () => {
+          source.off('data', check).off('end', settle).off('close', settle).off('error', settle)
+          source.pause()
+          resolve(received > limit)
+        }
+        const check = () => {
+          if (received > limit) settle()
+        }
+        if (received > limit || source.readableEnded || source.destroyed) return settle()
+        // Off the stream the chain stopped reading, whose backpressure would pause the source for good.
+        source.unpipe()
+        source.on('data', check).once('end', settle).once('close', settle).once('error', settle)
+        source.resume()
+      }),
+  }
+}
+
 /** The chain URL of a request: same path and query, less our `token` parameter. */
 function upstreamUrl(chainApi: string, requestUrl: string): string {
   const url = new URL(requestUrl, 'http://x')
@@ -67,8 +95,12 @@ export const chainPassthroughRoutes: FastifyPluginAsync<ChainPassthroughOptions>
     url: '/v1/chain/*',
     config: { public: opts.open, tokenWhen: opts.tokenWhen },
     bodyLimit: opts.bodyLimitBytes,
+    // The body is read from the request as sent: @fastify/compress inflating it too would be a second reader.
+    decompress: false,
     schema: { summary: 'Passthrough to the chain API (nodeos /v1/chain)', hide: false, response: { '2xx': {}, ...errorResponses } },
     async handler(request, reply) {
+      const encoding = request.headers['content-encoding']
+      if (request.method === 'POST' && encoding !== undefined && encoding !== 'identity') throw UnsupportedContentEncodingError({ contentEncoding: encoding })
       const intercepted = opts.intercept?.(request, reply)
       if (intercepted) return intercepted
       if (!opts.chainApi) throw ChainUnavailableError({ reason: 'no chain API is configured (--chain-api)' })
@@ -80,17 +112,22 @@ export const chainPassthroughRoutes: FastifyPluginAsync<ChainPassthroughOptions>
         if (typeof value === 'string') headers[name] = value
       }
       const hasBody = request.method === 'POST' && (declared > 0 || request.headers['transfer-encoding'] !== undefined)
+      const requestBody = hasBody ? limitedBody(request.raw, opts.bodyLimitBytes) : undefined
+      const meter = hasBody ? bodyMeter(request.raw, opts.bodyLimitBytes) : undefined
       let response: Response
       try {
         response = await fetch(upstreamUrl(opts.chainApi, request.url), {
           method: request.method,
           headers,
-          body: hasBody ? (limitedBody(request.raw, opts.bodyLimitBytes) as unknown as ReadableStream) : undefined,
+          body: requestBody as unknown as ReadableStream | undefined,
           duplex: 'half',
           signal: AbortSignal.timeout(opts.timeoutMs),
         } as RequestInit)
       } catch (error) {
-        throw upstreamError(error, opts.timeoutMs)
+        if (request.raw.readableAborted) throw ClientClosedError()
+        const failure = upstreamError(error, opts.timeoutMs)
+        if (failure.code !== 'request_too_large_error' && (await meter?.overLimit())) throw RequestTooLargeError({ limitBytes: opts.bodyLimitBytes })
+        throw failure
       }
       reply.code(response.status)
       const type = response.headers.get('content-type')

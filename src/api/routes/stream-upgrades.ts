@@ -1,8 +1,8 @@
-import type { FastifyPluginAsync, FastifyRequest } from 'fastify'
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
 import type { WebSocket } from 'ws'
 import type { AuthService } from '../../auth/index.ts'
 import { AntlerError } from '../../antelope/index.ts'
-import { WsBinaryMessageUnsupportedError, WsInvalidJsonMessageError, WsUnavailableMessageError, WsUnknownMessageError } from '../errors.ts'
+import { UpgradeRequiredError, WsBinaryMessageUnsupportedError, WsInvalidJsonMessageError, WsUnavailableMessageError, WsUnknownMessageError } from '../errors.ts'
 import { newTraceId } from '../plugins/errors.ts'
 import { offersToken } from '../plugins/auth.ts'
 import { wireError } from '../wire-error.ts'
@@ -24,6 +24,13 @@ function parseFrame(data: Buffer, isBinary: boolean): { type: string; req_id?: s
   return { type: (message as { type: string }).type, req_id: typeof reqId === 'string' ? reqId : undefined }
 }
 
+/** A plain GET of a WebSocket endpoint: 426 (@fastify/websocket would answer an empty 404). */
+async function requireUpgrade(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  if (request.ws) return
+  reply.header('upgrade', 'websocket')
+  throw UpgradeRequiredError()
+}
+
 function sendStreamError(socket: WebSocket, error: AntlerError, reqId: string | undefined): void {
   socket.send(JSON.stringify({ type: 'error', ...(reqId === undefined ? {} : { req_id: reqId }), data: wireError(error, newTraceId()) }))
 }
@@ -35,7 +42,7 @@ function sendStreamError(socket: WebSocket, error: AntlerError, reqId: string | 
  * connection: its expiry never closes an open socket.
  */
 export const streamUpgradeRoutes: FastifyPluginAsync<{ auth: AuthService; noAuth: boolean }> = async (app, opts) => {
-  app.get('/v1/stream', { websocket: true, schema: { summary: 'dfuse WebSocket stream (upgrade; token required)', hide: true } }, (socket: WebSocket) => {
+  app.get('/v1/stream', { websocket: true, preHandler: requireUpgrade, schema: { summary: 'dfuse WebSocket stream (upgrade; token required)', hide: true } }, (socket: WebSocket) => {
     socket.on('message', (data: Buffer, isBinary: boolean) => {
       let frame: { type: string; req_id?: string } | undefined
       try {
@@ -50,7 +57,7 @@ export const streamUpgradeRoutes: FastifyPluginAsync<{ auth: AuthService; noAuth
 
   app.get(
     '/graphql',
-    { websocket: true, config: { public: true, tokenWhen: offersToken }, schema: { summary: 'GraphQL over WebSocket (upgrade; token at the upgrade or in connection_init)', hide: true } },
+    { websocket: true, preHandler: requireUpgrade, config: { public: true, tokenWhen: offersToken }, schema: { summary: 'GraphQL over WebSocket (upgrade; token at the upgrade or in connection_init)', hide: true } },
     (socket: WebSocket, request: FastifyRequest) => {
       let admitted = opts.noAuth || request.auth !== undefined
       socket.on('message', (data: Buffer, isBinary: boolean) => {
