@@ -23,8 +23,9 @@ const ALLOWED: Record<string, string[]> = {
   ingest: ['antelope', 'ship', 'store'],
   push: ['antelope', 'store'],
   auth: ['antelope', 'store'],
-  api: ['antelope', 'store', 'auth', 'push'],
-  cli: ['antelope', 'ship', 'devchain', 'store', 'ingest', 'auth', 'push', 'api'],
+  state: ['antelope', 'store'],
+  api: ['antelope', 'store', 'auth', 'push', 'state'],
+  cli: ['antelope', 'ship', 'devchain', 'store', 'ingest', 'auth', 'push', 'state', 'api'],
 }
 
 test('imports follow DESIGN §2: allowed edges only, and only through an area index.ts', () => {

@@ -51,3 +51,8 @@ export function actionType(abi: ABI, action: string): string | undefined {
 export function tableType(abi: ABI, table: string): string | undefined {
   return abi.tables.find((t) => t.name.toString() === table)?.type
 }
+
+/** An ABI as plain JSON (the `abi_def` fields), as `get_abi` and dfuse's `with_abi` show it. */
+export function abiToJson(abi: ABI): unknown {
+  return Serializer.objectify(abi)
+}

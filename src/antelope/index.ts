@@ -32,7 +32,9 @@ export {
   encodeAbiBinary,
   actionType,
   tableType,
+  abiToJson,
 } from './abi.ts'
+export { canonicalPublicKey } from './public-keys.ts'
 export { CompiledAbi } from './abi-compiled.ts'
 export { AbiCache } from './abi-cache.ts'
 export { BinaryWriter, BinaryReader, BinaryDecodeError } from './binary.ts'

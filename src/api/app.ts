@@ -7,18 +7,21 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { Logger } from 'pino'
 import type { AuthService } from '../auth/index.ts'
 import type { PushService } from '../push/index.ts'
+import type { StateService } from '../state/index.ts'
+import formbody from '@fastify/formbody'
 import { InvalidJsonError } from './errors.ts'
 import { authPlugin } from './plugins/auth.ts'
-import { errorsPlugin, newTraceId } from './plugins/errors.ts'
+import { errorsPlugin, newTraceId, sendError } from './plugins/errors.ts'
 import { metricsPlugin } from './plugins/metrics.ts'
 import { authIssueRoutes } from './routes/auth-issue.ts'
 import { chainPassthroughRoutes } from './routes/chain-passthrough.ts'
 import { guaranteedPushInterceptor, isGuaranteedPush } from './routes/guaranteed-push.ts'
 import { healthRoutes, type HealthSource } from './routes/health.ts'
 import { openApiRoutes } from './routes/openapi.ts'
+import { stateRoutes } from './routes/state.ts'
 import { streamUpgradeRoutes } from './routes/stream-upgrades.ts'
 import { ErrorObject } from './schemas.ts'
-import { clientErrorHandler } from './client-errors.ts'
+import { clientErrorHandler, wsClientErrorHandler } from './client-errors.ts'
 
 /** The API's settings (DESIGN §4 API flags), validated by the CLI. */
 export interface ApiConfig {
@@ -42,6 +45,7 @@ export interface ApiServices {
   readonly auth: AuthService
   readonly health: HealthSource
   readonly push: PushService | undefined
+  readonly state: StateService
 }
 
 /** JSON bodies whatever their Content-Type: @dfuse/client posts JSON as text/plain. */
@@ -68,6 +72,10 @@ export async function buildApp(args: { config: ApiConfig; services: ApiServices;
     trustProxy: config.trustProxy,
     return503OnClosing: true,
     clientErrorHandler,
+    // Fastify answers a malformed URL in its own shape unless this takes it.
+    frameworkErrors: (error, request, reply) => sendError(request, reply, error),
+    // Node answers an HTTP/1.1 request without Host with an empty 400; the errors plugin answers it instead.
+    http: { requireHostHeader: false },
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 1000 },
   }).withTypeProvider<TypeBoxTypeProvider>()
 
@@ -82,9 +90,12 @@ export async function buildApp(args: { config: ApiConfig; services: ApiServices;
     allowedHeaders: ['X-Requested-With', 'Content-Type', 'Authorization', 'X-Eos-Push-Guarantee'],
     exposedHeaders: ['X-Trace-Id', 'Retry-After', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'],
     maxAge: 86400,
+    // A bare OPTIONS (no Origin or Access-Control-Request-Method) gets the same 204, not the plugin's text/plain 400.
+    strictPreflight: false,
   })
   await app.register(compress, { global: true, threshold: 1024 })
   await app.register(websocket, { options: { maxPayload: 1024 * 1024 } })
+  app.websocketServer.on('wsClientError', wsClientErrorHandler)
   await app.register(authPlugin, { auth: services.auth, noAuth: config.noAuth })
   if (config.noAuth) app.log.warn('auth is off (--no-auth): every route is open to anyone who can reach this port; for local development only')
 
@@ -95,6 +106,13 @@ export async function buildApp(args: { config: ApiConfig; services: ApiServices;
     await json.register(healthRoutes, { health: services.health })
     await json.register(openApiRoutes)
     await json.register(streamUpgradeRoutes, { auth: services.auth, noAuth: config.noAuth })
+  })
+  // The REST reads: JSON bodies whatever their Content-Type (bin_to_json), form bodies for the multi-table POSTs.
+  await app.register(async (rest) => {
+    rest.removeContentTypeParser(['application/json', 'text/plain'])
+    rest.addContentTypeParser('*', { parseAs: 'string' }, parseJsonBody)
+    await rest.register(formbody, { bodyLimit: config.bodyLimitBytes })
+    await rest.register(stateRoutes, { state: services.state })
   })
   await app.register(chainPassthroughRoutes, {
     chainApi: config.chainApi,

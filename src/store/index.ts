@@ -1,6 +1,6 @@
 export type * from './types.ts'
 export { TRANSACTION_CANCELED, SECRET_NAMES } from './types.ts'
-export type { Store, KeyStore, StoreWriter, StateReader, BlockReader, SearchReader, StepReader, StoreVerifier, TimeComparator } from './port.ts'
+export type { Store, KeyStore, StoreWriter, StateReader, BlockReader, SearchReader, StepReader, StoreVerifier, TimeComparator, SnapshotReader, SnapshotSource } from './port.ts'
 export type { SearchExpr, SearchFlag, SearchDirection, SearchMatch, SearchRange } from './search/query.ts'
 export { FLAG_INPUT, FLAG_NOTIF, FLAG_SCHEDULED, termKey, decodeEntries } from './search/postings.ts'
 export { StoreLinkError, StoreIrreversibleUndoError, StoreApiKeyExistsError, StoreReadOnlyError, StoreNotFoundError, StoreSchemaVersionError } from './errors.ts'
