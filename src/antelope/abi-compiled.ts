@@ -23,11 +23,18 @@ function varint32(r: BinaryReader): number {
   return zigzag & 1 ? -((zigzag + 1) / 2) : zigzag / 2
 }
 
-function int128(r: BinaryReader, signed: boolean): string {
+const TWO_POW_32 = 1n << 32n
+
+/** A 64- or 128-bit integer as fc (nodeos) and wharfkit write it: a number below 2^32 in magnitude, else a string. */
+function fcInteger(value: bigint): number | string {
+  return value < TWO_POW_32 && value > -TWO_POW_32 ? Number(value) : value.toString()
+}
+
+function int128(r: BinaryReader, signed: boolean): number | string {
   const low = r.uint64()
   const high = r.uint64()
   const value = (high << 64n) | low
-  return (signed ? BigInt.asIntN(128, value) : value).toString()
+  return fcInteger(signed ? BigInt.asIntN(128, value) : value)
 }
 
 function formatAsset(amount: bigint, symbol: bigint): string {
@@ -65,8 +72,8 @@ const BUILTINS: Record<string, ReadValue> = {
   uint16: (r) => int(r, 2, false),
   int32: (r) => int(r, 4, true),
   uint32: (r) => int(r, 4, false),
-  int64: (r) => BigInt.asIntN(64, r.uint64()).toString(),
-  uint64: (r) => r.uint64().toString(),
+  int64: (r) => fcInteger(BigInt.asIntN(64, r.uint64())),
+  uint64: (r) => fcInteger(r.uint64()),
   int128: (r) => int128(r, true),
   uint128: (r) => int128(r, false),
   varint32,

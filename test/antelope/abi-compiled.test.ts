@@ -55,10 +55,13 @@ function writeRandom(abi: ABI, type: string, w: BinaryWriter, random: () => numb
     case 'int8': case 'uint8': w.raw(bytes(1)); return
     case 'int16': case 'uint16': w.raw(bytes(2)); return
     case 'int32': case 'uint32': case 'time_point_sec': case 'block_timestamp_type': w.raw(bytes(4)); return
-    case 'int64': case 'uint64': case 'name': w.raw(bytes(8)); return
+    // Small magnitudes too (both signs): fc writes 64- and 128-bit integers below 2^32 as numbers, larger ones as strings.
+    case 'int64': case 'uint64': if (random() < 0.5) w.uint64(BigInt.asUintN(64, BigInt(int(2 ** 33) - 2 ** 32))); else w.raw(bytes(8)); return
+    case 'int128': case 'uint128': if (random() < 0.5) { w.uint64(BigInt.asUintN(64, BigInt(int(2 ** 33) - 2 ** 32))); w.uint64(random() < 0.5 ? 0n : (1n << 64n) - 1n) } else w.raw(bytes(16)); return
+    case 'name': w.raw(bytes(8)); return
     case 'time_point': w.uint64(BigInt(int(4e12)) * 1000n + BigInt(int(1000))); return
     case 'float64': w.raw(bytes(8)); return
-    case 'int128': case 'uint128': case 'checksum160': w.raw(bytes(type === 'checksum160' ? 20 : 16)); return
+    case 'checksum160': w.raw(bytes(20)); return
     case 'varint32': case 'varuint32': w.varuint32(int(2 ** 32)); return
     case 'bytes': w.bytes(bytes(int(20))); return
     case 'string': w.bytes(new TextEncoder().encode(['', 'héllo', 'memo text', '🦌 antler'][int(4)])); return

@@ -118,8 +118,8 @@ test('REST state with @dfuse/client against a running antler dev: reads before a
   })
 
   await t.test('a setabi that changes the layout: rows decode at the old height, carry hex and error at the new one', async () => {
-    const old = await client.stateTable<{ id: string; label: string }>('rawdb', 'rawdb', 'items', { blockNum: abiV2Block - 1 })
-    assert.deepEqual(old.rows.map((r) => r.json), [{ id: '1', label: 'first' }])
+    const old = await client.stateTable<{ id: number; label: string }>('rawdb', 'rawdb', 'items', { blockNum: abiV2Block - 1 })
+    assert.deepEqual(old.rows.map((r) => r.json), [{ id: 1, label: 'first' }])
     const now = await client.stateTable('rawdb', 'rawdb', 'items', { blockNum: abiV2Block })
     assert.equal(now.rows.length, 1)
     assert.equal(now.rows[0].json, undefined)
@@ -135,8 +135,8 @@ test('REST state with @dfuse/client against a running antler dev: reads before a
     const before = await get(`/v0/state/table?account=rawdb&scope=rawdb&table=items&json=true&block_num=${abiV1Block - 1}`)
     assert.equal(before.status, 400)
     assert.equal(before.body.code, 'data_table_not_found_error')
-    const decoded = await client.stateAbiBinToJson<{ id: string; label: string }>('rawdb', 'items', [`${u64le(9n)}${stringHex('nine')}`], { blockNum: abiV2Block - 1 })
-    assert.deepEqual(decoded.rows, [{ id: '9', label: 'nine' }])
+    const decoded = await client.stateAbiBinToJson<{ id: number; label: string }>('rawdb', 'items', [`${u64le(9n)}${stringHex('nine')}`], { blockNum: abiV2Block - 1 })
+    assert.deepEqual(decoded.rows, [{ id: 9, label: 'nine' }])
     assert.equal(decoded.block_num, abiV2Block - 1)
   })
 
@@ -144,7 +144,7 @@ test('REST state with @dfuse/client against a running antler dev: reads before a
     const scopes = await client.stateTablesForScopes<{ balance: string }>('eosio.token', ['carol', 'bob', 'alice', 'nobody'], 'accounts', { blockNum: transferBlock })
     assert.deepEqual(scopes.tables.map((x) => [x.scope, x.rows.map((r) => r.json?.balance)]), [['alice', ['998.5000 EOS']], ['bob', ['1001.5000 EOS']], ['carol', ['1000.0000 EOS']], ['nobody', []]])
     const accounts = await client.stateTablesForAccounts(['rawdb'], 'alice', 'items', { blockNum: putBlock })
-    assert.deepEqual(accounts.tables.map((x) => [x.account, x.scope, x.rows.map((r) => r.json)]), [['rawdb', 'alice', [{ id: '2', label: 'second' }]]])
+    assert.deepEqual(accounts.tables.map((x) => [x.account, x.scope, x.rows.map((r) => r.json)]), [['rawdb', 'alice', [{ id: 2, label: 'second' }]]])
     const tableScopes = await client.stateTableScopes('rawdb', 'items', { blockNum: putBlock })
     assert.deepEqual(tableScopes.scopes, ['alice', 'rawdb'])
     assert.equal(tableScopes.block_num, putBlock)
