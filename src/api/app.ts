@@ -9,7 +9,7 @@ import type { AuthService } from '../auth/index.ts'
 import type { PushService } from '../push/index.ts'
 import type { StateService } from '../state/index.ts'
 import formbody from '@fastify/formbody'
-import { InvalidJsonError } from './errors.ts'
+import { InvalidJsonError, ServiceUnavailableError } from './errors.ts'
 import { authPlugin } from './plugins/auth.ts'
 import { errorsPlugin, newTraceId, sendError } from './plugins/errors.ts'
 import { metricsPlugin } from './plugins/metrics.ts'
@@ -70,7 +70,8 @@ export async function buildApp(args: { config: ApiConfig; services: ApiServices;
     requestIdHeader: false,
     bodyLimit: config.bodyLimitBytes,
     trustProxy: config.trustProxy,
-    return503OnClosing: true,
+    // Requests arriving while the server closes get the standard error object (the hook below), not Fastify's 503 shape.
+    return503OnClosing: false,
     clientErrorHandler,
     // Fastify answers a malformed URL in its own shape unless this takes it.
     frameworkErrors: (error, request, reply) => sendError(request, reply, error),
@@ -81,6 +82,13 @@ export async function buildApp(args: { config: ApiConfig; services: ApiServices;
 
   app.addSchema(ErrorObject)
   await app.register(errorsPlugin)
+  let closing = false
+  app.addHook('preClose', async () => {
+    closing = true
+  })
+  app.addHook('onRequest', async () => {
+    if (closing) throw ServiceUnavailableError({ reason: 'shutting down' })
+  })
   await app.register(metricsPlugin)
   await app.register(swagger, { openapi: { info: { title: 'Antler API', version: '0.1.0', description: 'dfuse-compatible chain data API for Antelope chains' } } })
   await app.register(cors, {

@@ -110,3 +110,8 @@ export function WsUnavailableMessageError(args: { type: string }): AntlerError {
 export function RequestHeaderTooLargeError(): AntlerError {
   return new AntlerError({ code: 'request_header_too_large_error', status: 431, message: 'The request headers are too large.' })
 }
+
+/** The server is shutting down: the request was not served (retry on another replica or after the restart). */
+export function ServiceUnavailableError(args: { reason: string }): AntlerError {
+  return new AntlerError({ code: 'service_unavailable_error', status: 503, message: `The service is unavailable: ${args.reason}.`, details: { reason: args.reason }, retryable: true })
+}

@@ -168,6 +168,8 @@ test('auth end to end on a running antler dev: @dfuse/client issue and refresh, 
       for (let i = 0; i < limit; i++) tokens.push(await issueToken(p, key, headers))
       const refused = await call(`${p.api}/v1/auth/issue`, { headers, body: JSON.stringify({ api_key: key }) })
       assertRefused(refused, 429, 'rate_limit_exceeded_error')
+      assert.equal(refused.headers.get('x-ratelimit-limit'), String(limit), `${type}: X-RateLimit-Limit on the refusal`)
+      assert.equal(refused.headers.get('x-ratelimit-remaining'), '0')
       const retryAfter = Number(refused.headers.get('retry-after'))
       assert.ok(Number.isInteger(retryAfter) && retryAfter >= 1, `Retry-After ${refused.headers.get('retry-after')}`)
       assert.equal((await getInfo(p, tokens[0], headers)).status, 200, `${type}: a token issued before the flood still works`)

@@ -44,7 +44,8 @@ export const offersToken = (request: FastifyRequest): boolean => {
   return token !== undefined || malformed || request.headers.authorization !== undefined
 }
 
-function rateHeaders(reply: FastifyReply, rate: RateLimitDecision): void {
+/** `X-RateLimit-*` of a limiter decision, on an admitted call or (from the error handler) on a refusal. */
+export function rateHeaders(reply: FastifyReply, rate: RateLimitDecision): void {
   reply.header('x-ratelimit-limit', String(rate.limit))
   reply.header('x-ratelimit-remaining', String(rate.remaining))
   reply.header('x-ratelimit-reset', String(Math.ceil(rate.resetAtMs / 1000)))
@@ -62,14 +63,8 @@ export const authPlugin = fp(async (app: FastifyInstance, opts: { auth: AuthServ
     const config = request.routeOptions.config
     if (config.public && !config.tokenWhen?.(request)) return
     const { token, malformed } = presentedToken(request)
-    try {
-      const admission = await opts.auth.admit({ token: malformed ? 'malformed' : token, caller: { ip: request.ip, origin: request.headers.origin } })
-      request.auth = admission.claims
-      rateHeaders(reply, admission.rate)
-    } catch (error) {
-      const decision = (error as { decision?: RateLimitDecision }).decision
-      if (decision) rateHeaders(reply, decision)
-      throw error
-    }
+    const admission = await opts.auth.admit({ token: malformed ? 'malformed' : token, caller: { ip: request.ip, origin: request.headers.origin } })
+    request.auth = admission.claims
+    rateHeaders(reply, admission.rate)
   })
 })

@@ -3,7 +3,9 @@ import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { AntlerError } from '../../antelope/index.ts'
 import { BadRequestError, MethodNotAllowedError, NotFoundError } from '../errors.ts'
+import type { RateLimitDecision } from '../../auth/index.ts'
 import { toAntlerError, wireError } from '../wire-error.ts'
+import { rateHeaders } from './auth.ts'
 
 declare module 'fastify' {
   interface FastifyReply {
@@ -24,6 +26,9 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, thrown: 
   reply.failure = error
   const retryAfter = error.details.retry_after_seconds
   if (typeof retryAfter === 'number') reply.header('retry-after', String(retryAfter))
+  // A limiter's refusal (calls or issuance) carries its decision: the X-RateLimit-* headers too.
+  const decision = (thrown as { decision?: RateLimitDecision } | undefined)?.decision
+  if (decision) rateHeaders(reply, decision)
   // Also set here: errors Fastify raises before any hook runs (a malformed URL) have no header yet.
   reply.code(error.status).header('x-trace-id', String(request.id)).header('content-type', 'application/json; charset=utf-8')
   return reply.send(wireError(error, String(request.id)))

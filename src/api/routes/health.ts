@@ -1,4 +1,5 @@
 import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { firstStoredBlock } from '../../state/index.ts'
 import type { BlockReader, StorePosition } from '../../store/index.ts'
 import { errorResponses } from '../schemas.ts'
 
@@ -10,24 +11,12 @@ export interface HealthSource {
   chainHead?(): Promise<number | undefined>
 }
 
-/**
- * The lowest stored block: blocks are contiguous from the first one the indexer wrote up to head
- * (`antler verify` holds this), so a binary search finds it in ~log2(head) reads; it only
- * changes if history is pruned, so it is remembered.
- */
-function firstBlockFinder(store: HealthSource['store']): (lib: number) => Promise<number | undefined> {
+/** The lowest stored block, remembered: it only changes if history is pruned. */
+function firstBlockFinder(store: HealthSource['store']): (high: number) => Promise<number | undefined> {
   let first: number | undefined
   return async (high) => {
     if (first !== undefined && (await store.blockByNum(first))) return first
-    if (!(await store.blockByNum(high))) return undefined
-    let lo = 1
-    let hi = high
-    while (lo < hi) {
-      const mid = Math.floor((lo + hi) / 2)
-      if (await store.blockByNum(mid)) hi = mid
-      else lo = mid + 1
-    }
-    first = lo
+    first = await firstStoredBlock(store, high)
     return first
   }
 }

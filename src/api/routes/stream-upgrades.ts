@@ -60,8 +60,11 @@ export const streamUpgradeRoutes: FastifyPluginAsync<{ auth: AuthService; noAuth
     { websocket: true, preHandler: requireUpgrade, config: { public: true, tokenWhen: offersToken }, schema: { summary: 'GraphQL over WebSocket (upgrade; token at the upgrade or in connection_init)', hide: true } },
     (socket: WebSocket, request: FastifyRequest) => {
       let admitted = opts.noAuth || request.auth !== undefined
+      // Messages are handled one after another: a `start` sent right after `connection_init` (as
+      // subscriptions-transport-ws clients do, without waiting for the ack) waits for the admission.
+      let previous: Promise<void> = Promise.resolve()
       socket.on('message', (data: Buffer, isBinary: boolean) => {
-        void (async () => {
+        previous = previous.then(async () => {
           let message: { type?: unknown; id?: unknown; payload?: { Authorization?: unknown; authorization?: unknown } }
           try {
             message = JSON.parse(isBinary ? '' : data.toString('utf8'))
@@ -87,7 +90,7 @@ export const streamUpgradeRoutes: FastifyPluginAsync<{ auth: AuthService; noAuth
           else if (!admitted) socket.send(JSON.stringify({ type: 'connection_error', payload: { message: 'authentication required' } }))
           else if (message?.type === 'connection_terminate') socket.close(1000)
           else if (typeof message?.id === 'string') socket.send(JSON.stringify({ type: 'error', id: message.id, payload: { message: 'GraphQL operations are not served by this version yet' } }))
-        })()
+        })
       })
     },
   )
