@@ -1,6 +1,6 @@
 import type { BlockRef } from '../antelope/index.ts'
 import type { SearchExpr, SearchMatch, SearchRange } from './search/query.ts'
-import type { ActionRecord, ApiKeyRecord, BlockBatch, BlockRecord, RowChange, SecretName, Step, StorePosition, TransactionHistory, TransactionRecord } from './types.ts'
+import type { AccountPermission, ActionRecord, ApiKeyRecord, BlockBatch, BlockRecord, RowChange, SecretName, Step, StorePosition, TransactionHistory, TransactionRecord } from './types.ts'
 
 /**
  * The indexer's side of the store. Every method is atomic: a crash at any instant leaves the
@@ -36,6 +36,13 @@ export interface StateReader {
   abi(args: { account: string; blockNum: number }): Promise<{ abi: Uint8Array; blockNum: number } | undefined>
   /** Accounts (with permission) whose authority holds `publicKey` as of `blockNum`. */
   keyAccounts(args: { publicKey: string; blockNum: number }): Promise<{ account: string; permission: string }[]>
+  /**
+   * The permission links of `account` in force at `blockNum`, by contract then action (byte order
+   * in both adapters); `action` '' is the contract-wide link, and an unlinked action is absent.
+   */
+  permissionLinks(args: { account: string; blockNum: number }): Promise<{ contract: string; action: string; permission: string; blockNum: number }[]>
+  /** The permissions of `account` in force at `blockNum`, by name (byte order); removed ones are absent. */
+  permissions(args: { account: string; blockNum: number }): Promise<AccountPermission[]>
 }
 
 /** How `blockByTime` compares block times with the asked time. */

@@ -1,4 +1,4 @@
-import type { ActionRecord, BlockBatch, BlockRecord, PermissionLevel, RowChange, Step, StepType, TransactionRecord } from './types.ts'
+import type { AccountPermission, ActionRecord, BlockBatch, BlockRecord, PermissionLevel, RowChange, Step, StepType, TransactionRecord } from './types.ts'
 import type { TimeComparator } from './port.ts'
 
 /** A database row as both drivers return it (integers may come back as numbers, bigints or strings). */
@@ -156,4 +156,28 @@ export type StepRow = { seq: number | string; type: string; block_num: number | 
 
 export function stepFromRow(r: StepRow): Step {
   return { seq: Number(r.seq), type: r.type as StepType, blockNum: Number(r.block_num), blockId: r.block_id }
+}
+
+/** Byte order of names (ASCII), whatever the database's collation: both adapters answer in the same order. */
+const byteOrder = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0)
+
+/** Rows of PERMISSIONS_AT as permissions, by name. */
+export function permissionsFromRows(rows: DbRow[]): AccountPermission[] {
+  return rows
+    .map((r) => ({
+      name: r.name as string,
+      parent: r.parent as string,
+      threshold: Number(r.threshold),
+      keys: JSON.parse(r.keys as string) as AccountPermission['keys'],
+      accounts: JSON.parse(r.accounts as string) as AccountPermission['accounts'],
+      blockNum: Number(r.block_num),
+    }))
+    .sort((a, b) => byteOrder(a.name, b.name))
+}
+
+/** Rows of PERMISSION_LINKS_AT as links, by contract then action. */
+export function permissionLinksFromRows(rows: DbRow[]): { contract: string; action: string; permission: string; blockNum: number }[] {
+  return rows
+    .map((r) => ({ contract: r.code as string, action: r.type as string, permission: r.required as string, blockNum: Number(r.block_num) }))
+    .sort((a, b) => byteOrder(a.contract, b.contract) || byteOrder(a.action, b.action))
 }

@@ -36,6 +36,18 @@ export const TRANSACTION_RECORDS = 'SELECT * FROM transactions WHERE id_key = ? 
 /** Transactions whose id starts with a hex prefix (parameters: id key range of trxIdKeyRange, prefix, its upper bound, limit). */
 export const TRANSACTIONS_BY_ID_PREFIX = 'SELECT * FROM transactions WHERE id_key >= ? AND id_key < ? AND id >= ? AND id < ? ORDER BY id_key, id, block_num, block_index LIMIT ?'
 
+/**
+ * The permissions of an account in force at a height (parameters: owner, height, height), unsorted
+ * (permissionsFromRows sorts them). An account has a few permissions, rarely changed: filtering
+ * the versions of its own permissions is a short walk of the primary key.
+ */
+export const PERMISSIONS_AT =
+  'SELECT name, parent, threshold, keys, accounts, block_num FROM permission_versions WHERE owner = ? AND block_num <= ? AND (valid_to IS NULL OR valid_to > ?) AND NOT removed'
+
+/** The permission links of an account in force at a height (parameters: account, height, height), unsorted (permissionLinksFromRows). */
+export const PERMISSION_LINKS_AT =
+  'SELECT code, type, required, block_num FROM link_versions WHERE account = ? AND block_num <= ? AND (valid_to IS NULL OR valid_to > ?) AND required IS NOT NULL'
+
 /** `?` placeholders as PostgreSQL's `$1, $2…`. */
 export function numbered(sql: string): string {
   let n = 0

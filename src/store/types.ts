@@ -111,6 +111,17 @@ export interface PermissionChangeRecord {
   readonly removed: boolean
 }
 
+/** A permission of an account as the block that last set it wrote it (SHiP's `permission` row, without `last_updated` and waits). */
+export interface AccountPermission {
+  readonly name: string
+  readonly parent: string
+  readonly threshold: number
+  readonly keys: readonly { readonly key: string; readonly weight: number }[]
+  readonly accounts: readonly { readonly permission: PermissionLevel; readonly weight: number }[]
+  /** The block that set this version. */
+  readonly blockNum: number
+}
+
 /** A permission link as a block left it; `requiredPermission` undefined when unlinked. */
 export interface LinkChangeRecord {
   readonly account: string

@@ -104,3 +104,24 @@ test('postgres: the store analyzes the tables it grows each time they double, wh
   assert.deepEqual((await store.tableRows({ code: 'rawdb', table: 'rows', scope: 'alice', blockNum: 40 })).length, 100)
   await client.end()
 })
+
+test('postgres: permission, key and link versions are analyzed by the store too (they are read by account at any height)', { skip: PG_SKIP_REASON }, async (t) => {
+  const url = await withPostgresDatabase(t)
+  const store = await openPostgresStore(url)
+  t.after(() => store.close())
+  const client = new pg.Client({ connectionString: url })
+  await client.connect()
+  client.on('error', () => undefined)
+  const key = 'PUB_K1_6MRyAjQq8ud7hVNYcfnVPJqcVpscN5So8BhtHuGYqET5BoDq63'
+  const blocks = rowBlocks(1, 12, 0).map((b, i) => ({
+    ...b,
+    permissions: Array.from({ length: 100 }, (_, k) => ({ owner: `acct${k}`, name: 'active', parent: 'owner', threshold: 1, keys: [{ key, weight: 1 }], accounts: [], removed: false })),
+    links: Array.from({ length: 100 }, (_, k) => ({ account: `acct${k}`, code: 'rawdb', messageType: 'put', requiredPermission: i % 2 ? 'active' : undefined })),
+  }))
+  await store.applyBlocks(blocks.slice(0, 5), 0)
+  await store.applyBlocks(blocks.slice(5), 0)
+  const estimated = await client.query<{ relname: string; reltuples: number }>("SELECT relname, reltuples FROM pg_class WHERE relname IN ('permission_versions', 'key_versions', 'link_versions') ORDER BY relname")
+  assert.deepEqual(estimated.rows.map((r) => [r.relname, r.reltuples]), [['key_versions', 1200], ['link_versions', 1200], ['permission_versions', 1200]])
+  assert.deepEqual(await store.permissionLinks({ account: 'acct7', blockNum: 12 }), [{ contract: 'rawdb', action: 'put', permission: 'active', blockNum: 12 }])
+  await client.end()
+})

@@ -136,6 +136,11 @@ export async function openPostgresStore(url: string, options: OpenStoreOptions =
     ])
     await writeRowVersions(c, batches)
     for (const { block: b, abis, permissions, links } of batches) {
+      // Few rows, but read by account at any height: their statistics must not wait for autovacuum either.
+      statistics.wrote('abi_versions', abis.length)
+      statistics.wrote('permission_versions', permissions.length)
+      statistics.wrote('key_versions', permissions.reduce((n, p) => n + (p.removed ? 0 : p.keys.length), 0))
+      statistics.wrote('link_versions', links.length)
       for (const x of abis) {
         await c.query('UPDATE abi_versions SET valid_to = $1 WHERE account = $2 AND valid_to IS NULL', [b.num, x.account])
         await c.query('INSERT INTO abi_versions VALUES ($1, $2, NULL, $3)', [x.account, b.num, Buffer.from(x.abi)])

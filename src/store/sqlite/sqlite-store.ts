@@ -11,6 +11,7 @@ import { startCheckpointer } from './checkpointer.ts'
 import { sqliteIntegrityFindings } from './integrity.ts'
 import { openSqliteDatabase } from './open-database.ts'
 import { createSqliteKeys } from './sqlite-keys.ts'
+import { createSqliteStateReader } from './sqlite-readers.ts'
 import { readOnlyStore, type OpenStoreOptions } from '../read-only.ts'
 import { VERSIONED_TABLES } from '../versioned-tables.ts'
 
@@ -103,28 +104,6 @@ export function openSqliteStore(path: string, options: OpenStoreOptions = {}): S
     forkedOut: db.prepare('SELECT block_num, block_id FROM forked_transactions WHERE id = ? ORDER BY block_num, block_id'),
     stepsOfBlock: db.prepare('SELECT seq, type, block_num, block_id FROM steps WHERE block_id = ? ORDER BY seq'),
     stepsAfter: db.prepare('SELECT seq, type, block_num, block_id FROM steps WHERE seq > ? ORDER BY seq LIMIT ?'),
-    // Rows of scopes at a height. Every key ever written keeps exactly one current version (a
-    // removal is a current tombstone), so the head index lists a scope's keys; each key's version
-    // at the height is then one backward seek, however many versions it has (a filter on valid_to
-    // would walk all of them). The scopes travel as one JSON array: one statement for any number.
-    tableRowsOfScopes: db.prepare(
-      `SELECT k.scope, v.pk, v.payer, v.value, v.block_num FROM row_versions AS k INDEXED BY row_versions_head
-         JOIN row_versions AS v ON v.code = k.code AND v.tbl = k.tbl AND v.scope = k.scope AND v.pk = k.pk AND v.block_num =
-           (SELECT max(p.block_num) FROM row_versions AS p WHERE p.code = k.code AND p.tbl = k.tbl AND p.scope = k.scope AND p.pk = k.pk AND p.block_num <= @blockNum)
-       WHERE k.code = @code AND k.tbl = @table AND k.scope IN (SELECT value FROM json_each(@scopes)) AND k.valid_to IS NULL AND v.value IS NOT NULL ORDER BY k.scope, k.pk`,
-    ),
-    tableRowsOfScopesHead: db.prepare(
-      'SELECT scope, pk, payer, value, block_num FROM row_versions INDEXED BY row_versions_head WHERE code = @code AND tbl = @table AND scope IN (SELECT value FROM json_each(@scopes)) AND valid_to IS NULL AND value IS NOT NULL ORDER BY scope, pk',
-    ),
-    tableRowsHead: db.prepare('SELECT pk, payer, value, block_num FROM row_versions INDEXED BY row_versions_head WHERE code = ? AND tbl = ? AND scope = ? AND valid_to IS NULL AND value IS NOT NULL ORDER BY pk'),
-    tableRow: db.prepare(
-      'SELECT payer, value, block_num FROM row_versions WHERE code = ? AND tbl = ? AND scope = ? AND pk = ? AND block_num <= ? ORDER BY block_num DESC LIMIT 1',
-    ),
-    scopes: db.prepare(
-      'SELECT DISTINCT scope FROM row_versions WHERE code = ? AND tbl = ? AND block_num <= ? AND (valid_to IS NULL OR valid_to > ?) AND value IS NOT NULL ORDER BY scope',
-    ),
-    abiAt: db.prepare('SELECT abi, block_num FROM abi_versions WHERE account = ? AND block_num <= ? ORDER BY block_num DESC LIMIT 1'),
-    keyAccounts: db.prepare('SELECT owner, permission FROM key_versions WHERE public_key = ? AND block_num <= ? AND (valid_to IS NULL OR valid_to > ?) ORDER BY owner, permission'),
   }
   const undoStatements = VERSIONED_TABLES.flatMap((t) => [db.prepare(`DELETE FROM ${t} WHERE block_num >= ?`), db.prepare(`UPDATE ${t} SET valid_to = NULL WHERE valid_to >= ?`)])
   const deleteFrom = ['blocks WHERE num', 'transactions WHERE block_num'].map((w) => db.prepare(`DELETE FROM ${w} >= ?`))
@@ -280,6 +259,7 @@ export function openSqliteStore(path: string, options: OpenStoreOptions = {}): S
   const commit = db.prepare('COMMIT')
   const store: Store = {
     ...createSqliteKeys(db),
+    ...createSqliteStateReader(db, position),
     async snapshot(read) {
       // A read transaction: every statement of `read` sees the same committed state. `read` awaits
       // only this store's methods, which run synchronously, so it ends before any other callback
@@ -307,31 +287,6 @@ export function openSqliteStore(path: string, options: OpenStoreOptions = {}): S
     },
     async undoFrom(blockNum) {
       undo.immediate(blockNum)
-    },
-    async tableRows({ code, table, scope, blockNum }) {
-      const head = position()
-      const rows = (head && blockNum >= head.head.blockNum ? s.tableRowsHead.all(code, table, scope) : s.tableRowsOfScopes.all({ code, table, scopes: JSON.stringify([scope]), blockNum })) as { pk: string; payer: string; value: Buffer; block_num: number }[]
-      return rows.map((r) => ({ primaryKey: BigInt(`0x${r.pk}`), payer: r.payer, value: u8(r.value), blockNum: r.block_num }))
-    },
-    async tableRowsOfScopes({ code, table, scopes, blockNum }) {
-      const head = position()
-      const statement = head && blockNum >= head.head.blockNum ? s.tableRowsOfScopesHead : s.tableRowsOfScopes
-      const rows = statement.all({ code, table, scopes: JSON.stringify([...new Set(scopes)]), blockNum }) as { scope: string; pk: string; payer: string; value: Buffer; block_num: number }[]
-      return rows.map((r) => ({ scope: r.scope, primaryKey: BigInt(`0x${r.pk}`), payer: r.payer, value: u8(r.value), blockNum: r.block_num }))
-    },
-    async tableRow({ code, table, scope, primaryKey, blockNum }) {
-      const row = s.tableRow.get(code, table, scope, pkText(primaryKey), blockNum) as { payer: string; value: Buffer | null; block_num: number } | undefined
-      return row && row.value ? { payer: row.payer, value: u8(row.value), blockNum: row.block_num } : undefined
-    },
-    async scopes({ code, table, blockNum }) {
-      return (s.scopes.all(code, table, blockNum, blockNum) as { scope: string }[]).map((r) => r.scope)
-    },
-    async abi({ account, blockNum }) {
-      const row = s.abiAt.get(account, blockNum) as { abi: Buffer; block_num: number } | undefined
-      return row && row.abi.length > 0 ? { abi: u8(row.abi), blockNum: row.block_num } : undefined
-    },
-    async keyAccounts({ publicKey, blockNum }) {
-      return (s.keyAccounts.all(publicKey, blockNum, blockNum) as { owner: string; permission: string }[]).map((r) => ({ account: r.owner, permission: r.permission }))
     },
     async blockByNum(num) {
       const row = s.blockByNum.get(num) as Record<string, unknown> | undefined

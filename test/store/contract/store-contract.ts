@@ -1,6 +1,6 @@
 import { test, type TestContext } from 'node:test'
 import assert from 'node:assert/strict'
-import { TRANSACTION_CANCELED, type BlockBatch, type Store, type TransactionRecord } from '../../../src/store/index.ts'
+import { TRANSACTION_CANCELED, type BlockBatch, type LinkChangeRecord, type PermissionChangeRecord, type StateReader, type Store, type TransactionRecord } from '../../../src/store/index.ts'
 
 /** A store backing that can be opened more than once (a file, a database). */
 export type StoreFactory = (t: TestContext) => Promise<{ open: () => Promise<Store> }>
@@ -22,6 +22,25 @@ function batch(num: number, changes: Partial<BlockBatch> = {}, branch = 'a', par
 
 const row = (key: number, value: number | undefined, scope = 'alice') => ({ code: 'rawdb', scope, table: 'rows', primaryKey: BigInt(key), payer: 'rawdb', value: value === undefined ? undefined : new Uint8Array([value]) })
 
+
+const K1 = 'PUB_K1_6MRyAjQq8ud7hVNYcfnVPJqcVpscN5So8BhtHuGYqET5BoDq63'
+const K2 = 'PUB_K1_5bbkxaLdB5bfVZW6DJY8M74vwT2m61PqwywNUa5azfkJTvYa5H'
+const perm = (owner: string, name: string, parent: string, threshold: number, keys: string[], accounts: string[] = [], removed = false): PermissionChangeRecord => ({
+  owner,
+  name,
+  parent,
+  threshold,
+  keys: keys.map((key, i) => ({ key, weight: i + 1 })),
+  accounts: accounts.map((level) => ({ permission: { actor: level.split('@')[0], permission: level.split('@')[1] }, weight: 1 })),
+  removed,
+})
+const link = (account: string, code: string, messageType: string, requiredPermission: string | undefined): LinkChangeRecord => ({ account, code, messageType, requiredPermission })
+/** Permissions as [name, parent, threshold, keys, accounts, blockNum]. */
+const permissionsOf = async (reader: Pick<StateReader, 'permissions'>, account: string, blockNum: number) =>
+  (await reader.permissions({ account, blockNum })).map((p) => [p.name, p.parent, p.threshold, p.keys.map((k) => `${k.key.slice(-4)}:${k.weight}`), p.accounts.map((a) => `${a.permission.actor}@${a.permission.permission}:${a.weight}`), p.blockNum])
+/** Links as `contract:action=permission@blockNum`. */
+const linksOf = async (reader: Pick<StateReader, 'permissionLinks'>, account: string, blockNum: number) =>
+  (await reader.permissionLinks({ account, blockNum })).map((l) => `${l.contract}:${l.action}=${l.permission}@${l.blockNum}`)
 
 const trx = (id: string, blockNum: number, blockIndex: number, status = 0): TransactionRecord => ({ id, blockNum, blockIndex, status, cpuUsageUs: 1, netUsageWords: 1, scheduled: status !== 0 })
 
@@ -268,5 +287,97 @@ export function runStoreContract(name: string, factory: StoreFactory, skip: stri
     )
     assert.equal(changes[2].old, undefined)
     assert.deepEqual(await store.rowChanges(3), [])
+  })
+
+  test(`${name}: scopes() lists the scopes holding rows at a height: emptied, refilled, and written after it`, { skip }, async (t) => {
+    const store = await (await factory(t)).open()
+    t.after(() => store.close())
+    const scopes = (blockNum: number) => store.scopes({ code: 'rawdb', table: 'rows', blockNum })
+    // carol's only row is removed at 2 and written again at 4; dave loses his first key at 2 but
+    // keeps his second; erin's row is rewritten at 3 (its version at 2 is an older one); frank
+    // first appears at 3; gina is emptied at 3 for good.
+    await store.applyBlock(batch(1, { rows: [row(1, 10, 'carol'), row(1, 10, 'dave'), row(2, 20, 'dave'), row(1, 10, 'erin'), row(1, 10, 'gina')] }), 0)
+    await store.applyBlock(batch(2, { rows: [row(1, undefined, 'carol'), row(1, undefined, 'dave')] }), 0)
+    await store.applyBlock(batch(3, { rows: [row(1, 11, 'erin'), row(5, 50, 'frank'), row(1, undefined, 'gina')] }), 0)
+    await store.applyBlock(batch(4, { rows: [row(1, 12, 'carol')] }), 0)
+    assert.deepEqual(await scopes(0), [])
+    assert.deepEqual(await scopes(1), ['carol', 'dave', 'erin', 'gina'])
+    assert.deepEqual(await scopes(2), ['dave', 'erin', 'gina'])
+    assert.deepEqual(await scopes(3), ['dave', 'erin', 'frank'])
+    assert.deepEqual(await scopes(4), ['carol', 'dave', 'erin', 'frank'])
+    assert.deepEqual(await scopes(99), ['carol', 'dave', 'erin', 'frank'])
+    assert.deepEqual(await store.scopes({ code: 'rawdb', table: 'other', blockNum: 99 }), [])
+    // Undone, carol is empty again at head; a snapshot sees the same.
+    await store.undoFrom(4)
+    assert.deepEqual(await scopes(99), ['dave', 'erin', 'frank'])
+    assert.deepEqual(await store.snapshot((r) => r.scopes({ code: 'rawdb', table: 'rows', blockNum: 2 })), ['dave', 'erin', 'gina'])
+  })
+
+  test(`${name}: permissions() and permissionLinks() answer an account's authority at any height, removals and unlinks hidden, forks undone`, { skip }, async (t) => {
+    const store = await (await factory(t)).open()
+    t.after(() => store.close())
+    await store.applyBlock(batch(1, {
+      permissions: [perm('alice', 'owner', '', 1, [K1]), perm('alice', 'active', 'owner', 1, [K1]), perm('bob', 'active', 'owner', 1, [K2])],
+      links: [link('alice', 'eosio.token', 'transfer', 'active'), link('alice', 'rawdb', '', 'active'), link('bob', 'rawdb', 'put', 'active')],
+    }), 0)
+    await store.applyBlock(batch(2, {
+      permissions: [perm('alice', 'active', 'owner', 2, [K1, K2], ['bob@active']), perm('alice', 'claim', 'active', 1, [K2])],
+      links: [link('alice', 'eosio.token', 'transfer', 'claim'), link('alice', 'eosio.token', '', 'active'), link('alice', 'rawdb', '', undefined)],
+    }), 0)
+    await store.applyBlock(batch(3, { permissions: [perm('alice', 'claim', 'active', 1, [K2], [], true)], links: [link('alice', 'rawdb', '', 'claim')] }), 0)
+
+    const active1 = ['active', 'owner', 1, ['Dq63:1'], [], 1]
+    const active2 = ['active', 'owner', 2, ['Dq63:1', 'Ya5H:2'], ['bob@active:1'], 2]
+    const owner = ['owner', '', 1, ['Dq63:1'], [], 1]
+    const claim = ['claim', 'active', 1, ['Ya5H:1'], [], 2]
+    assert.deepEqual(await permissionsOf(store, 'alice', 0), [])
+    assert.deepEqual(await permissionsOf(store, 'alice', 1), [active1, owner])
+    assert.deepEqual(await permissionsOf(store, 'alice', 2), [active2, claim, owner])
+    assert.deepEqual(await permissionsOf(store, 'alice', 3), [active2, owner])
+    assert.deepEqual(await permissionsOf(store, 'alice', 99), [active2, owner])
+    assert.deepEqual(await permissionsOf(store, 'bob', 99), [['active', 'owner', 1, ['Ya5H:1'], [], 1]])
+    assert.deepEqual(await permissionsOf(store, 'nobody', 99), [])
+
+    assert.deepEqual(await linksOf(store, 'alice', 0), [])
+    assert.deepEqual(await linksOf(store, 'alice', 1), ['eosio.token:transfer=active@1', 'rawdb:=active@1'])
+    assert.deepEqual(await linksOf(store, 'alice', 2), ['eosio.token:=active@2', 'eosio.token:transfer=claim@2'])
+    assert.deepEqual(await linksOf(store, 'alice', 3), ['eosio.token:=active@2', 'eosio.token:transfer=claim@2', 'rawdb:=claim@3'])
+    assert.deepEqual(await linksOf(store, 'alice', 99), await linksOf(store, 'alice', 3))
+    assert.deepEqual(await linksOf(store, 'bob', 99), ['rawdb:put=active@1'])
+
+    // A fork undoes blocks 2 and 3: the versions they replaced are back, the ones they wrote gone.
+    await store.undoFrom(2)
+    assert.deepEqual(await permissionsOf(store, 'alice', 99), [active1, owner])
+    assert.deepEqual(await linksOf(store, 'alice', 99), ['eosio.token:transfer=active@1', 'rawdb:=active@1'])
+    await store.applyBlock(batch(2, { permissions: [perm('alice', 'owner', '', 1, [K2])], links: [link('alice', 'eosio.token', 'transfer', undefined)] }, 'b', 'a'), 0)
+    assert.deepEqual(await permissionsOf(store, 'alice', 99), [active1, ['owner', '', 1, ['Ya5H:1'], [], 2]])
+    assert.deepEqual(await permissionsOf(store, 'alice', 1), [active1, owner])
+    assert.deepEqual(await linksOf(store, 'alice', 99), ['rawdb:=active@1'])
+    assert.deepEqual(await linksOf(store, 'alice', 1), ['eosio.token:transfer=active@1', 'rawdb:=active@1'])
+    assert.deepEqual(await store.integrityFindings(), [])
+  })
+
+  test(`${name}: permissions() and permissionLinks() in a snapshot see one state while a second open writes and undoes`, { skip }, async (t) => {
+    const backing = await factory(t)
+    const writer = await backing.open()
+    const reader = await backing.open()
+    t.after(async () => {
+      await reader.close()
+      await writer.close()
+    })
+    await writer.applyBlock(batch(1, { permissions: [perm('alice', 'active', 'owner', 1, [K1])], links: [link('alice', 'rawdb', 'put', 'active')] }), 0)
+    await writer.applyBlock(batch(2, { permissions: [perm('alice', 'active', 'owner', 2, [K1, K2])], links: [link('alice', 'rawdb', 'put', undefined)] }), 0)
+    const seen = await reader.snapshot(async (r) => {
+      const before = { permissions: await permissionsOf(r, 'alice', 99), links: await linksOf(r, 'alice', 99) }
+      await writer.applyBlock(batch(3, { permissions: [perm('alice', 'active', 'owner', 3, [K2])], links: [link('alice', 'rawdb', 'get', 'active')] }), 0)
+      await writer.undoFrom(2)
+      return { before, after: { permissions: await permissionsOf(r, 'alice', 99), links: await linksOf(r, 'alice', 99) }, links1: await linksOf(r, 'alice', 1) }
+    })
+    assert.deepEqual(seen.before, { permissions: [['active', 'owner', 2, ['Dq63:1', 'Ya5H:2'], [], 2]], links: [] })
+    assert.deepEqual(seen.after, seen.before)
+    assert.deepEqual(seen.links1, ['rawdb:put=active@1'])
+    // Outside the snapshot the undo is seen.
+    assert.deepEqual(await permissionsOf(reader, 'alice', 99), [['active', 'owner', 1, ['Dq63:1'], [], 1]])
+    assert.deepEqual(await linksOf(reader, 'alice', 99), ['rawdb:put=active@1'])
   })
 }
