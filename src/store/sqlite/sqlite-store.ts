@@ -256,20 +256,24 @@ export function openSqliteStore(path: string, options: OpenStoreOptions = {}): S
   })
 
   const begin = db.prepare('BEGIN')
+  let openSnapshots = 0
   const commit = db.prepare('COMMIT')
   const store: Store = {
     ...createSqliteKeys(db),
     ...createSqliteStateReader(db, position),
     async snapshot(read) {
       // A read transaction: every statement of `read` sees the same committed state. `read` awaits
-      // only this store's methods, which run synchronously, so it ends before any other callback
-      // (another request) can use the connection; a snapshot opened inside one simply joins it.
-      if (db.inTransaction) return read(store)
-      begin.run()
+      // only this store's methods, which run synchronously, so it normally ends before any other
+      // callback can use the connection. Should another snapshot start meanwhile, it joins the
+      // open one, which commits when the last of them ends (never under a reader still reading).
+      if (openSnapshots === 0 && db.inTransaction) return read(store)
+      if (openSnapshots === 0) begin.run()
+      openSnapshots++
       try {
         return await read(store)
       } finally {
-        if (db.inTransaction) commit.run()
+        openSnapshots--
+        if (openSnapshots === 0 && db.inTransaction) commit.run()
       }
     },
     async position() {

@@ -106,6 +106,29 @@ export function runStoreContract(name: string, factory: StoreFactory, skip: stri
     assert.deepEqual((await reader.snapshot((r) => r.tableRows({ code: 'rawdb', table: 'rows', scope: 'alice', blockNum: 99 }))).map((x) => x.value[0]), [10])
   })
 
+  test(`${name}: overlapping snapshots that wait on I/O each read one state while another open writes`, { skip }, async (t) => {
+    const backing = await factory(t)
+    const writer = await backing.open()
+    const reader = await backing.open()
+    t.after(async () => {
+      await reader.close()
+      await writer.close()
+    })
+    await writer.applyBlock(batch(1, { rows: [row(1, 10)] }), 0)
+    const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+    const value = async (r: Pick<Store, 'tableRows'>) => (await r.tableRows({ code: 'rawdb', table: 'rows', scope: 'alice', blockNum: 99 }))[0].value[0]
+    const twice = (waitMs: number) => reader.snapshot(async (r) => [await value(r), await sleep(waitMs).then(() => value(r))])
+    const first = twice(40)
+    await sleep(5)
+    const second = twice(80)
+    await sleep(5)
+    await writer.applyBlock(batch(2, { rows: [row(1, 11)] }), 0)
+    const [a, b] = await Promise.all([first, second])
+    assert.equal(a[0], a[1], 'the first snapshot read one state')
+    assert.equal(b[0], b[1], 'the second snapshot read one state, also after the first ended')
+    assert.equal(await reader.snapshot(value), 11)
+  })
+
   test(`${name}: undoFrom() removes every effect of the undone blocks and records undo steps newest first`, { skip }, async (t) => {
     const store = await (await factory(t)).open()
     t.after(() => store.close())
