@@ -8,6 +8,7 @@ import type { Logger } from 'pino'
 import type { AuthService } from '../auth/index.ts'
 import type { PushService } from '../push/index.ts'
 import type { StateService } from '../state/index.ts'
+import type { SnapshotSource } from '../store/index.ts'
 import formbody from '@fastify/formbody'
 import { InvalidJsonError, ServiceUnavailableError } from './errors.ts'
 import { authPlugin } from './plugins/auth.ts'
@@ -19,6 +20,7 @@ import { guaranteedPushInterceptor, isGuaranteedPush } from './routes/guaranteed
 import { healthRoutes, type HealthSource } from './routes/health.ts'
 import { openApiRoutes } from './routes/openapi.ts'
 import { stateRoutes } from './routes/state.ts'
+import { permissionLinksRoutes } from './routes/permission-links.ts'
 import { streamUpgradeRoutes } from './routes/stream-upgrades.ts'
 import { ErrorObject } from './schemas.ts'
 import { clientErrorHandler, wsClientErrorHandler } from './client-errors.ts'
@@ -46,6 +48,7 @@ export interface ApiServices {
   readonly health: HealthSource
   readonly push: PushService | undefined
   readonly state: StateService
+  readonly snapshots: SnapshotSource
 }
 
 /** JSON bodies whatever their Content-Type: @dfuse/client posts JSON as text/plain. */
@@ -121,6 +124,7 @@ export async function buildApp(args: { config: ApiConfig; services: ApiServices;
     rest.addContentTypeParser('*', { parseAs: 'string' }, parseJsonBody)
     await rest.register(formbody, { bodyLimit: config.bodyLimitBytes })
     await rest.register(stateRoutes, { state: services.state })
+    await rest.register(permissionLinksRoutes, { store: services.snapshots })
   })
   await app.register(chainPassthroughRoutes, {
     chainApi: config.chainApi,

@@ -74,7 +74,7 @@ export async function startApi(args: { flags: ApiFlags; host: string; store: Sto
       chainBodyLimitBytes: 8 * 1024 * 1024,
       trustProxy: flags.trustProxy,
     },
-    services: { auth, push, state: createStateService({ store }), health: { storeKind: args.storeKind, store, chainHead: chainHeadCache(chainApi) } },
+    services: { auth, push, state: createStateService({ store }), snapshots: store, health: { storeKind: args.storeKind, store, chainHead: chainHeadCache(chainApi) } },
     logger,
   })
   await app.listen({ host: args.host, port: flags.port })

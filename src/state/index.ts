@@ -2,3 +2,4 @@ export { createStateService, type StateService, type TableArgs, type HeightArgs,
 export { type RowFormat, type WireRow } from './rows.ts'
 export { firstStoredBlock } from './height.ts'
 export { AppNotReadyError } from './errors.ts'
+export { readPermissionLinks, type PermissionLinksAnswer } from './permission-links.ts'

@@ -54,7 +54,7 @@ const hexOf = (bytes: number[]) => Buffer.from(bytes).toString('hex')
 const u64le = (v: bigint) => hexOf(Array.from({ length: 8 }, (_, i) => Number((v >> BigInt(8 * i)) & 0xffn)))
 const stringHex = (s: string) => hexOf([s.length, ...Buffer.from(s)])
 
-test('REST state with @dfuse/client against a running antler dev: reads before and after transfers, newaccount, updateauth and a setabi that changes a layout; every key_type; multi-table reads; ABIs; key accounts; block by time; typed errors', async (t) => {
+test('REST state with @dfuse/client against a running antler dev: reads before and after transfers, newaccount, updateauth, linkauth and a setabi that changes a layout; every key_type; multi-table reads; ABIs; key accounts; block by time; typed errors', async (t) => {
   const p = await startPlatform(t)
   const chain = new APIClient({ url: p.chainApi })
   const token = await issueToken(p, p.apiKey)
@@ -83,7 +83,8 @@ test('REST state with @dfuse/client against a running antler dev: reads before a
   const authority = (key: PrivateKey) => ({ threshold: 1, keys: [{ key: key.toPublic().toString(), weight: 1 }], accounts: [], waits: [] })
   const newAccountBlock = await push(chain, [{ account: 'eosio', name: 'newaccount', actor: 'eosio', data: { creator: 'eosio', name: 'dave', owner: authority(firstKey), active: authority(firstKey) } }])
   const updateAuthBlock = await push(chain, [{ account: 'eosio', name: 'updateauth', actor: 'dave', data: { account: 'dave', permission: 'active', parent: 'owner', auth: authority(secondKey) } }], [firstKey])
-  await indexed(p, updateAuthBlock)
+  const linkBlock = await push(chain, [{ account: 'eosio', name: 'linkauth', actor: 'dave', data: { account: 'dave', code: 'eosio.token', type: 'transfer', requirement: 'active' } }], [secondKey])
+  await indexed(p, linkBlock)
 
   await t.test('table: the balance before and after the transfer, decoded with the ABI at the height; json false gives hex', async () => {
     const before = await client.stateTable<{ balance: string }>('eosio.token', 'alice', 'accounts', { blockNum: transferBlock - 1 })
@@ -162,6 +163,14 @@ test('REST state with @dfuse/client against a running antler dev: reads before a
     assert.deepEqual((await client.stateKeyAccounts(second.toString(), { blockNum: updateAuthBlock })).account_names, ['dave'])
     const dev = await client.stateKeyAccounts(devKey.toPublic().toLegacyString())
     for (const account of ['alice', 'bob', 'carol', 'rawdb', 'eosio.token']) assert.ok(dev.account_names.includes(account), account)
+  })
+
+  await t.test('permission_links follows linkauth', async () => {
+    assert.deepEqual((await client.statePermissionLinks('dave', { blockNum: linkBlock - 1 })).linked_permissions, [])
+    const links = await client.statePermissionLinks('dave', { blockNum: linkBlock })
+    assert.deepEqual(links.linked_permissions, [{ contract: 'eosio.token', action: 'transfer', permission_name: 'active' }])
+    assert.equal(typeof links.last_irreversible_block_num, 'number')
+    assert.deepEqual((await client.statePermissionLinks('dave')).linked_permissions, links.linked_permissions)
   })
 
   await t.test('block_id/by_time answers the block on the comparator\'s side', async () => {
