@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util'
+import { benchApi } from './api.ts'
 import { benchDevchain } from './devchain.ts'
 import { benchIngest } from './ingest.ts'
 import { benchSearchOfPostgres, benchSearchOfSqlite } from './search.ts'
@@ -9,7 +10,8 @@ import { benchStoreReads } from './store-reads.ts'
  * depend on the machine are given next to a limit measured in the same run. `--keep-sqlite PATH`
  * keeps the SQLite store the ingest bench wrote and `--keep-postgres` its PostgreSQL database;
  * `--only search --sqlite PATH` or `--only search --postgres URL` runs the search figures on such a
- * store alone.
+ * store alone. `--only api` runs the API figures (`--api-seconds`, `--api-connections`,
+ * `--api-rounds`, `--api-backlog 0` to skip the latency-during-catch-up figures).
  */
 const { values } = parseArgs({
   options: {
@@ -22,6 +24,10 @@ const { values } = parseArgs({
     'keep-postgres': { type: 'boolean', default: false },
     sqlite: { type: 'string' },
     postgres: { type: 'string' },
+    'api-seconds': { type: 'string', default: '5' },
+    'api-connections': { type: 'string', default: '10' },
+    'api-rounds': { type: 'string', default: '4' },
+    'api-backlog': { type: 'string', default: '6000' },
   },
 })
 
@@ -48,6 +54,18 @@ if (!values.only || values.only === 'reads') {
   const postgresUrl = process.env.ANTLER_BENCH_PG ?? process.env.ANTLER_TEST_PG
   console.log('# store reads: a 1,000-row scope rewritten 20 times, 1,500 small scopes')
   print(await benchStoreReads(postgresUrl))
+}
+if (!values.only || values.only === 'api') {
+  const seconds = Number(values['api-seconds'])
+  const connections = Number(values['api-connections'])
+  const backlogBlocks = Number(values['api-backlog'])
+  const rounds = Number(values['api-rounds'])
+  if (![seconds, connections, rounds].every((n) => Number.isInteger(n) && n >= 1) || !Number.isInteger(backlogBlocks) || backlogBlocks < 0) {
+    console.error('bench: --api-seconds, --api-connections and --api-rounds must be whole numbers of at least 1, --api-backlog a whole number')
+    process.exit(2)
+  }
+  console.log(`# api: autocannon (own process), ${connections} connections; a fresh antler dev (--workload none) per configuration, warmed up 3 s, then ${rounds} runs of ${seconds} s each, configurations taking turns; catch-up backlog ${backlogBlocks} blocks`)
+  print(await benchApi({ seconds, warmupSeconds: 3, connections, rounds, backlogBlocks, latencyRate: 200 }))
 }
 if (values.only === 'search') {
   if (!values.sqlite === !values.postgres) {
