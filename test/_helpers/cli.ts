@@ -23,7 +23,7 @@ export async function spawnAntler(t: TestContext, args: string[], env: Record<st
     if (child.exitCode === null) child.kill('SIGKILL')
   })
   const ready = await new Promise<Record<string, string>>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no ready line within 20 s; stderr: ${stderr}`)), 20_000)
+    const timer = setTimeout(() => reject(new Error(`no ready line within 60 s; stderr: ${stderr}`)), 60_000)
     child.stdout.on('data', (d) => {
       stdout += d
       const line = stdout.split('\n').find((l) => l.startsWith('antler ready '))
