@@ -16,17 +16,35 @@ export const P = {
   blockNum: Type.Optional(Type.Integer({ minimum: 0, maximum: 0xffff_ffff, description: 'absent or 0: head (LIB with irreversible_only)' })),
   /** dfuse's booleans: true only for `true` or `1`. */
   bool: Type.Optional(Type.String({ maxLength: 5 })),
-  keyType: Type.Optional(Type.Union(KEY_TYPES.map((k) => Type.Literal(k)), { description: 'how row keys are rendered (default name)' })),
+  /** An enum, not a union of literals: one sentence when it fails, not one per value. */
+  keyType: Type.Optional(Type.Enum([...KEY_TYPES], { description: 'how row keys are rendered (default name)' })),
   /** A pipe-separated list of names. */
   names: Type.String({ minLength: 1, maxLength: MAX_NAMES * 21 }),
 }
 
 export const isTrue = (value: string | undefined): boolean => value === 'true' || value === '1'
 
-/** An account, table or other plain name parameter, in canonical form. */
+/** An account, table or other plain name parameter, in canonical form; empty is absent (dfuse's `required`). */
 export function nameParam(param: string, value: string): string {
+  if (value === '') throw invalid(param, `The ${param} field is required.`)
   if (!isValidName(value)) throw invalid(param, `The ${param} field must be a valid EOS name`)
   return value
+}
+
+/** One account of a pipe-separated list: an empty entry (`a||b`, a trailing `|`) names no account. */
+export function listedNameParam(param: string, value: string): string {
+  if (value === '') throw invalid(param, `The ${param} field must not hold an empty name`)
+  return nameParam(param, value)
+}
+
+/**
+ * `block_num` in decimal digits only. The schema's integer check runs after Ajv's type coercion,
+ * which reads `1e3`, `0x10`, `1.0` and ` ` as integers; dfuse parsed the parameter as a decimal
+ * uint32. Values of other types (repeated parameters, JSON numbers) are left to the schema.
+ */
+export function checkBlockNum(params: unknown): void {
+  const raw = typeof params === 'object' && params !== null ? (params as { block_num?: unknown }).block_num : undefined
+  if (typeof raw === 'string' && !/^[0-9]+$/.test(raw)) throw invalid('block_num', 'The block_num field must be a block number in decimal digits')
 }
 
 /** A scope (name, `CODE` or `P,CODE`, or empty) as the name string the store keys scopes by. */
@@ -48,6 +66,7 @@ export function nameListParam(param: string, value: string, each: (param: string
 
 /** A primary key written in `keyType`. */
 export function primaryKeyParam(value: string, keyType: KeyType): bigint {
+  if (value === '') throw invalid('primary_key', 'The primary_key field is required.')
   try {
     return parseKey(value, keyType)
   } catch (error) {

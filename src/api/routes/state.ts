@@ -1,9 +1,10 @@
-import { Type, type FastifyPluginAsyncTypebox, type Static } from '@fastify/type-provider-typebox'
-import type { FastifyRequest } from 'fastify'
+import { Type, type FastifyPluginAsyncTypebox, type Static, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import { Compile } from 'typebox/compile'
 import type { StateService } from '../../state/index.ts'
-import { RequestValidationError } from '../errors.ts'
+import { MissingBodyError, RequestValidationError, UnsupportedMediaTypeError } from '../errors.ts'
 import { errorResponses } from '../schemas.ts'
-import { isTrue, nameListParam, nameParam, P, primaryKeyParam, publicKeyParam, rowFormat, scopeParam } from './state-params.ts'
+import { checkBlockNum, isTrue, listedNameParam, nameListParam, nameParam, P, primaryKeyParam, publicKeyParam, rowFormat, scopeParam } from './state-params.ts'
 
 const Row = Type.Object({
   key: Type.String(),
@@ -27,12 +28,55 @@ const TableRowQuery = Type.Object({ account: P.name, scope: P.scope, table: P.na
 const ScopesQuery = Type.Object({ account: P.name, scopes: P.names, table: P.name, ...readParams })
 const AccountsQuery = Type.Object({ accounts: P.names, scope: P.scope, table: P.name, ...readParams })
 const KeyAccountsQuery = Type.Object({ public_key: Type.String({ maxLength: 256 }), block_num: P.blockNum })
+const BinToJsonBody = Type.Object({
+  account: P.name,
+  table: P.name,
+  hex_rows: Type.Array(Type.String({ maxLength: 2 * 1024 * 1024, pattern: '^([0-9a-fA-F]{2})*$' }), { maxItems: 10_000 }),
+  block_num: P.blockNum,
+})
+/** bin_to_json's body checked as sent: Ajv's coercion would take `"hex_rows": "00"` for `["00"]`, `["a"]` for `"a"`, `12` for `"12"`, `true` for 1. */
+const binToJsonCheck = Compile(BinToJsonBody)
+
+/** TypeBox's errors as dfuse's `{ "<field>": ["<sentence>", …] }`. */
+function strictErrors(value: unknown): Record<string, string[]> {
+  const out: Record<string, string[]> = {}
+  for (const error of binToJsonCheck.Errors(value)) {
+    const required = (error.params as { requiredProperties?: unknown }).requiredProperties
+    if (Array.isArray(required)) {
+      for (const field of required) (out[String(field)] ??= []).push(`The ${String(field)} field is required.`)
+      continue
+    }
+    const field = error.instancePath.replace(/^\//, '').replace(/\//g, '.') || 'body'
+    ;(out[field] ??= []).push(`The ${field} field ${error.message}.`)
+  }
+  return out
+}
+
+const FORM = 'application/x-www-form-urlencoded'
+
+/** The POST forms read `application/x-www-form-urlencoded` bodies only (dfuse's); a request without a body is an empty form. */
+async function formBodyOnly(request: FastifyRequest, _reply: FastifyReply, payload: unknown) {
+  const type = request.headers['content-type']
+  const length = request.headers['content-length']
+  const hasBody = request.headers['transfer-encoding'] !== undefined || (length !== undefined && Number(length) !== 0)
+  if (hasBody && (type ?? '').split(';')[0].trim().toLowerCase() !== FORM) throw UnsupportedMediaTypeError({ contentType: type ?? '' })
+  return payload
+}
+async function emptyForm(request: FastifyRequest) {
+  if (request.body === undefined || request.body === null) request.body = {}
+}
+
+const daysInMonth = (year: number, month: number): number =>
+  month === 2 ? (year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0) ? 29 : 28) : [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month - 1]
 
 /** Milliseconds of an RFC 3339 time (`Z` assumed without an offset; fractions past milliseconds dropped). */
 function parseRfc3339(text: string): number | undefined {
-  const m = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(?:\.(\d{1,9}))?(Z|[+-]\d{2}:\d{2})?$/.exec(text)
+  const m = /^((\d{4})-(\d{2})-(\d{2})T(?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d)(?:\.(\d{1,9}))?(Z|[+-]\d{2}:\d{2})?$/.exec(text)
   if (!m) return undefined
-  const ms = Date.parse(`${m[1]}.${(m[2] ?? '').padEnd(3, '0').slice(0, 3)}${m[3] ?? 'Z'}`)
+  // Date.parse rolls 2019-02-30 over to March 2: the day must exist in its month.
+  const [year, month, day] = [Number(m[2]), Number(m[3]), Number(m[4])]
+  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return undefined
+  const ms = Date.parse(`${m[1]}.${(m[5] ?? '').padEnd(3, '0').slice(0, 3)}${m[6] ?? 'Z'}`)
   return Number.isFinite(ms) ? ms : undefined
 }
 
@@ -45,6 +89,8 @@ const tableArgs = (q: Static<typeof TableQuery> | Static<typeof ScopesQuery> | S
 /** The state endpoints of dfuse (`/v0/state/*`) and `/v0/block_id/by_time`; every one needs a token. */
 export const stateRoutes: FastifyPluginAsyncTypebox<{ state: StateService }> = async (app, opts) => {
   const { state } = opts
+  // Before the schema: Ajv would coerce `block_num=1e3` to 1000.
+  app.addHook('preValidation', async (request) => checkBlockNum(request.method === 'POST' ? request.body : request.query))
 
   app.get(
     '/v0/state/table',
@@ -68,9 +114,11 @@ export const stateRoutes: FastifyPluginAsyncTypebox<{ state: StateService }> = a
 
   for (const method of ['GET', 'POST'] as const) {
     const input = method === 'GET' ? 'querystring' : 'body'
+    const form = method === 'POST' ? { preParsing: formBodyOnly, preValidation: emptyForm } : {}
     app.route({
       method,
       url: '/v0/state/tables/scopes',
+      ...form,
       schema: { summary: 'Rows of one table for up to 1,500 scopes (POST: form-urlencoded)', [input]: ScopesQuery, response: { 200: MultiState, ...errorResponses } },
       handler: async (request) => {
         const q = paramsOf<Static<typeof ScopesQuery>>(request)
@@ -80,15 +128,17 @@ export const stateRoutes: FastifyPluginAsyncTypebox<{ state: StateService }> = a
     app.route({
       method,
       url: '/v0/state/tables/accounts',
+      ...form,
       schema: { summary: 'One table and scope across up to 1,500 accounts (POST: form-urlencoded)', [input]: AccountsQuery, response: { 200: MultiState, ...errorResponses } },
       handler: async (request) => {
         const q = paramsOf<Static<typeof AccountsQuery>>(request)
-        return state.tablesForAccounts({ accounts: nameListParam('accounts', q.accounts, nameParam), scope: scopeParam('scope', q.scope), table: nameParam('table', q.table), ...tableArgs(q) })
+        return state.tablesForAccounts({ accounts: nameListParam('accounts', q.accounts, listedNameParam), scope: scopeParam('scope', q.scope), table: nameParam('table', q.table), ...tableArgs(q) })
       },
     })
     app.route({
       method,
       url: '/v0/state/key_accounts',
+      ...form,
       schema: { summary: 'Accounts controlled by a public key at any height', [input]: KeyAccountsQuery, response: { 200: Type.Object({ block_num: Type.Integer(), account_names: Type.Array(Type.String()) }), ...errorResponses } },
       handler: async (request) => {
         const q = paramsOf<Static<typeof KeyAccountsQuery>>(request)
@@ -121,32 +171,35 @@ export const stateRoutes: FastifyPluginAsyncTypebox<{ state: StateService }> = a
     async (request) => state.abi({ account: nameParam('account', request.query.account), blockNum: request.query.block_num, json: isTrue(request.query.json) }),
   )
 
-  app.post(
-    '/v0/state/abi/bin_to_json',
-    {
-      schema: {
-        summary: 'Decode hex rows with the table type of an account\'s ABI at any height',
-        body: Type.Object({
-          account: P.name,
-          table: P.name,
-          hex_rows: Type.Array(Type.String({ maxLength: 2 * 1024 * 1024, pattern: '^([0-9a-fA-F]{2})*$' }), { maxItems: 10_000 }),
-          block_num: P.blockNum,
-        }),
-        response: { 200: Type.Object({ block_num: Type.Integer(), account: Type.String(), table: Type.String(), rows: Type.Array(Type.Unknown()) }), ...errorResponses },
+  // A JSON body whatever its Content-Type, form encoding included (curl -d sends that): the form parser is not inherited here.
+  await app.register(async (child) => {
+    child.removeContentTypeParser(FORM)
+    child.withTypeProvider<TypeBoxTypeProvider>().post(
+      '/v0/state/abi/bin_to_json',
+      {
+        schema: {
+          summary: 'Decode hex rows with the table type of an account\'s ABI at any height',
+          body: BinToJsonBody,
+          response: { 200: Type.Object({ block_num: Type.Integer(), account: Type.String(), table: Type.String(), rows: Type.Array(Type.Unknown()) }), ...errorResponses },
+        },
+        preValidation: async (request) => {
+          if (request.body === undefined) throw MissingBodyError()
+          if (!binToJsonCheck.Check(request.body)) throw RequestValidationError({ errors: strictErrors(request.body) })
+        },
       },
-    },
-    async (request) => {
-      const b = request.body
-      return state.binToJson({ account: nameParam('account', b.account), table: nameParam('table', b.table), hexRows: b.hex_rows, blockNum: b.block_num })
-    },
-  )
+      async (request) => {
+        const b = request.body
+        return state.binToJson({ account: nameParam('account', b.account), table: nameParam('table', b.table), hexRows: b.hex_rows, blockNum: b.block_num })
+      },
+    )
+  })
 
   app.get(
     '/v0/block_id/by_time',
     {
       schema: {
         summary: 'The block closest to a time on the comparator\'s side',
-        querystring: Type.Object({ time: Type.String({ maxLength: 64 }), comparator: Type.Union(['gt', 'gte', 'lt', 'lte', 'eq'].map((c) => Type.Literal(c))) }),
+        querystring: Type.Object({ time: Type.String({ maxLength: 64 }), comparator: Type.Enum(['gt', 'gte', 'lt', 'lte', 'eq']) }),
         response: { 200: Type.Object({ block: Type.Object({ id: Type.String(), num: Type.Integer(), time: Type.String() }) }), ...errorResponses },
       },
     },
