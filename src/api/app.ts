@@ -94,15 +94,22 @@ export async function buildApp(args: { config: ApiConfig; services: ApiServices;
   })
   await app.register(metricsPlugin)
   await app.register(swagger, { openapi: { info: { title: 'Antler API', version: '0.1.0', description: 'dfuse-compatible chain data API for Antelope chains' } } })
-  await app.register(cors, {
-    hook: 'onRequest',
-    origin: true,
+  // Public routes answer any page (`*`); the others echo the caller's Origin (DESIGN §4): tokens
+  // travel in a header, never a cookie, and a web key's origin rules are enforced by the auth hook.
+  const corsBase = {
     methods: ['GET', 'HEAD', 'POST', 'OPTIONS'],
     allowedHeaders: ['X-Requested-With', 'Content-Type', 'Authorization', 'X-Eos-Push-Guarantee'],
     exposedHeaders: ['X-Trace-Id', 'Retry-After', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'],
     maxAge: 86400,
     // A bare OPTIONS (no Origin or Access-Control-Request-Method) gets the same 204, not the plugin's text/plain 400.
     strictPreflight: false,
+  }
+  await app.register(cors, {
+    hook: 'onRequest',
+    delegator: (request, callback) => {
+      const isPublic = request.routeOptions.config?.public === true && !request.routeOptions.config.tokenWhen
+      callback(null, { ...corsBase, origin: isPublic ? '*' : true })
+    },
   })
   await app.register(compress, { global: true, threshold: 1024 })
   await app.register(websocket, { options: { maxPayload: 1024 * 1024 } })

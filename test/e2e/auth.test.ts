@@ -200,6 +200,15 @@ test('auth end to end on a running antler dev: @dfuse/client issue and refresh, 
     assert.equal((await getInfo(p, await freshToken())).status, 200)
   })
 
+  await t.test('CORS: public routes answer any page with *, token routes echo the Origin', async () => {
+    const jwks = await fetch(`${p.api}/.well-known/jwks.json`, { headers: { origin: 'https://any.example' } })
+    assert.equal(jwks.headers.get('access-control-allow-origin'), '*')
+    const health = await fetch(`${p.api}/healthz`, { headers: { origin: 'https://any.example' } })
+    assert.equal(health.headers.get('access-control-allow-origin'), '*')
+    const info = await getInfo(p, await freshToken(), { origin: 'https://any.example' })
+    assert.equal(info.headers.get('access-control-allow-origin'), 'https://any.example')
+  })
+
   await t.test('/metrics counts the tokens issued and the limits hit', async () => {
     const text = await (await fetch(`${p.api}/metrics`)).text()
     assert.match(text, /tokens_issued/)

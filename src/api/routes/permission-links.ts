@@ -2,10 +2,11 @@ import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typ
 import { readPermissionLinks } from '../../state/index.ts'
 import type { SnapshotSource } from '../../store/index.ts'
 import { errorResponses } from '../schemas.ts'
-import { nameParam, P } from './state-params.ts'
+import { checkBlockNum, nameParam, P } from './state-params.ts'
 
 /** `GET /v0/state/permission_links`: the links an account's permissions hold at any height (token needed). */
 export const permissionLinksRoutes: FastifyPluginAsyncTypebox<{ store: SnapshotSource }> = async (app, opts) => {
+  app.addHook('preValidation', async (request) => checkBlockNum(request.query))
   app.get(
     '/v0/state/permission_links',
     {
