@@ -3,10 +3,11 @@ import assert from 'node:assert/strict'
 import { connect } from 'node:net'
 import { createPublicKey, randomBytes } from 'node:crypto'
 import { gzipSync } from 'node:zlib'
-import { fileURLToPath } from 'node:url'
 import WebSocket from 'ws'
 import { SignJWT, decodeJwt, generateKeyPair, type JWK } from 'jose'
 import { isStandardError, issueToken, startPlatform, type Platform } from '../_helpers/platform.ts'
+import { assertError, assertNoLeak, expectError, parseJson, send, type Answer, type ErrorBody } from '../_helpers/http.ts'
+import { mulberry32 } from '../_helpers/random.ts'
 
 /**
  * Bad input at every route of a real `antler dev` (DESIGN §8): each answer is the standard error
@@ -17,54 +18,6 @@ import { isStandardError, issueToken, startPlatform, type Platform } from '../_h
 const API_BODY_LIMIT = 1024 * 1024
 const CHAIN_BODY_LIMIT = 8 * 1024 * 1024
 const TIMEOUT_MS = 10_000
-
-interface Answer {
-  status: number
-  headers: Headers
-  text: string
-  body: unknown
-}
-
-function parse(text: string): unknown {
-  try {
-    return JSON.parse(text)
-  } catch {
-    return undefined
-  }
-}
-
-async function send(url: string, init: Omit<RequestInit, 'body'> & { body?: string | Buffer } = {}): Promise<Answer> {
-  const body = typeof init.body === 'string' || init.body === undefined ? init.body : new Uint8Array(init.body)
-  const response = await fetch(url, { ...init, body, signal: AbortSignal.timeout(TIMEOUT_MS) })
-  const text = await response.text()
-  return { status: response.status, headers: response.headers, text, body: parse(text) }
-}
-
-/** Stack frames, source paths or dependency names in an answer: what an error must never show. */
-const LEAK = /\bat (?:async )?[\w$.<>[\] ]*\(?(?:file:|node:|\/)[^\s)]*:\d+|node_modules|node:internal|file:\/\/|\.[cm]?[jt]s:\d+|"stack"/
-const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url))
-
-function assertNoLeak(text: string): void {
-  assert.doesNotMatch(text, LEAK, `no stack trace or path in ${text.slice(0, 400)}`)
-  assert.ok(!text.includes(REPO_ROOT), `no source path in ${text.slice(0, 400)}`)
-}
-
-type ErrorBody = { code: string; trace_id: string; message: string; details?: Record<string, unknown> }
-
-/** The standard error object with this status and code; returns it for further checks. */
-function assertError(answer: { status: number; text: string; body: unknown; traceHeader: string | null }, status: number, code: string, details: Record<string, unknown> = {}): ErrorBody {
-  assert.equal(answer.status, status, `status of ${answer.text.slice(0, 300)}`)
-  assert.ok(isStandardError(answer.body), `a standard error object: ${answer.text.slice(0, 300)}`)
-  const body = answer.body as ErrorBody
-  assert.equal(body.code, code, answer.text.slice(0, 300))
-  assert.equal(answer.traceHeader, body.trace_id, 'X-Trace-Id is the trace_id')
-  for (const [key, value] of Object.entries(details)) assert.deepEqual(body.details?.[key], value, `details.${key} of ${answer.text.slice(0, 300)}`)
-  assertNoLeak(answer.text)
-  return body
-}
-
-const expectError = (answer: Answer, status: number, code: string, details: Record<string, unknown> = {}): ErrorBody =>
-  assertError({ ...answer, traceHeader: answer.headers.get('x-trace-id') }, status, code, details)
 
 /** A nodeos error as the passthrough keeps it: `{code, message, error: {code, name, what, details}}`. */
 function isChainError(body: unknown): boolean {
@@ -129,7 +82,7 @@ function parseResponse(data: string, closed: boolean): RawAnswer | undefined {
   else if (headers['transfer-encoding'] === 'chunked') text = decodeChunked(rest)
   else text = closed ? rest : undefined
   if (text === undefined) return undefined
-  return { status, headers, text, body: parse(text), traceHeader: headers['x-trace-id'] ?? null }
+  return { status, headers, text, body: parseJson(text), traceHeader: headers['x-trace-id'] ?? null }
 }
 
 /**
@@ -223,7 +176,7 @@ function upgrade(url: string, headers: Record<string, string> = {}): Promise<Upg
     socket.once('unexpected-response', (_request, response) => {
       let text = ''
       response.on('data', (d: Buffer) => (text += d))
-      response.on('end', () => resolve({ opened: false, status: response.statusCode ?? 0, text, body: parse(text), traceHeader: (response.headers['x-trace-id'] as string | undefined) ?? null }))
+      response.on('end', () => resolve({ opened: false, status: response.statusCode ?? 0, text, body: parseJson(text), traceHeader: (response.headers['x-trace-id'] as string | undefined) ?? null }))
     })
     socket.once('error', reject)
   })
@@ -251,17 +204,6 @@ function nextMessage(socket: WebSocket): Promise<Record<string, unknown>> {
 
 // ---------------------------------------------------------------------------------------------
 // The fuzz loop's generators: a seeded PRNG so a failure reproduces with ANTLER_FUZZ_SEED.
-
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
 
 class Fuzz {
   constructor(private readonly random: () => number) {}

@@ -1,9 +1,10 @@
 import { test, type TestContext } from 'node:test'
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
-import { fileURLToPath } from 'node:url'
 import { PrivateKey } from '@wharfkit/antelope'
 import { isStandardError, issueToken, startPlatform, type Platform } from '../_helpers/platform.ts'
+import { assertNoLeak, expectError, send, type Answer, type ErrorBody } from '../_helpers/http.ts'
+import { mulberry32 } from '../_helpers/random.ts'
 
 /**
  * Bad input at every REST state route of a real `antler dev` (DESIGN §8, dfuse-wire §2–§4): every
@@ -15,55 +16,9 @@ import { isStandardError, issueToken, startPlatform, type Platform } from '../_h
  * fuzz loop over the same routes. One platform for the whole file.
  */
 
-const TIMEOUT_MS = 10_000
 const FORM = 'application/x-www-form-urlencoded'
 /** The devchain's development key, which controls alice, bob, carol and the system accounts. */
 const DEV_PUBLIC_KEY = 'EOS6MRyAjQq8ud7hVNYcfnVPJqcVpscN5So8BhtHuGYqET5GDW5CV'
-
-interface Answer {
-  status: number
-  headers: Headers
-  text: string
-  body: unknown
-}
-
-type ErrorBody = { code: string; trace_id: string; message: string; details?: Record<string, unknown> }
-
-function parse(text: string): unknown {
-  try {
-    return JSON.parse(text)
-  } catch {
-    return undefined
-  }
-}
-
-async function send(url: string, init: Omit<RequestInit, 'body'> & { body?: string | Buffer } = {}): Promise<Answer> {
-  const body = typeof init.body === 'string' || init.body === undefined ? init.body : new Uint8Array(init.body)
-  const response = await fetch(url, { ...init, body, signal: AbortSignal.timeout(TIMEOUT_MS) })
-  const text = await response.text()
-  return { status: response.status, headers: response.headers, text, body: parse(text) }
-}
-
-/** Stack frames, source paths or dependency names in an answer: what an error must never show. */
-const LEAK = /\bat (?:async )?[\w$.<>[\] ]*\(?(?:file:|node:|\/)[^\s)]*:\d+|node_modules|node:internal|file:\/\/|\.[cm]?[jt]s:\d+|"stack"/
-const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url))
-
-function assertNoLeak(text: string): void {
-  assert.doesNotMatch(text, LEAK, `no stack trace or path in ${text.slice(0, 400)}`)
-  assert.ok(!text.includes(REPO_ROOT), `no source path in ${text.slice(0, 400)}`)
-}
-
-/** The standard error object with this status and code, its trace id in `X-Trace-Id`; returns it. */
-function expectError(answer: Answer, status: number, code: string): ErrorBody {
-  assert.equal(answer.status, status, `status of ${answer.text.slice(0, 300)}`)
-  assert.ok(isStandardError(answer.body), `a standard error object: ${answer.text.slice(0, 300)}`)
-  const body = answer.body as ErrorBody
-  assert.equal(body.code, code, answer.text.slice(0, 300))
-  assert.match(body.trace_id, /^[0-9a-f]{32}$/)
-  assert.equal(answer.headers.get('x-trace-id'), body.trace_id, 'X-Trace-Id is the trace_id')
-  assertNoLeak(answer.text)
-  return body
-}
 
 async function assertAlive(platform: Platform): Promise<void> {
   const answer = await send(`${platform.api}/healthz`)
@@ -392,17 +347,6 @@ function nothingThereCases(head: number, lib: number): Case[] {
 
 // ---------------------------------------------------------------------------------------------
 // The fuzz loop's generators: a seeded PRNG so a failure reproduces with ANTLER_FUZZ_SEED.
-
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
 
 class Fuzz {
   constructor(private readonly random: () => number) {}

@@ -12,6 +12,7 @@ import { createIndexer } from '../../src/ingest/index.ts'
 import { openSqliteStore, type Store } from '../../src/store/index.ts'
 import { tempDir, withDevchain } from '../_helpers/devchain.ts'
 import { abiFromHex, readCanonicalChain, referenceDecode, referenceKey, StateReplay, type ChainBlock, type ModelRow } from './chain-replay.ts'
+import { mulberry32 } from '../_helpers/random.ts'
 
 /*
  * A randomized differential test of the REST state endpoints. A devchain runs a seeded workload
@@ -32,17 +33,6 @@ const MAX_FORK_DEPTH = 6
 const TABLE_PICKS = 220
 const SCOPES_PICKS = 50
 const TABLE_SCOPES_PICKS = 50
-
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 const trxId = (packedTrx: Uint8Array) => createHash('sha256').update(packedTrx).digest('hex')
