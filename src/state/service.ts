@@ -1,4 +1,4 @@
-import { AbiCache, abiToJson, toHex } from '../antelope/index.ts'
+import { AbiCache, abiToJson, formatRfc3339, toHex } from '../antelope/index.ts'
 import type { SnapshotReader, SnapshotSource, TimeComparator } from '../store/index.ts'
 import { AbiNotFoundError, BlockTimeNotFoundError, DecodingTableRowError, PublicKeyNotFoundError, RowNotFoundError, TableNotFoundError } from './errors.ts'
 import { resolveHeight, type ReadHeight } from './height.ts'
@@ -130,11 +130,9 @@ export function createStateService(deps: { store: SnapshotSource; abiCacheSize?:
       read(async (reader) => {
         const block = await reader.blockByTime({ timeMs: args.timeMs, comparator: args.comparator })
         if (!block) throw BlockTimeNotFoundError({ time: args.timeText, comparator: args.comparator })
-        return { block: { id: block.id, num: block.num, time: formatIsoTime(block.timestampMs) } }
+        return { block: { id: block.id, num: block.num, time: formatRfc3339(block.timestampMs) } }
       }),
   }
 }
 
-/** dfuse's block time: RFC 3339 with milliseconds and Z. */
-const formatIsoTime = (ms: number) => new Date(ms).toISOString()
 

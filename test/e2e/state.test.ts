@@ -181,7 +181,8 @@ test('REST state with @dfuse/client against a running antler dev: reads before a
     assert.equal((await client.fetchBlockIdByTime(time, 'lt')).block.num, transferBlock - 1)
     const gte = await client.fetchBlockIdByTime(time, 'gte')
     assert.equal(gte.block.id, block.id.toString())
-    assert.equal(gte.block.time, time.toISOString())
+    assert.equal(Date.parse(gte.block.time), time.getTime())
+    assert.doesNotMatch(gte.block.time, /\.\d*0Z$/, 'RFC 3339 with trailing zeros of the fraction trimmed, as dfuse wrote it')
   })
 
   await t.test('typed errors: above head, unknown table, missing row, not ready parameters', async () => {

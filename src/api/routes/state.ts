@@ -1,6 +1,7 @@
 import { Type, type FastifyPluginAsyncTypebox, type Static, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { Compile } from 'typebox/compile'
+import { parseTime } from '../../antelope/index.ts'
 import type { StateService } from '../../state/index.ts'
 import { MissingBodyError, RequestValidationError, UnsupportedMediaTypeError } from '../errors.ts'
 import { errorResponses } from '../schemas.ts'
@@ -64,20 +65,6 @@ async function formBodyOnly(request: FastifyRequest, _reply: FastifyReply, paylo
 }
 async function emptyForm(request: FastifyRequest) {
   if (request.body === undefined || request.body === null) request.body = {}
-}
-
-const daysInMonth = (year: number, month: number): number =>
-  month === 2 ? (year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0) ? 29 : 28) : [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month - 1]
-
-/** Milliseconds of an RFC 3339 time (`Z` assumed without an offset; fractions past milliseconds dropped). */
-function parseRfc3339(text: string): number | undefined {
-  const m = /^((\d{4})-(\d{2})-(\d{2})T(?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d)(?:\.(\d{1,9}))?(Z|[+-]\d{2}:\d{2})?$/.exec(text)
-  if (!m) return undefined
-  // Date.parse rolls 2019-02-30 over to March 2: the day must exist in its month.
-  const [year, month, day] = [Number(m[2]), Number(m[3]), Number(m[4])]
-  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return undefined
-  const ms = Date.parse(`${m[1]}.${(m[5] ?? '').padEnd(3, '0').slice(0, 3)}${m[6] ?? 'Z'}`)
-  return Number.isFinite(ms) ? ms : undefined
 }
 
 /** GET reads the query string, POST the form body (dfuse's two forms of the multi-table reads). */
@@ -205,8 +192,12 @@ export const stateRoutes: FastifyPluginAsyncTypebox<{ state: StateService }> = a
     },
     async (request) => {
       const { time, comparator } = request.query
-      const timeMs = parseRfc3339(time)
-      if (timeMs === undefined) throw RequestValidationError({ errors: { time: ['The time field must be an RFC 3339 time, e.g. 2019-03-04T10:36:14.500Z'] } })
+      let timeMs: number
+      try {
+        timeMs = parseTime(time)
+      } catch {
+        throw RequestValidationError({ errors: { time: ['The time field must be an RFC 3339 time, e.g. 2019-03-04T10:36:14.500Z'] } })
+      }
       return state.blockByTime({ timeMs, comparator: comparator as 'gt' | 'gte' | 'lt' | 'lte' | 'eq', timeText: time })
     },
   )
