@@ -24,6 +24,7 @@ const ALLOWED: Record<string, string[]> = {
   push: ['antelope', 'store'],
   auth: ['antelope', 'store'],
   state: ['antelope', 'store'],
+  search: ['antelope', 'store'],
   api: ['antelope', 'store', 'auth', 'push', 'state'],
   cli: ['antelope', 'ship', 'devchain', 'store', 'ingest', 'auth', 'push', 'state', 'api'],
 }

@@ -1,0 +1,2 @@
+export { parseSearchQuery, SEARCH_QUERY_LIMITS } from './parser.ts'
+export { InvalidSearchQueryError } from './errors.ts'
