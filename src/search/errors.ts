@@ -9,3 +9,8 @@ export function InvalidSearchQueryError(args: { query: string; position: number;
     details: { position: args.position, reason: args.reason },
   })
 }
+
+/** A cursor that is garbage, altered or made by another server (DESIGN §7). */
+export function InvalidCursorError(args: { reason: string }): AntlerError {
+  return new AntlerError({ code: 'invalid_cursor_error', status: 400, message: `invalid cursor: ${args.reason}`, details: { reason: args.reason } })
+}

@@ -1,2 +1,3 @@
 export { parseSearchQuery, SEARCH_QUERY_LIMITS } from './parser.ts'
-export { InvalidSearchQueryError } from './errors.ts'
+export { createCursorCodec, type CursorCodec, type SearchPosition } from './cursor.ts'
+export { InvalidSearchQueryError, InvalidCursorError } from './errors.ts'
