@@ -10,6 +10,7 @@ import { postingChunks, truncateChunk, type PostingChunk } from '../search/posti
 import { searchPostings, type PostingSource } from '../search/query.ts'
 import type { BlockBatch, StepType } from '../types.ts'
 import { libMoves, writeSteps } from '../write-steps.ts'
+import { failpoint, writtenBlocks } from '../failpoints.ts'
 import { PARTITIONED_TABLES, partitionDdl } from './schema.ts'
 import { readOnlyStore, type OpenStoreOptions } from '../read-only.ts'
 import { openPostgresPool } from './open-pool.ts'
@@ -134,6 +135,7 @@ export async function openPostgresStore(url: string, options: OpenStoreOptions =
       ['numeric', a.map((x) => x.recvSequence.toString())],
       ['text', a.map((x) => ramText(x.ramDeltas))],
     ])
+    failpoint?.('between-statements', writtenBlocks(batches))
     await writeRowVersions(c, batches)
     for (const { block: b, abis, permissions, links } of batches) {
       // Few rows, but read by account at any height: their statistics must not wait for autovacuum either.
@@ -213,15 +215,18 @@ export async function openPostgresStore(url: string, options: OpenStoreOptions =
       const chunks = postingChunks(batches)
       statistics.wrote('postings', chunks.length)
       await insertChunks(c, chunks)
+      failpoint?.('before-commit', writtenBlocks(batches))
     })
+    failpoint?.('after-commit', writtenBlocks(batches))
     await statistics.refresh()
   }
 
-  async function undoFrom(c: pg.PoolClient, blockNum: number): Promise<void> {
+  /** Undoes blocks from `blockNum` up; returns the head it undid (undefined: nothing to undo). */
+  async function undoFrom(c: pg.PoolClient, blockNum: number): Promise<number | undefined> {
     const lib = Number((await meta(c, 'lib')) ?? 0)
     if (blockNum <= lib) throw StoreIrreversibleUndoError({ blockNum, lib })
     const undone = (await c.query<{ num: string; id: string }>('SELECT num, id FROM blocks WHERE num >= $1 ORDER BY num DESC', [blockNum])).rows
-    if (undone.length === 0) return
+    if (undone.length === 0) return undefined
     const cut = (await c.query<{ seq: string | null }>('SELECT MIN(first_seq) AS seq FROM blocks WHERE num >= $1', [blockNum])).rows[0].seq
     if (cut !== null) {
       await c.query('DELETE FROM actions WHERE global_seq >= $1 AND block_num >= $2', [cut, blockNum])
@@ -230,6 +235,7 @@ export async function openPostgresStore(url: string, options: OpenStoreOptions =
       await insertChunks(c, kept)
     }
     await c.query(numbered(RECORD_FORKED_TRANSACTIONS), [blockNum])
+    failpoint?.('undo-between-statements', { first: blockNum, last: Number(undone[0].num) })
     const keys = (await c.query<{ code: string; tbl: string; scope: string; pk: string }>('SELECT DISTINCT code, tbl, scope, pk FROM row_versions WHERE block_num >= $1', [blockNum])).rows
     if (keys.length) {
       await c.query(
@@ -251,6 +257,8 @@ export async function openPostgresStore(url: string, options: OpenStoreOptions =
     if (head) await setMeta(c, 'head', `${head.num}:${head.id}`)
     else await c.query("DELETE FROM meta WHERE key = 'head'")
     await c.query("SELECT pg_notify('antler_steps', $1)", [String(blockNum)])
+    failpoint?.('undo-before-commit', { first: blockNum, last: Number(undone[0].num) })
+    return Number(undone[0].num)
   }
 
   const postingSource: PostingSource = {
@@ -296,7 +304,10 @@ export async function openPostgresStore(url: string, options: OpenStoreOptions =
     },
     applyBlock: (batch, lib) => applyBlocks([batch], lib),
     applyBlocks,
-    undoFrom: (blockNum) => inTransaction((c) => undoFrom(c, blockNum)),
+    async undoFrom(blockNum) {
+      const undoneHead = await inTransaction((c) => undoFrom(c, blockNum))
+      if (undoneHead !== undefined) failpoint?.('undo-after-commit', { first: blockNum, last: undoneHead })
+    },
     async transaction(id) {
       const r = (await pool.query(numbered(LATEST_TRANSACTION_RECORD), [trxIdKey(id), id])).rows[0]
       return r && transactionFromRow(r)

@@ -7,6 +7,7 @@ import { postingChunks, truncateChunk, type PostingChunk } from '../search/posti
 import { searchPostings, type PostingSource } from '../search/query.ts'
 import type { ActionRecord, BlockBatch, Step, StepType, StorePosition, TransactionRecord } from '../types.ts'
 import { writeSteps } from '../write-steps.ts'
+import { failpoint, writtenBlocks } from '../failpoints.ts'
 import { startCheckpointer } from './checkpointer.ts'
 import { sqliteIntegrityFindings } from './integrity.ts'
 import { openSqliteDatabase } from './open-database.ts'
@@ -163,7 +164,8 @@ export function openSqliteStore(path: string, options: OpenStoreOptions = {}): S
     if (planned.lib > cursor.startLib) s.setMeta.run('lib', String(planned.lib))
   }
 
-  const apply = (batch: BlockBatch, cursor: WriteCursor) => {
+  /** Writes one block of `write` (all of it is needed only to name it at a failpoint). */
+  const apply = (batch: BlockBatch, cursor: WriteCursor, write: readonly BlockBatch[]) => {
     const b = batch.block
     const head = cursor.head
     if (head && (b.num !== head.blockNum + 1 || b.previous !== head.blockId)) throw StoreLinkError({ blockNum: b.num, previous: b.previous, head: head.blockNum, headId: head.blockId })
@@ -176,6 +178,7 @@ export function openSqliteStore(path: string, options: OpenStoreOptions = {}): S
       s.insertTrx.run(t.blockNum, t.blockIndex, t.id, trxIdKey(t.id), t.status, t.cpuUsageUs, t.netUsageWords, t.scheduled ? 1 : 0, range?.firstSeq ?? null, range?.count ?? 0)
     }
     for (const a of batch.actions) insertAction(a, trxIndex.get(a.trxId) ?? -1)
+    if (cursor.applied.length === 0) failpoint?.('between-statements', writtenBlocks(write))
     for (const r of batch.rows) {
       const pk = pkText(r.primaryKey)
       s.closeRow.run(b.num, r.code, r.table, r.scope, pk)
@@ -207,9 +210,10 @@ export function openSqliteStore(path: string, options: OpenStoreOptions = {}): S
   // at once (SQLITE_BUSY, no busy wait) when another process (`antler keys`) committed in between.
   const applyMany = db.transaction((batches: readonly BlockBatch[], lib: number) => {
     const cursor = startWrite()
-    for (const batch of batches) apply(batch, cursor)
+    for (const batch of batches) apply(batch, cursor, batches)
     finishWrite(cursor, lib)
     insertPostings(batches)
+    failpoint?.('before-commit', writtenBlocks(batches))
   })
 
   const insertAction = (a: ActionRecord, trxIndex: number) =>
@@ -245,6 +249,7 @@ export function openSqliteStore(path: string, options: OpenStoreOptions = {}): S
       }
     }
     s.recordForked.run(blockNum)
+    failpoint?.('undo-between-statements', { first: blockNum, last: undone[0].num })
     for (const k of s.rowKeysFrom.all(blockNum) as { code: string; tbl: string; scope: string; pk: string }[]) s.reopenRow.run({ ...k, cut: blockNum })
     s.deleteRowsFrom.run(blockNum)
     for (const stmt of undoStatements) stmt.run(blockNum)
@@ -253,6 +258,8 @@ export function openSqliteStore(path: string, options: OpenStoreOptions = {}): S
     const head = s.blockByNum.get(blockNum - 1) as { num: number; id: string } | undefined
     if (head) s.setMeta.run('head', `${head.num}:${head.id}`)
     else db.prepare("DELETE FROM meta WHERE key = 'head'").run()
+    failpoint?.('undo-before-commit', { first: blockNum, last: undone[0].num })
+    return undone[0].num
   })
 
   const begin = db.prepare('BEGIN')
@@ -285,12 +292,15 @@ export function openSqliteStore(path: string, options: OpenStoreOptions = {}): S
     },
     async applyBlock(batch, lib) {
       applyMany.immediate([batch], lib)
+      failpoint?.('after-commit', writtenBlocks([batch]))
     },
     async applyBlocks(batches, lib) {
       applyMany.immediate(batches, lib)
+      failpoint?.('after-commit', writtenBlocks(batches))
     },
     async undoFrom(blockNum) {
-      undo.immediate(blockNum)
+      const undoneHead = undo.immediate(blockNum)
+      if (undoneHead !== undefined) failpoint?.('undo-after-commit', { first: blockNum, last: undoneHead })
     },
     async blockByNum(num) {
       const row = s.blockByNum.get(num) as Record<string, unknown> | undefined
