@@ -3,6 +3,15 @@ import { decodeEntries } from '../../src/store/index.ts'
 
 const DATA_TABLES = ['blocks', 'transactions', 'actions', 'row_versions', 'abi_versions', 'permission_versions', 'key_versions', 'link_versions']
 
+/**
+ * Rows in a total order: by their columns' values, all of them (ORDER BY on the first four left a
+ * key's versions, which differ only in a later column, in PostgreSQL's physical order).
+ */
+function sortedRows<T extends Record<string, unknown>>(rows: T[]): T[] {
+  const key = (row: T) => JSON.stringify(Object.values(row), (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v instanceof Uint8Array ? Buffer.from(v).toString('hex') : v))
+  return rows.map((row) => ({ row, key: key(row) })).sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0)).map((x) => x.row)
+}
+
 /** Posting chunks as (term_key, seq, flags) entries in order: how a write split them into chunks is not part of what must match. */
 function postingEntries(chunks: readonly Record<string, unknown>[]): { term_key: number; seq: number; flags: number }[] {
   const out = chunks.flatMap((c) => {
@@ -16,7 +25,7 @@ function postingEntries(chunks: readonly Record<string, unknown>[]): { term_key:
 export function dumpSqliteStore(path: string): Record<string, unknown[]> {
   const db = new Database(path, { readonly: true })
   try {
-    const dump = Object.fromEntries(DATA_TABLES.map((t) => [t, db.prepare(`SELECT * FROM ${t} ORDER BY 1, 2, 3, 4`).all()]))
+    const dump = Object.fromEntries(DATA_TABLES.map((t) => [t, sortedRows(db.prepare(`SELECT * FROM ${t}`).all() as Record<string, unknown>[])]))
     return { ...dump, postings: postingEntries(db.prepare('SELECT * FROM postings').all() as Record<string, unknown>[]) }
   } finally {
     db.close()
@@ -47,7 +56,7 @@ export async function dumpPostgresStore(url: string): Promise<Record<string, unk
   await client.connect()
   try {
     const out: Record<string, unknown[]> = {}
-    for (const t of DATA_TABLES) out[t] = (await client.query(`SELECT * FROM ${t} ORDER BY 1, 2, 3, 4`)).rows
+    for (const t of DATA_TABLES) out[t] = sortedRows((await client.query(`SELECT * FROM ${t}`)).rows)
     out.postings = postingEntries((await client.query('SELECT * FROM postings')).rows)
     return out
   } finally {

@@ -58,6 +58,7 @@ test(`the indexer killed with SIGKILL ${KILLS} times (seed ${SEED}) loses and du
   const spawnIndexer = () => spawn(process.execPath, [ANTLER_BIN, 'index', '--ship', devchain.ship, '--data-dir', dir], { stdio: ['ignore', 'ignore', 'pipe'] })
   // The first indexer runs until it has stored a block before it is killed: on a loaded machine
   // starting up can take longer than the kill delays (one full-suite run stored nothing in 22 kills).
+  const firstStarted = Date.now()
   const first = spawnIndexer()
   const firstExited = new Promise((r) => first.once('exit', r))
   await until(() => {
@@ -67,13 +68,15 @@ test(`the indexer killed with SIGKILL ${KILLS} times (seed ${SEED}) loses and du
       return false // the file exists before its schema does
     }
   }, 'the first indexer to store a block', 60_000)
+  // Kills land from before to well after a process's start-up time, whatever the machine's load.
+  const startupMs = Math.max(500, Date.now() - firstStarted)
   first.kill('SIGKILL')
   await firstExited
   let lastHead = 0
   for (let i = 0; i < KILLS; i++) {
     const child = spawnIndexer()
     const exited = new Promise((r) => child.once('exit', r))
-    await new Promise((r) => setTimeout(r, 500 + random() * 1200))
+    await new Promise((r) => setTimeout(r, startupMs * (0.5 + random() * 1.5)))
     child.kill('SIGKILL')
     await exited
     // On a loaded machine a kill can land before the process has created the store: nothing to check yet.
