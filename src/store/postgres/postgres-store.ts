@@ -54,10 +54,11 @@ export async function openPostgresStore(url: string, options: OpenStoreOptions =
   const setMeta = (q: Queryable, key: string, value: string) => q.query('INSERT INTO meta VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value', [key, value])
   const step = (q: Queryable, type: StepType, num: number, id: string) => q.query('INSERT INTO steps (type, block_num, block_id) VALUES ($1, $2, $3)', [type, num, id])
 
-  async function inTransaction<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  /** Runs `fn` in one transaction on one client (`begin` names its kind), rolled back if it throws. */
+  async function inTransaction<T>(fn: (client: pg.PoolClient) => Promise<T>, begin = 'BEGIN'): Promise<T> {
     const client = await pool.connect()
     try {
-      await client.query('BEGIN')
+      await client.query(begin)
       const result = await fn(client)
       await client.query('COMMIT')
       return result
@@ -284,20 +285,7 @@ export async function openPostgresStore(url: string, options: OpenStoreOptions =
   const store: Store = {
     ...createPostgresKeys(pool),
     ...createPostgresSnapshotReader(pool),
-    async snapshot(read) {
-      const client = await pool.connect()
-      try {
-        await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY')
-        const result = await read(createPostgresSnapshotReader(client))
-        await client.query('COMMIT')
-        return result
-      } catch (error) {
-        await client.query('ROLLBACK').catch(() => undefined)
-        throw error
-      } finally {
-        client.release()
-      }
-    },
+    snapshot: (read) => inTransaction((client) => read(createPostgresSnapshotReader(client)), 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY'),
     async reversibleBlocks(): Promise<BlockRef[]> {
       const lib = Number((await meta(pool, 'lib')) ?? 0)
       return (await pool.query<{ num: string; id: string }>('SELECT num, id FROM blocks WHERE num > $1 ORDER BY num', [lib])).rows.map((r) => ({ blockNum: Number(r.num), blockId: r.id }))
