@@ -3,6 +3,7 @@ import { benchApi } from './api.ts'
 import { benchDevchain } from './devchain.ts'
 import { benchIngest } from './ingest.ts'
 import { benchSearchOfPostgres, benchSearchOfSqlite } from './search.ts'
+import { benchStateApi } from './state-api.ts'
 import { benchStoreReads } from './store-reads.ts'
 
 /**
@@ -11,7 +12,10 @@ import { benchStoreReads } from './store-reads.ts'
  * keeps the SQLite store the ingest bench wrote and `--keep-postgres` its PostgreSQL database;
  * `--only search --sqlite PATH` or `--only search --postgres URL` runs the search figures on such a
  * store alone. `--only api` runs the API figures (`--api-seconds`, `--api-connections`,
- * `--api-rounds`, `--api-backlog 0` to skip the latency-during-catch-up figures).
+ * `--api-rounds`, `--api-backlog 0` to skip the latency-during-catch-up figures). `--only state-api
+ * --sqlite PATH --postgres URL` (either or both) runs the REST state figures against `antler api`
+ * on such stores (`--api-seconds`, `--api-rounds`); it appends its state fixture to a store once
+ * (bench/state-api.ts).
  */
 const { values } = parseArgs({
   options: {
@@ -74,4 +78,18 @@ if (values.only === 'search') {
   }
   console.log(`# search: ${values.sqlite ?? values.postgres}`)
   print(await (values.sqlite ? benchSearchOfSqlite(values.sqlite) : benchSearchOfPostgres(values.postgres as string)))
+}
+if (values.only === 'state-api') {
+  const seconds = Number(values['api-seconds'])
+  const rounds = Number(values['api-rounds'])
+  if (!values.sqlite && !values.postgres) {
+    console.error('bench: --only state-api needs --sqlite PATH and/or --postgres URL (stores kept by --keep-sqlite / --keep-postgres of a 1,000,000-action ingest run)')
+    process.exit(2)
+  }
+  if (![seconds, rounds].every((n) => Number.isInteger(n) && n >= 1)) {
+    console.error('bench: --api-seconds and --api-rounds must be whole numbers of at least 1')
+    process.exit(2)
+  }
+  console.log(`# state-api: ${[values.sqlite, values.postgres].filter(Boolean).join(' and ')}; autocannon (own process) against antler api --no-auth, warmed up 3 s, then ${rounds} runs of ${seconds} s each, configurations taking turns`)
+  print(await benchStateApi({ sqlite: values.sqlite, postgres: values.postgres, seconds, rounds, warmupSeconds: 3 }))
 }
