@@ -1,6 +1,6 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
-import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs'
+import { closeSync, mkdtempSync, openSync, rmSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import os, { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -8,6 +8,7 @@ import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import { startBenchFeed, type BenchFeed } from './ship-feed.ts'
+import { Children, cpuSeconds, logTail } from './children.ts'
 
 export interface ApiBenchOptions {
   /** Length of each measured run, seconds. */
@@ -35,67 +36,6 @@ const LIFTED_LIMITS = JSON.stringify({
 
 const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref())
 
-/** Every child process of the bench: stopped at the end, on error, and killed (and `dir` removed) if the bench process exits or is interrupted. */
-class Children {
-  private readonly live = new Set<ChildProcess>()
-  private readonly onExit = () => {
-    for (const child of this.live) child.kill('SIGKILL')
-    rmSync(this.dir, { recursive: true, force: true })
-  }
-  private readonly onSignal = (signal: NodeJS.Signals) => {
-    this.onExit()
-    process.exit(signal === 'SIGINT' ? 130 : 143)
-  }
-
-  constructor(private readonly dir: string) {
-    process.on('exit', this.onExit)
-    process.once('SIGINT', this.onSignal)
-    process.once('SIGTERM', this.onSignal)
-  }
-
-  track<C extends ChildProcess>(child: C): C {
-    this.live.add(child)
-    child.once('exit', () => this.live.delete(child))
-    return child
-  }
-
-  /** SIGTERM (a clean shutdown), SIGKILL after 15 s. */
-  async stop(child: ChildProcess): Promise<void> {
-    if (child.exitCode !== null || child.signalCode !== null) return
-    const exited = once(child, 'exit')
-    child.kill('SIGTERM')
-    if (await Promise.race([exited.then(() => true), delay(15_000).then(() => false)])) return
-    child.kill('SIGKILL')
-    await Promise.race([exited, delay(5_000)])
-  }
-
-  async close(): Promise<void> {
-    await Promise.all([...this.live].map((child) => this.stop(child)))
-    process.off('exit', this.onExit)
-    process.off('SIGINT', this.onSignal)
-    process.off('SIGTERM', this.onSignal)
-  }
-}
-
-/** CPU seconds a process (all its threads) has used so far, from /proc (Linux); undefined elsewhere. */
-function cpuSeconds(pid: number | undefined): number | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-    return (Number(fields[11]) + Number(fields[12])) / 100 // utime + stime, in USER_HZ (100 on Linux)
-  } catch {
-    return undefined
-  }
-}
-
-const tail = (path: string) => {
-  try {
-    return readFileSync(path, 'utf8').split('\n').slice(-15).join('\n')
-  } catch {
-    return '(no log)'
-  }
-}
-
 /** Runs `node bin/antler.js ARGS` (stderr to `logPath`) and returns the fields of its `antler ready {…}` line. */
 async function startAntler(children: Children, args: string[], logPath: string, timeoutMs = 120_000): Promise<{ child: ChildProcess; ready: Record<string, string> }> {
   const log = openSync(logPath, 'a')
@@ -118,7 +58,7 @@ async function startAntler(children: Children, args: string[], logPath: string, 
     return { child, ready }
   } catch (error) {
     await children.stop(child)
-    throw new Error(`${(error as Error).message}; its log ends:\n${tail(logPath)}`, { cause: error })
+    throw new Error(`${(error as Error).message}; its log ends:\n${logTail(logPath)}`, { cause: error })
   }
 }
 

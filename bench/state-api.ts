@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
-import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs'
+import { closeSync, mkdtempSync, openSync, rmSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import os, { tmpdir } from 'node:os'
 import { basename, dirname, join } from 'node:path'
@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url'
 import { AbiCache, BinaryWriter, symbolCodeToBigInt, symbolToBigInt, toHex, type CompiledAbi } from '../src/antelope/index.ts'
 import { openPostgresStore, openSqliteStore, type BlockBatch, type RowChangeRecord, type Store } from '../src/store/index.ts'
 import { seededRandom } from '../test/_helpers/store.ts'
+import { Children, cpuSeconds, logTail } from './children.ts'
 
 export interface StateApiBenchOptions {
   /** A SQLite store kept by the ingest bench (`--keep-sqlite`); the file must be named `store.sqlite` (what `antler api --data-dir` opens). */
@@ -121,74 +122,6 @@ async function chainScopeHeights(store: Store, head: number, random: () => numbe
   if (candidates.length === 0) return undefined
   const heights = Array.from({ length: 8 }, () => candidates[Math.floor(random() * candidates.length)])
   return { heights, rowsAt, headRows: rows.length }
-}
-
-/** Every child process: stopped at the end, on error, and killed (and `dir` removed) if the bench process exits or is interrupted. */
-class Children {
-  private readonly live = new Set<ChildProcess>()
-  private readonly onExit = () => {
-    for (const child of this.live) child.kill('SIGKILL')
-    rmSync(this.dir, { recursive: true, force: true })
-  }
-  private readonly onSignal = (signal: NodeJS.Signals) => {
-    this.onExit()
-    process.exit(signal === 'SIGINT' ? 130 : 143)
-  }
-
-  constructor(private readonly dir: string) {
-    process.on('exit', this.onExit)
-    process.once('SIGINT', this.onSignal)
-    process.once('SIGTERM', this.onSignal)
-  }
-
-  /** Tracks `child` and kills it (SIGKILL) if it still runs after `timeoutMs`. */
-  track<C extends ChildProcess>(child: C, timeoutMs: number): C {
-    this.live.add(child)
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs)
-    timer.unref()
-    child.once('exit', () => {
-      clearTimeout(timer)
-      this.live.delete(child)
-    })
-    return child
-  }
-
-  /** SIGTERM (a clean shutdown), SIGKILL after 15 s. */
-  async stop(child: ChildProcess): Promise<void> {
-    if (child.exitCode !== null || child.signalCode !== null) return
-    const exited = once(child, 'exit')
-    child.kill('SIGTERM')
-    const delay = (ms: number) => new Promise<boolean>((resolve) => setTimeout(() => resolve(false), ms).unref())
-    if (await Promise.race([exited.then(() => true), delay(15_000)])) return
-    child.kill('SIGKILL')
-    await Promise.race([exited, delay(5_000)])
-  }
-
-  async close(): Promise<void> {
-    await Promise.all([...this.live].map((child) => this.stop(child)))
-    process.off('exit', this.onExit)
-    process.off('SIGINT', this.onSignal)
-    process.off('SIGTERM', this.onSignal)
-  }
-}
-
-/** CPU seconds a process (all its threads) has used so far, from /proc (Linux); undefined elsewhere. */
-function cpuSeconds(pid: number | undefined): number | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-    return (Number(fields[11]) + Number(fields[12])) / 100 // utime + stime, in USER_HZ (100 on Linux)
-  } catch {
-    return undefined
-  }
-}
-
-const logTail = (path: string) => {
-  try {
-    return readFileSync(path, 'utf8').split('\n').slice(-15).join('\n')
-  } catch {
-    return '(no log)'
-  }
 }
 
 interface Server {

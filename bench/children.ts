@@ -1,0 +1,71 @@
+import type { ChildProcess } from 'node:child_process'
+import { once } from 'node:events'
+import { readFileSync, rmSync } from 'node:fs'
+
+/** Every child process: stopped at the end, on error, and killed (and `dir` removed) if the bench process exits or is interrupted. */
+export class Children {
+  private readonly live = new Set<ChildProcess>()
+  private readonly onExit = () => {
+    for (const child of this.live) child.kill('SIGKILL')
+    rmSync(this.dir, { recursive: true, force: true })
+  }
+  private readonly onSignal = (signal: NodeJS.Signals) => {
+    this.onExit()
+    process.exit(signal === 'SIGINT' ? 130 : 143)
+  }
+
+  constructor(private readonly dir: string) {
+    process.on('exit', this.onExit)
+    process.once('SIGINT', this.onSignal)
+    process.once('SIGTERM', this.onSignal)
+  }
+
+  /** Tracks `child`, and kills it (SIGKILL) if it still runs after `timeoutMs` when one is given. */
+  track<C extends ChildProcess>(child: C, timeoutMs?: number): C {
+    this.live.add(child)
+    const timer = timeoutMs === undefined ? undefined : setTimeout(() => child.kill('SIGKILL'), timeoutMs)
+    timer?.unref()
+    child.once('exit', () => {
+      clearTimeout(timer)
+      this.live.delete(child)
+    })
+    return child
+  }
+
+  /** SIGTERM (a clean shutdown), SIGKILL after 15 s. */
+  async stop(child: ChildProcess): Promise<void> {
+    if (child.exitCode !== null || child.signalCode !== null) return
+    const exited = once(child, 'exit')
+    child.kill('SIGTERM')
+    const delay = (ms: number) => new Promise<boolean>((resolve) => setTimeout(() => resolve(false), ms).unref())
+    if (await Promise.race([exited.then(() => true), delay(15_000)])) return
+    child.kill('SIGKILL')
+    await Promise.race([exited, delay(5_000)])
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.live].map((child) => this.stop(child)))
+    process.off('exit', this.onExit)
+    process.off('SIGINT', this.onSignal)
+    process.off('SIGTERM', this.onSignal)
+  }
+}
+
+/** CPU seconds a process (all its threads) has used so far, from /proc (Linux); undefined elsewhere. */
+export function cpuSeconds(pid: number | undefined): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    return (Number(fields[11]) + Number(fields[12])) / 100 // utime + stime, in USER_HZ (100 on Linux)
+  } catch {
+    return undefined
+  }
+}
+
+export const logTail = (path: string) => {
+  try {
+    return readFileSync(path, 'utf8').split('\n').slice(-15).join('\n')
+  } catch {
+    return '(no log)'
+  }
+}
