@@ -1,24 +1,109 @@
-import { BinaryReader, BinaryDecodeError, bigIntToName, blockSlotToMs, readName, toHex } from '../antelope/index.ts'
+import { BinaryReader, BinaryDecodeError, bigIntToName, blockSlotToMs, readName, readPublicKey, toHex } from '../antelope/index.ts'
 import {
   decodeAccountRow,
   decodeContractRow,
+  decodeGeneratedTransactionRow,
   decodePermissionLinkRow,
   decodePermissionRow,
   decodeTableDeltas,
   decodeTransactionTraces,
   type BlocksResult,
+  type ActionTraceValue,
   type TableDeltaValue,
   type TransactionTraceValue,
 } from '../ship/index.ts'
-import { TRANSACTION_CANCELED, type AbiChangeRecord, type ActionRecord, type BlockBatch, type LinkChangeRecord, type PermissionChangeRecord, type RowChangeRecord, type TransactionRecord } from '../store/index.ts'
+import {
+  TRANSACTION_CANCELED,
+  type AbiChangeRecord,
+  type ActionRecord,
+  type ActionTraceDetails,
+  type BlockBatch,
+  type BlockHeaderDetails,
+  type DeferredCreation,
+  type LinkChangeRecord,
+  type PermissionChangeRecord,
+  type RowChangeRecord,
+  type TransactionDetails,
+  type TransactionRecord,
+} from '../store/index.ts'
 
-/** The header fields the store needs, read straight from the packed `signed_block`. */
-function readHeader(block: Uint8Array): { timestampMs: number; producer: string; previous: string } {
+/** SHiP's transaction status of a transaction that waits to run (delayed or deferred). */
+const STATUS_DELAYED = 3
+
+/** The block header, read straight from the packed `signed_block` (reference/ship.md §1.9). */
+function readHeader(block: Uint8Array): { timestampMs: number; producer: string; previous: string; details: BlockHeaderDetails } {
   const r = new BinaryReader(block)
   const slot = r.uint32()
   const producer = bigIntToName(r.uint64())
-  r.uint16()
-  return { timestampMs: blockSlotToMs(slot), producer, previous: toHex(r.raw(32)) }
+  const confirmed = r.uint16()
+  const previous = toHex(r.raw(32))
+  const transactionMroot = toHex(r.raw(32))
+  const actionMroot = toHex(r.raw(32))
+  const scheduleVersion = r.uint32()
+  let newProducers: BlockHeaderDetails['newProducers'] = null
+  if (r.bool()) {
+    const version = r.uint32()
+    const producers: { producerName: string; blockSigningKey: string }[] = []
+    for (let i = r.varuint32(); i > 0; i--) producers.push({ producerName: readName(r), blockSigningKey: readPublicKey(r) })
+    newProducers = { version, producers }
+  }
+  const headerExtensions: { type: number; data: string }[] = []
+  for (let i = r.varuint32(); i > 0; i--) headerExtensions.push({ type: r.uint16(), data: toHex(r.bytes()) })
+  return { timestampMs: blockSlotToMs(slot), producer, previous, details: { confirmed, transactionMroot, actionMroot, scheduleVersion, newProducers, headerExtensions } }
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: false })
+
+function actionTraceDetails(a: ActionTraceValue): ActionTraceDetails {
+  return {
+    elapsedUs: Number(a.elapsed),
+    console: a.console.length ? utf8.decode(a.console) : '',
+    contextFree: a.contextFree,
+    except: a.except,
+    authSequence: a.receipt ? a.receipt.authSequence.map(([name, seq]) => [name, String(seq)] as const) : [],
+    codeSequence: a.receipt?.codeSequence ?? 0,
+    abiSequence: a.receipt?.abiSequence ?? 0,
+  }
+}
+
+/** What the store keeps of a trace beyond its status and actions (the lifecycle shows it). */
+function transactionDetails(t: TransactionTraceValue, deferred: DeferredCreation | undefined): TransactionDetails {
+  const p = t.partial
+  return {
+    elapsedUs: Number(t.elapsed),
+    netUsage: Number(t.netUsage),
+    except: t.except,
+    header: p && {
+      expiration: p.expiration,
+      refBlockNum: p.refBlockNum,
+      refBlockPrefix: p.refBlockPrefix,
+      maxNetUsageWords: p.maxNetUsageWords,
+      maxCpuUsageMs: p.maxCpuUsageMs,
+      delaySec: p.delaySec,
+      transactionExtensions: p.transactionExtensions.map((e) => ({ type: e.type, data: toHex(e.data) })),
+      signatures: p.signatures.map(toHex),
+      contextFreeData: p.contextFreeData.map(toHex),
+    },
+    unreceipted: t.actionTraces
+      .filter((a) => !a.receipt)
+      .map((a) => ({ actionOrdinal: a.actionOrdinal, creatorActionOrdinal: a.creatorActionOrdinal, receiver: a.receiver, account: a.act.account, name: a.act.name, authorization: a.act.authorization, data: toHex(a.act.data), trace: actionTraceDetails(a) })),
+    failedDtrx: t.failedDtrxTrace && { id: t.failedDtrxTrace.id, status: t.failedDtrxTrace.status, except: t.failedDtrxTrace.except },
+    deferred,
+  }
+}
+
+/** Deferred transactions the block created (`generated_transaction` rows it wrote), by id. */
+function createdDeferred(deltas: readonly TableDeltaValue[]): Map<string, Omit<DeferredCreation, 'createdBy'>> {
+  const out = new Map<string, Omit<DeferredCreation, 'createdBy'>>()
+  for (const delta of deltas) {
+    if (delta.name !== 'generated_transaction') continue
+    for (const row of delta.rows) {
+      if (!row.present) continue
+      const g = decodeGeneratedTransactionRow(row.data)
+      out.set(g.trxId, { sender: g.sender, senderId: String(g.senderId), payer: g.payer, packedTrx: toHex(g.packedTrx) })
+    }
+  }
+  return out
 }
 
 /** The id of the delayed transaction a `canceldelay` names (data: canceling_auth, then trx_id). */
@@ -48,10 +133,19 @@ export function normalizeBlock(result: BlocksResult): BlockBatch {
     throw BinaryDecodeError(`block ${thisBlock.blockNum}: ${(error as Error).message}`, 0)
   }
 
+  let created: Map<string, Omit<DeferredCreation, 'createdBy'>>
+  try {
+    created = createdDeferred(deltas)
+  } catch (error) {
+    throw BinaryDecodeError(`block ${thisBlock.blockNum}: ${(error as Error).message}`, 0)
+  }
   const transactions: TransactionRecord[] = []
   const actions: ActionRecord[] = []
   traces.forEach((t, blockIndex) => {
-    transactions.push({ id: t.id, blockNum: thisBlock.blockNum, blockIndex, status: t.status, cpuUsageUs: t.cpuUsageUs, netUsageWords: t.netUsageWords, scheduled: t.scheduled })
+    const own = t.status === STATUS_DELAYED ? created.get(t.id) : undefined
+    if (own) created.delete(t.id)
+    const deferred = own && { ...own, createdBy: { trxId: t.id, actionOrdinal: 0 } }
+    transactions.push({ id: t.id, blockNum: thisBlock.blockNum, blockIndex, status: t.status, cpuUsageUs: t.cpuUsageUs, netUsageWords: t.netUsageWords, scheduled: t.scheduled, details: transactionDetails(t, deferred) })
     // Traces list actions by ordinal; the store keeps them in execution (global sequence) order.
     const executed = t.actionTraces.filter((a) => a.receipt).sort((x, y) => (x.receipt!.globalSequence < y.receipt!.globalSequence ? -1 : 1))
     for (const a of executed) {
@@ -71,6 +165,7 @@ export function normalizeBlock(result: BlocksResult): BlockBatch {
         actDigest: a.receipt.actDigest,
         recvSequence: a.receipt.recvSequence,
         ramDeltas: a.accountRamDeltas,
+        trace: actionTraceDetails(a),
       })
     }
   })
@@ -86,6 +181,15 @@ export function normalizeBlock(result: BlocksResult): BlockBatch {
     }
     transactions.push({ id, blockNum: thisBlock.blockNum, blockIndex: -1 - i, status: TRANSACTION_CANCELED, cpuUsageUs: 0, netUsageWords: 0, scheduled: true })
   })
+  // Deferred transactions a contract scheduled have no trace in the creating block: a fact record
+  // says they were created here, by the first action of the block the sender ran.
+  let factIndex = -1 - canceled.length
+  for (const [id, creation] of created) {
+    const by = actions.find((a) => a.receiver === creation.sender)
+    const deferred = { ...creation, createdBy: by && { trxId: by.trxId, actionOrdinal: by.actionOrdinal } }
+    const details: TransactionDetails = { elapsedUs: 0, netUsage: 0, except: undefined, header: undefined, unreceipted: [], failedDtrx: undefined, deferred }
+    transactions.push({ id, blockNum: thisBlock.blockNum, blockIndex: factIndex--, status: STATUS_DELAYED, cpuUsageUs: 0, netUsageWords: 0, scheduled: false, details })
+  }
 
   const rows: RowChangeRecord[] = []
   const abis: AbiChangeRecord[] = []
@@ -125,7 +229,16 @@ export function normalizeBlock(result: BlocksResult): BlockBatch {
   }
 
   return {
-    block: { num: thisBlock.blockNum, id: thisBlock.blockId, previous: header.previous, timestampMs: header.timestampMs, producer: header.producer, transactionCount: traces.length, actionCount: actions.length },
+    block: {
+      num: thisBlock.blockNum,
+      id: thisBlock.blockId,
+      previous: header.previous,
+      timestampMs: header.timestampMs,
+      producer: header.producer,
+      transactionCount: traces.length,
+      actionCount: actions.length,
+      header: header.details,
+    },
     transactions,
     actions,
     rows,

@@ -33,6 +33,25 @@ export interface ActionTraceValue {
   readonly accountRamDeltas: readonly { readonly account: string; readonly delta: bigint }[]
   readonly except: string | undefined
   readonly returnValue: Uint8Array
+  /** Microseconds. */
+  readonly elapsed: bigint
+  /** The raw console bytes (rendered as UTF-8 only when a lifecycle shows them). */
+  readonly console: Uint8Array
+}
+
+/** The header and signatures of a transaction trace's `partial_transaction_v0`. */
+export interface PartialTransactionValue {
+  /** Seconds since the epoch. */
+  readonly expiration: number
+  readonly refBlockNum: number
+  readonly refBlockPrefix: number
+  readonly maxNetUsageWords: number
+  readonly maxCpuUsageMs: number
+  readonly delaySec: number
+  readonly transactionExtensions: readonly { readonly type: number; readonly data: Uint8Array }[]
+  /** Each signature's packed bytes (type byte first), rendered to `SIG_…` text only when shown. */
+  readonly signatures: readonly Uint8Array[]
+  readonly contextFreeData: readonly Uint8Array[]
 }
 
 export interface TransactionTraceValue {
@@ -44,7 +63,10 @@ export interface TransactionTraceValue {
   readonly actionTraces: readonly ActionTraceValue[]
   readonly except: string | undefined
   readonly failedDtrxTrace: TransactionTraceValue | undefined
-  readonly signatures: number
+  readonly partial: PartialTransactionValue | undefined
+  /** Microseconds. */
+  readonly elapsed: bigint
+  readonly netUsage: bigint
 }
 
 export interface TableDeltaValue {
@@ -64,13 +86,32 @@ function readVariant(r: BinaryReader, what: string, max: number): number {
   return index
 }
 
-function skipSignature(r: BinaryReader): void {
+function readSignatureBytes(r: BinaryReader): Uint8Array {
+  const start = r.offset
   const type = r.uint8()
   r.raw(65)
   if (type === 2) {
     r.bytes()
     r.bytes()
   } else if (type > 2) throw BinaryDecodeError(`unknown signature type ${type}`, r.offset)
+  return r.slice(start)
+}
+
+function readPartialTransaction(r: BinaryReader): PartialTransactionValue {
+  readVariant(r, 'partial_transaction', 0)
+  const expiration = r.uint32()
+  const refBlockNum = r.uint16()
+  const refBlockPrefix = r.uint32()
+  const maxNetUsageWords = r.varuint32()
+  const maxCpuUsageMs = r.uint8()
+  const delaySec = r.varuint32()
+  const transactionExtensions: { type: number; data: Uint8Array }[] = []
+  for (let i = readCount(r, 3); i > 0; i--) transactionExtensions.push({ type: r.uint16(), data: r.bytes() })
+  const signatures: Uint8Array[] = []
+  for (let i = readCount(r, 66); i > 0; i--) signatures.push(readSignatureBytes(r))
+  const contextFreeData: Uint8Array[] = []
+  for (let i = readCount(r, 1); i > 0; i--) contextFreeData.push(r.bytes())
+  return { expiration, refBlockNum, refBlockPrefix, maxNetUsageWords, maxCpuUsageMs, delaySec, transactionExtensions, signatures, contextFreeData }
 }
 
 function readActionTrace(r: BinaryReader): ActionTraceValue {
@@ -95,14 +136,14 @@ function readActionTrace(r: BinaryReader): ActionTraceValue {
   for (let i = readCount(r, 16); i > 0; i--) authorization.push({ actor: readName(r), permission: readName(r) })
   const data = r.bytes()
   const contextFree = r.bool()
-  r.uint64() // elapsed
-  r.bytes() // console
+  const elapsed = r.uint64()
+  const console = r.bytes()
   const accountRamDeltas: { account: string; delta: bigint }[] = []
   for (let i = readCount(r, 16); i > 0; i--) accountRamDeltas.push({ account: readName(r), delta: BigInt.asIntN(64, r.uint64()) })
   const except = r.bool() ? r.string() : undefined
   if (r.bool()) r.uint64() // error_code
   const returnValue = version === 1 ? r.bytes() : new Uint8Array(0)
-  return { actionOrdinal, creatorActionOrdinal, receipt, receiver, act: { account, name, authorization, data }, contextFree, accountRamDeltas, except, returnValue }
+  return { actionOrdinal, creatorActionOrdinal, receipt, receiver, act: { account, name, authorization, data }, contextFree, accountRamDeltas, except, returnValue, elapsed, console }
 }
 
 function readTransactionTrace(r: BinaryReader, depth = 0): TransactionTraceValue {
@@ -112,8 +153,8 @@ function readTransactionTrace(r: BinaryReader, depth = 0): TransactionTraceValue
   const status = r.uint8()
   const cpuUsageUs = r.uint32()
   const netUsageWords = r.varuint32()
-  r.uint64() // elapsed
-  r.uint64() // net_usage
+  const elapsed = r.uint64()
+  const netUsage = r.uint64()
   const scheduled = r.bool()
   const actionTraces: ActionTraceValue[] = []
   for (let i = readCount(r, 40); i > 0; i--) actionTraces.push(readActionTrace(r))
@@ -121,22 +162,8 @@ function readTransactionTrace(r: BinaryReader, depth = 0): TransactionTraceValue
   const except = r.bool() ? r.string() : undefined
   if (r.bool()) r.uint64() // error_code
   const failedDtrxTrace = r.bool() ? readTransactionTrace(r, depth + 1) : undefined
-  let signatures = 0
-  if (r.bool()) {
-    readVariant(r, 'partial_transaction', 0)
-    r.raw(4 + 2 + 4)
-    r.varuint32()
-    r.uint8()
-    r.varuint32()
-    for (let i = readCount(r, 3); i > 0; i--) {
-      r.uint16()
-      r.bytes()
-    }
-    signatures = readCount(r, 66)
-    for (let i = 0; i < signatures; i++) skipSignature(r)
-    for (let i = readCount(r, 1); i > 0; i--) r.bytes()
-  }
-  return { id, status, cpuUsageUs, netUsageWords, scheduled, actionTraces, except, failedDtrxTrace, signatures }
+  const partial = r.bool() ? readPartialTransaction(r) : undefined
+  return { id, status, cpuUsageUs, netUsageWords, scheduled, actionTraces, except, failedDtrxTrace, partial, elapsed, netUsage }
 }
 
 /** Decodes a packed `transaction_trace[]`. */
@@ -174,6 +201,15 @@ function rowReader<T>(table: string, read: (r: BinaryReader) => T): (data: Uint8
 }
 
 export const decodeContractRow = rowReader('contract_row', (r) => ({ code: readName(r), scope: readName(r), table: readName(r), primaryKey: r.uint64(), payer: readName(r), value: r.bytes() }))
+
+/** A deferred transaction waiting in the chain (`generated_transaction_v0`); `senderId` is a uint128. */
+export const decodeGeneratedTransactionRow = rowReader('generated_transaction', (r) => ({
+  sender: readName(r),
+  senderId: r.uint64() | (r.uint64() << 64n),
+  payer: readName(r),
+  trxId: toHex(r.raw(32)),
+  packedTrx: r.bytes(),
+}))
 
 export const decodeAccountRow = rowReader('account', (r) => ({ name: readName(r), creationSlot: r.uint32(), abi: r.bytes() }))
 

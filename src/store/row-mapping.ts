@@ -1,4 +1,4 @@
-import type { AccountPermission, ActionRecord, BlockBatch, BlockRecord, PermissionLevel, RowChange, Step, StepType, TransactionRecord } from './types.ts'
+import type { AccountPermission, ActionRecord, ActionTraceDetails, BlockBatch, BlockHeaderDetails, BlockRecord, TransactionDetails, PermissionLevel, RowChange, Step, StepType, TransactionRecord } from './types.ts'
 import type { TimeComparator } from './port.ts'
 
 /** A database row as both drivers return it (integers may come back as numbers, bigints or strings). */
@@ -20,8 +20,12 @@ export function blockFromRow(r: DbRow): BlockRecord {
     producer: r.producer as string,
     transactionCount: Number(r.trx_count),
     actionCount: Number(r.action_count),
+    ...(r.header ? { header: JSON.parse(r.header as string) as BlockHeaderDetails } : {}),
   }
 }
+
+/** A JSON column of details (`header`, `details`, `trace`): NULL on rows stored before schema version 5. */
+export const detailsText = (details: object | undefined): string | null => (details === undefined ? null : JSON.stringify(details))
 
 /** `actor@permission` pairs, comma-separated (names never hold `@` or `,`). */
 export function authText(levels: readonly PermissionLevel[]): string {
@@ -83,6 +87,7 @@ export function actionFromRow(r: DbRow, trxId: string = r.trx_id as string): Act
     actDigest: r.act_digest as string,
     recvSequence: BigInt(r.recv_seq as string),
     ramDeltas: parseRam(r.ram as string),
+    ...(r.trace ? { trace: JSON.parse(r.trace as string) as ActionTraceDetails } : {}),
   }
 }
 
@@ -96,6 +101,7 @@ export function transactionFromRow(r: DbRow): TransactionRecord {
     cpuUsageUs: Number(r.cpu_usage_us),
     netUsageWords: Number(r.net_usage_words),
     scheduled: r.scheduled === true || r.scheduled === 1,
+    ...(r.details ? { details: JSON.parse(r.details as string) as TransactionDetails } : {}),
   }
 }
 

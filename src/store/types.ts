@@ -26,6 +26,19 @@ export interface BlockRecord {
   readonly producer: string
   readonly transactionCount: number
   readonly actionCount: number
+  /** The rest of the signed header; absent on blocks stored before schema version 5. */
+  readonly header?: BlockHeaderDetails
+}
+
+/** A block header's fields beyond number, id, previous, time and producer (JSON-safe: bytes as hex). */
+export interface BlockHeaderDetails {
+  readonly confirmed: number
+  readonly transactionMroot: string
+  readonly actionMroot: string
+  readonly scheduleVersion: number
+  /** The legacy `new_producers` schedule, as nodeos renders it; null when absent. */
+  readonly newProducers: { readonly version: number; readonly producers: readonly { readonly producerName: string; readonly blockSigningKey: string }[] } | null
+  readonly headerExtensions: readonly { readonly type: number; readonly data: string }[]
 }
 
 export interface TransactionRecord {
@@ -41,6 +54,72 @@ export interface TransactionRecord {
   readonly cpuUsageUs: number
   readonly netUsageWords: number
   readonly scheduled: boolean
+  /** What the trace (or the creating block) said beyond the status; absent on records stored before schema version 5. */
+  readonly details?: TransactionDetails
+}
+
+/** The header of a signed transaction (SHiP's `partial_transaction`), JSON-safe. */
+export interface TransactionHeader {
+  /** Seconds since the epoch. */
+  readonly expiration: number
+  readonly refBlockNum: number
+  readonly refBlockPrefix: number
+  readonly maxNetUsageWords: number
+  readonly maxCpuUsageMs: number
+  readonly delaySec: number
+  readonly transactionExtensions: readonly { readonly type: number; readonly data: string }[]
+  /** Packed signatures (type byte first), hex; rendered to `SIG_…` when shown. */
+  readonly signatures: readonly string[]
+  readonly contextFreeData: readonly string[]
+}
+
+/** An action a failed transaction ran without a receipt (the store keeps only executed actions as ActionRecords). */
+export interface UnreceiptedAction {
+  readonly actionOrdinal: number
+  readonly creatorActionOrdinal: number
+  readonly receiver: string
+  readonly account: string
+  readonly name: string
+  readonly authorization: readonly PermissionLevel[]
+  /** Hex. */
+  readonly data: string
+  readonly trace: ActionTraceDetails
+}
+
+/** The creation of a deferred transaction, from the block's `generated_transaction` row. */
+export interface DeferredCreation {
+  /** '' for a transaction pushed with a delay; else the contract that scheduled it. */
+  readonly sender: string
+  /** uint128 as a decimal string. */
+  readonly senderId: string
+  readonly payer: string
+  /** The packed transaction, hex. */
+  readonly packedTrx: string
+  /** The action that created it: the transaction itself (ordinal 0) for a delayed push; for a contract, the first action of the block run by the sender. */
+  readonly createdBy: { readonly trxId: string; readonly actionOrdinal: number } | undefined
+}
+
+export interface TransactionDetails {
+  readonly elapsedUs: number
+  readonly netUsage: number
+  readonly except: string | undefined
+  readonly header: TransactionHeader | undefined
+  readonly unreceipted: readonly UnreceiptedAction[]
+  /** The failed deferred transaction an `onerror` handled: its id, status and exception. */
+  readonly failedDtrx: { readonly id: string; readonly status: number; readonly except: string | undefined } | undefined
+  /** Set on the record of the block that created this deferred transaction. */
+  readonly deferred: DeferredCreation | undefined
+}
+
+/** What a trace says of an executed action beyond its effects (JSON-safe). */
+export interface ActionTraceDetails {
+  readonly elapsedUs: number
+  readonly console: string
+  readonly contextFree: boolean
+  readonly except: string | undefined
+  readonly authSequence: readonly (readonly [string, string])[]
+  readonly codeSequence: number
+  readonly abiSequence: number
 }
 
 export interface ActionRecord {
@@ -59,6 +138,8 @@ export interface ActionRecord {
   readonly recvSequence: bigint
   /** RAM usage changes this action caused, per account (bytes; negative = released). */
   readonly ramDeltas: readonly { readonly account: string; readonly delta: bigint }[]
+  /** Elapsed time, console and receipt sequences; absent on actions stored before schema version 5. */
+  readonly trace?: ActionTraceDetails
   /** `field:value` search terms (DESIGN §7), set by ingest with the ABI in force; not stored with the action. */
   readonly searchTerms?: readonly string[]
 }

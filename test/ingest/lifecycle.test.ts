@@ -40,4 +40,16 @@ test('ingest records delayed, executed-as-scheduled and canceled transactions, a
   assert.deepEqual(balances.map((c) => c.scope).sort(), ['alice', 'bob'])
   assert.ok(balances.every((c) => c.old && c.value && c.old.value), 'both balances existed before and after')
   assert.equal((await store.blockByNum(executedIn))?.transactionCount, 2, 'onblock and the scheduled transfer')
+
+  // What the lifecycle shows beyond statuses: the deferred creation, the signed header, each action's trace, the block header.
+  const creation = ran.records[0].details?.deferred
+  assert.deepEqual([creation?.sender, creation?.payer, creation?.createdBy], ['', 'alice', { trxId: runs, actionOrdinal: 0 }])
+  assert.ok(creation && creation.packedTrx.length > 20, 'the packed transaction is kept')
+  const pushed = ran.records[0].details?.header
+  assert.equal(pushed?.delaySec, 1)
+  assert.equal(pushed?.signatures.length, 1, 'the delayed push was signed once')
+  const actions = await store.actionsOfTransaction(runs)
+  assert.deepEqual(actions.map((a) => a.trace?.authSequence.map(([actor]) => actor)), [['alice'], ['alice'], ['alice']], 'every receipt names its authorizer')
+  const header = (await store.blockByNum(executedIn))?.header
+  assert.ok(header && /^[0-9a-f]{64}$/.test(header.actionMroot) && header.actionMroot !== '0'.repeat(64), 'the block header carries its action root')
 })

@@ -1,10 +1,12 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
+import { Serializer, Signature } from '@wharfkit/antelope'
 import { fromHex } from '../../src/antelope/index.ts'
 import { Chain, bootChain, pushSigned, keyAuthority } from '../../src/devchain/index.ts'
 import {
   decodeAccountRow,
   decodeContractRow,
+  decodeGeneratedTransactionRow,
   decodePermissionLinkRow,
   decodePermissionRow,
   decodeShipType,
@@ -39,7 +41,24 @@ function asReference(t: TransactionTraceValue): Json {
       account_ram_deltas: a.accountRamDeltas.map((d) => ({ account: d.account, delta: String(d.delta) })),
       except: a.except ?? null,
       return_value: Buffer.from(a.returnValue).toString('hex'),
+      elapsed: String(a.elapsed),
+      console: Buffer.from(a.console).toString('utf8'),
     })),
+    elapsed: String(t.elapsed),
+    net_usage: String(t.netUsage),
+    partial: t.partial
+      ? {
+          expiration: new Date(t.partial.expiration * 1000).toISOString().slice(0, 19),
+          ref_block_num: t.partial.refBlockNum,
+          ref_block_prefix: t.partial.refBlockPrefix,
+          max_net_usage_words: t.partial.maxNetUsageWords,
+          max_cpu_usage_ms: t.partial.maxCpuUsageMs,
+          delay_sec: t.partial.delaySec,
+          transaction_extensions: t.partial.transactionExtensions.map((e) => ({ type: e.type, data: Buffer.from(e.data).toString('hex') })),
+          signatures: t.partial.signatures.map((sig) => Serializer.decode({ data: sig, type: Signature }).toString()),
+          context_free_data: t.partial.contextFreeData.map((d) => Buffer.from(d).toString('hex')),
+        }
+      : null,
   }
 }
 
@@ -58,10 +77,25 @@ function referenceOf(t: Json): Json {
       account_ram_deltas: (a.account_ram_deltas as { account: string; delta: string | number }[]).map((d) => ({ account: d.account, delta: String(d.delta) })),
       except: a.except ?? null,
       return_value: version === 'action_trace_v1' ? a.return_value : '',
+      elapsed: String(a.elapsed),
+      console: a.console,
     }
   })
   const failed = t.failed_dtrx_trace as V<Json> | null
-  return { id: t.id, status: t.status, cpu_usage_us: t.cpu_usage_us, net_usage_words: t.net_usage_words, scheduled: t.scheduled, except: t.except ?? null, failed: failed ? referenceOf(failed[1]) : null, action_traces: traces }
+  const partial = t.partial as V<Json> | null
+  return {
+    id: t.id,
+    status: t.status,
+    cpu_usage_us: t.cpu_usage_us,
+    net_usage_words: t.net_usage_words,
+    scheduled: t.scheduled,
+    except: t.except ?? null,
+    failed: failed ? referenceOf(failed[1]) : null,
+    action_traces: traces,
+    elapsed: String(t.elapsed),
+    net_usage: String(t.net_usage),
+    partial: partial ? partial[1] : null,
+  }
 }
 
 function compareTraces(bytes: Uint8Array): number {
@@ -90,6 +124,7 @@ test('decodeTransactionTraces() and the row decoders agree with wharfkit on ever
   }
   let traces = 0
   let rows = 0
+  let generated = 0
   for (let n = 1; n <= chain.head.num; n++) {
     const block = chain.block(n)!
     traces += compareTraces(block.traces)
@@ -110,6 +145,10 @@ test('decodeTransactionTraces() and the row decoders agree with wharfkit on ever
           const p = decodePermissionRow(row.data)
           const auth = reference.auth as Json
           assert.deepEqual({ owner: p.owner, name: p.name, parent: p.parent, threshold: p.threshold, keys: p.keys, accounts: p.accounts }, { owner: reference.owner, name: reference.name, parent: reference.parent, threshold: auth.threshold, keys: auth.keys, accounts: auth.accounts })
+        } else if (delta.name === 'generated_transaction') {
+          const g = decodeGeneratedTransactionRow(row.data)
+          generated++
+          assert.deepEqual({ sender: g.sender, sender_id: String(g.senderId), payer: g.payer, trx_id: g.trxId, packed_trx: Buffer.from(g.packedTrx).toString('hex') }, { ...reference, sender_id: String(reference.sender_id) })
         } else if (delta.name === 'permission_link') {
           const l = decodePermissionLinkRow(row.data)
           assert.deepEqual({ account: l.account, code: l.code, message_type: l.messageType, required_permission: l.requiredPermission }, reference)
@@ -117,7 +156,7 @@ test('decodeTransactionTraces() and the row decoders agree with wharfkit on ever
       }
     }
   }
-  assert.ok(traces > 10 && rows > 30, `compared ${traces} traces and ${rows} rows`)
+  assert.ok(traces > 10 && rows > 30 && generated >= 2, `compared ${traces} traces, ${rows} rows, ${generated} generated transactions`)
   chain.close()
 })
 
@@ -154,7 +193,7 @@ test('decodeTransactionTraces() agrees with wharfkit on v0 action traces, except
       except: 'hard fail',
       error_code: '3050003',
       failed_dtrx_trace: failed,
-      partial: ['partial_transaction_v0', { expiration: '2030-01-01T00:00:00', ref_block_num: 1, ref_block_prefix: 2, max_net_usage_words: 0, max_cpu_usage_ms: 0, delay_sec: 0, transaction_extensions: [{ type: 1, data: 'aa' }], signatures: [], context_free_data: ['0102'] }],
+      partial: ['partial_transaction_v0', { expiration: '2030-01-01T00:00:00', ref_block_num: 1, ref_block_prefix: 2, max_net_usage_words: 0, max_cpu_usage_ms: 0, delay_sec: 0, transaction_extensions: [{ type: 1, data: 'aa' }], signatures: ['SIG_K1_Kd9E7zCae7EX2X5VNdBaF8HH2KvHWTLBtHTRHXovZ4ExiX3va3bt7Jt1LvgiY4ZCTNefEzG6e5uZx68tjkxDhxRR6fVWKa'], context_free_data: ['0102'] }],
     },
   ]
   const bytes = encodeShipType('transaction_trace[]', [trace(trace(null)), trace(null)])

@@ -6,6 +6,7 @@ import { PG_SKIP_REASON, withPostgresDatabase } from '../_helpers/postgres.ts'
 import { runSearchContract } from './contract/search-contract.ts'
 import { runStoreContract } from './contract/store-contract.ts'
 import { emptyBlock, hash, key, runKeysContract } from './contract/keys-contract.ts'
+import { assertDetailsReadBack, detailedBlock } from './contract/details-fixture.ts'
 
 const postgres = async (t: TestContext) => {
   const url = await withPostgresDatabase(t)
@@ -33,17 +34,22 @@ test('postgres: a writer upgrades a store of the previous schema version in plac
   client.on('error', () => undefined)
   const tables = async () => (await client.query("SELECT string_agg(tablename, ',' ORDER BY tablename) AS t FROM pg_tables WHERE tablename IN ('api_keys', 'secrets')")).rows[0].t
   const version = async () => (await client.query("SELECT value FROM meta WHERE key = 'schema_version'")).rows[0].value
-  await client.query("UPDATE meta SET value = '3' WHERE key = 'schema_version'; DROP TABLE api_keys; DROP TABLE secrets")
+  // Version 3's layout: no api_keys, no secrets, none of version 5's columns.
+  await client.query("UPDATE meta SET value = '3' WHERE key = 'schema_version'; DROP TABLE api_keys; DROP TABLE secrets; ALTER TABLE blocks DROP COLUMN header; ALTER TABLE transactions DROP COLUMN details; ALTER TABLE actions DROP COLUMN trace")
 
   await assert.rejects(openPostgresStore(url, { readOnly: true }), (e: Error & { code?: string }) => {
     assert.equal(e.code, 'store_schema_version_error')
-    assert.match(e.message, /has schema version 3, this build reads 4; open it once with antler dev, serve or index to upgrade it$/)
+    assert.match(e.message, /has schema version 3, this build reads 5; open it once with antler dev, serve or index to upgrade it$/)
     return true
   })
   const upgraded = await openPostgresStore(url)
-  assert.equal(await version(), '4')
+  assert.equal(await version(), '5')
   assert.equal(await tables(), 'api_keys,secrets')
   assert.equal((await upgraded.position())?.head.blockNum, 1)
+  assert.equal((await upgraded.blockByNum(1))?.header, undefined, 'a block stored before version 5 reads without its header')
+  const detailed = detailedBlock(2, 1n)
+  await upgraded.applyBlock(detailed, 0)
+  await assertDetailsReadBack(upgraded, detailed)
   assert.equal((await upgraded.secret('jwt_signing_key')).byteLength, 32)
   await upgraded.insertApiKey({ record: key('k1', 1_000), keyHash: hash('server_k1') })
   const reader = await openPostgresStore(url, { readOnly: true })
@@ -54,7 +60,7 @@ test('postgres: a writer upgrades a store of the previous schema version in plac
   await client.query("UPDATE meta SET value = '2' WHERE key = 'schema_version'; DROP TABLE api_keys")
   await assert.rejects(openPostgresStore(url), (e: Error & { code?: string }) => {
     assert.equal(e.code, 'store_schema_version_error')
-    assert.match(e.message, /has schema version 2, this build reads 4; run the antler build that wrote it, or index into a new store$/)
+    assert.match(e.message, /has schema version 2, this build reads 5; run the antler build that wrote it, or index into a new store$/)
     return true
   })
   assert.equal(await version(), '2', 'the refused open changed nothing')

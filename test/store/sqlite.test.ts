@@ -11,6 +11,7 @@ import { tempDir } from '../_helpers/devchain.ts'
 import { runStoreContract } from './contract/store-contract.ts'
 import { runSearchContract } from './contract/search-contract.ts'
 import { emptyBlock, hash, key, runKeysContract } from './contract/keys-contract.ts'
+import { assertDetailsReadBack, detailedBlock } from './contract/details-fixture.ts'
 
 runStoreContract('sqlite', async (t) => {
   const path = join(tempDir(t), 'store.sqlite')
@@ -56,21 +57,26 @@ test('sqlite: a writer upgrades a store of the previous schema version in place;
   const old = openSqliteStore(path)
   await old.applyBlock(emptyBlock(1), 0)
   await old.close()
-  raw(path, (db) => db.exec("UPDATE meta SET value = '3' WHERE key = 'schema_version'; DROP TABLE api_keys; DROP TABLE secrets"))
+  // Version 3's layout: no api_keys, no secrets, none of version 5's columns.
+  raw(path, (db) => db.exec("UPDATE meta SET value = '3' WHERE key = 'schema_version'; DROP TABLE api_keys; DROP TABLE secrets; ALTER TABLE blocks DROP COLUMN header; ALTER TABLE transactions DROP COLUMN details; ALTER TABLE actions DROP COLUMN trace"))
   assert.deepEqual(tables(path), [])
 
   assert.throws(() => openSqliteStore(path, { readOnly: true }), (e: Error & { code?: string }) => {
     assert.equal(e.code, 'store_schema_version_error')
-    assert.match(e.message, /has schema version 3, this build reads 4; open it once with antler dev, serve or index to upgrade it$/)
+    assert.match(e.message, /has schema version 3, this build reads 5; open it once with antler dev, serve or index to upgrade it$/)
     return true
   })
   assert.equal(version(path), '3', 'the refused read-only open wrote nothing')
 
   const upgraded = openSqliteStore(path)
   t.after(() => upgraded.close())
-  assert.equal(version(path), '4')
+  assert.equal(version(path), '5')
   assert.deepEqual(tables(path), ['api_keys', 'secrets'])
   assert.equal((await upgraded.position())?.head.blockNum, 1)
+  assert.equal((await upgraded.blockByNum(1))?.header, undefined, 'a block stored before version 5 reads without its header')
+  const detailed = detailedBlock(2, 1n)
+  await upgraded.applyBlock(detailed, 0)
+  await assertDetailsReadBack(upgraded, detailed)
   assert.equal((await upgraded.secret('cursor_key')).byteLength, 32)
   await upgraded.insertApiKey({ record: key('k1', 1_000), keyHash: hash('server_k1') })
   assert.equal((await upgraded.apiKeyByHash(hash('server_k1')))?.id, 'k1')
@@ -85,7 +91,7 @@ test('sqlite: a store of any other schema version is refused by a writer too, an
   raw(path, (db) => db.exec("UPDATE meta SET value = '2' WHERE key = 'schema_version'; DROP TABLE api_keys"))
   assert.throws(() => openSqliteStore(path), (e: Error & { code?: string }) => {
     assert.equal(e.code, 'store_schema_version_error')
-    assert.match(e.message, /has schema version 2, this build reads 4; run the antler build that wrote it, or index into a new store$/)
+    assert.match(e.message, /has schema version 2, this build reads 5; run the antler build that wrote it, or index into a new store$/)
     return true
   })
   assert.equal(version(path), '2')

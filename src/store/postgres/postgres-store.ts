@@ -5,7 +5,7 @@ import { INTEGRITY_CHECKS } from '../integrity-checks.ts'
 import { VERSIONED_TABLES } from '../versioned-tables.ts'
 import type { Store } from '../port.ts'
 import { LATEST_TRANSACTION_RECORD, RECORD_FORKED_TRANSACTIONS, ROW_CHANGES_OF_BLOCK, TRANSACTIONS_BY_ID_PREFIX, TRANSACTION_RECORDS, numbered } from '../shared-sql.ts'
-import { TRX_ID_OF_ACTION, actionFromRow, rowChangeFromRow, stepFromRow, type StepRow, authText, prefixUpperBound, ramText, sequenceRanges, transactionFromRow, trxIdKey, trxIdKeyRange, u8 } from '../row-mapping.ts'
+import { TRX_ID_OF_ACTION, actionFromRow, rowChangeFromRow, stepFromRow, type StepRow, authText, detailsText, prefixUpperBound, ramText, sequenceRanges, transactionFromRow, trxIdKey, trxIdKeyRange, u8 } from '../row-mapping.ts'
 import { postingChunks, truncateChunk, type PostingChunk } from '../search/postings.ts'
 import { searchPostings, type PostingSource } from '../search/query.ts'
 import type { BlockBatch, StepType } from '../types.ts'
@@ -102,6 +102,7 @@ export async function openPostgresStore(url: string, options: OpenStoreOptions =
       ['int', blocks.map((b) => b.transactionCount)],
       ['int', blocks.map((b) => b.actionCount)],
       ['bigint', blocks.map((b) => b.ranges.blockFirstSeq)],
+      ['text', blocks.map((b) => detailsText(b.header))],
     ])
     const t = batches.flatMap((batch, i) => batch.transactions.map((x) => ({ ...x, range: blocks[i].ranges.trx.get(x.id) })))
     await insertGrowing(c, 'transactions', [
@@ -115,6 +116,7 @@ export async function openPostgresStore(url: string, options: OpenStoreOptions =
       ['boolean', t.map((x) => x.scheduled)],
       ['bigint', t.map((x) => x.range?.firstSeq ?? null)],
       ['int', t.map((x) => x.range?.count ?? 0)],
+      ['text', t.map((x) => detailsText(x.details))],
     ])
     const a = batches.flatMap((batch) => {
       const trxIndex = new Map(batch.transactions.map((x) => [x.id, x.blockIndex]))
@@ -135,6 +137,7 @@ export async function openPostgresStore(url: string, options: OpenStoreOptions =
       ['text', a.map((x) => x.actDigest)],
       ['numeric', a.map((x) => x.recvSequence.toString())],
       ['text', a.map((x) => ramText(x.ramDeltas))],
+      ['text', a.map((x) => detailsText(x.trace))],
     ])
     failpoint?.('between-statements', writtenBlocks(batches))
     await writeRowVersions(c, batches)

@@ -3,9 +3,19 @@
  * tables that grow with the chain (transactions, actions, row_versions) partitioned by block range,
  * one partition per `PARTITION_BLOCKS` blocks, created as blocks arrive.
  */
-export const POSTGRES_SCHEMA_VERSION = 4
-/** The version a writer upgrades in place: 4 only added `api_keys` and `secrets` (created by the IF NOT EXISTS below). */
-export const POSTGRES_UPGRADABLE_VERSION = 3
+export const POSTGRES_SCHEMA_VERSION = 5
+/**
+ * Versions a writer upgrades in place: 4 added `api_keys` and `secrets`, 5 the lifecycle columns
+ * (POSTGRES_MIGRATION_5); the IF NOT EXISTS below creates what is missing.
+ */
+export const POSTGRES_UPGRADABLE_VERSIONS: readonly number[] = [3, 4]
+
+/** Version 5's columns (NULL on rows written before): the full block header, a trace's details, an action's trace details (JSON). Metadata-only on PostgreSQL 11+. */
+export const POSTGRES_MIGRATION_5 = `
+ALTER TABLE blocks ADD COLUMN IF NOT EXISTS header TEXT;
+ALTER TABLE transactions ADD COLUMN IF NOT EXISTS details TEXT;
+ALTER TABLE actions ADD COLUMN IF NOT EXISTS trace TEXT;
+`
 export const PARTITION_BLOCKS = 1_000_000
 export const PARTITIONED_TABLES = ['transactions', 'actions', 'row_versions'] as const
 
@@ -14,14 +24,14 @@ CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 
 CREATE TABLE IF NOT EXISTS blocks (
   num BIGINT PRIMARY KEY, id TEXT NOT NULL UNIQUE, previous TEXT NOT NULL, ts BIGINT NOT NULL,
-  producer TEXT NOT NULL, trx_count INTEGER NOT NULL, action_count INTEGER NOT NULL, first_seq BIGINT
+  producer TEXT NOT NULL, trx_count INTEGER NOT NULL, action_count INTEGER NOT NULL, first_seq BIGINT, header TEXT
 );
 CREATE INDEX IF NOT EXISTS blocks_ts ON blocks (ts);
 
 CREATE TABLE IF NOT EXISTS transactions (
   block_num BIGINT NOT NULL, block_index INTEGER NOT NULL, id TEXT NOT NULL, id_key BIGINT NOT NULL, status SMALLINT NOT NULL,
   cpu_usage_us BIGINT NOT NULL, net_usage_words BIGINT NOT NULL, scheduled BOOLEAN NOT NULL,
-  first_seq BIGINT, action_count INTEGER NOT NULL,
+  first_seq BIGINT, action_count INTEGER NOT NULL, details TEXT,
   PRIMARY KEY (block_num, block_index)
 ) PARTITION BY RANGE (block_num);
 CREATE INDEX IF NOT EXISTS transactions_id ON transactions (id_key);
@@ -29,7 +39,7 @@ CREATE INDEX IF NOT EXISTS transactions_id ON transactions (id_key);
 CREATE TABLE IF NOT EXISTS actions (
   global_seq BIGINT NOT NULL, block_num BIGINT NOT NULL, trx_index INTEGER NOT NULL, ordinal INTEGER NOT NULL,
   creator_ordinal INTEGER NOT NULL, receiver TEXT NOT NULL, account TEXT NOT NULL, name TEXT NOT NULL,
-  auth TEXT NOT NULL, data BYTEA NOT NULL, return_value BYTEA NOT NULL, act_digest TEXT NOT NULL, recv_seq NUMERIC(20) NOT NULL, ram TEXT NOT NULL,
+  auth TEXT NOT NULL, data BYTEA NOT NULL, return_value BYTEA NOT NULL, act_digest TEXT NOT NULL, recv_seq NUMERIC(20) NOT NULL, ram TEXT NOT NULL, trace TEXT,
   PRIMARY KEY (global_seq, block_num)
 ) PARTITION BY RANGE (block_num);
 

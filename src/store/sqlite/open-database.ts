@@ -4,7 +4,7 @@ import { existsSync, mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { StoreNotFoundError, StoreSchemaVersionError } from '../errors.ts'
 import { SECRET_NAMES } from '../types.ts'
-import { SQLITE_SCHEMA, SQLITE_SCHEMA_VERSION, SQLITE_UPGRADABLE_VERSION } from './schema.ts'
+import { ADDED_COLUMNS, SQLITE_SCHEMA, SQLITE_SCHEMA_VERSION, SQLITE_UPGRADABLE_VERSIONS } from './schema.ts'
 
 /**
  * Opens the SQLite file of a store. A writer creates the schema and its secrets, or upgrades a
@@ -41,16 +41,21 @@ function checkVersion(db: Database.Database, path: string): void {
   if (!db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'").get()) throw StoreNotFoundError({ store: path, reason: 'holds no Antler store' })
   const found = versionOf(db)
   if (found === undefined) throw StoreNotFoundError({ store: path, reason: 'holds no Antler store' })
-  if (Number(found) !== SQLITE_SCHEMA_VERSION) throw StoreSchemaVersionError({ store: path, found, expected: SQLITE_SCHEMA_VERSION, upgradable: Number(found) === SQLITE_UPGRADABLE_VERSION })
+  if (Number(found) !== SQLITE_SCHEMA_VERSION) throw StoreSchemaVersionError({ store: path, found, expected: SQLITE_SCHEMA_VERSION, upgradable: SQLITE_UPGRADABLE_VERSIONS.includes(Number(found)) })
 }
 
 function createSchema(db: Database.Database, path: string): void {
   db.exec('CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)')
   const found = versionOf(db)
-  if (found !== undefined && Number(found) !== SQLITE_SCHEMA_VERSION && Number(found) !== SQLITE_UPGRADABLE_VERSION) {
+  if (found !== undefined && Number(found) !== SQLITE_SCHEMA_VERSION && !SQLITE_UPGRADABLE_VERSIONS.includes(Number(found))) {
     throw StoreSchemaVersionError({ store: path, found, expected: SQLITE_SCHEMA_VERSION, upgradable: false })
   }
   db.exec(SQLITE_SCHEMA)
+  // SQLite has no ADD COLUMN IF NOT EXISTS: tables an older version created lack them.
+  for (const { table, column } of ADDED_COLUMNS) {
+    const columns = db.prepare(`SELECT name FROM pragma_table_info('${table}')`).pluck().all() as string[]
+    if (!columns.includes(column)) db.exec(`ALTER TABLE ${table} ADD COLUMN ${column} TEXT`)
+  }
   const insertSecret = db.prepare('INSERT OR IGNORE INTO secrets VALUES (?, ?)')
   for (const name of SECRET_NAMES) insertSecret.run(name, randomBytes(32))
   if (found !== String(SQLITE_SCHEMA_VERSION)) db.prepare("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)").run(String(SQLITE_SCHEMA_VERSION))

@@ -8,16 +8,26 @@
  * every row version closes exactly one predecessor of the same key in the same block, so undo
  * reopens by the keys of the versions it deletes.
  */
-export const SQLITE_SCHEMA_VERSION = 4
-/** The version a writer upgrades in place: 4 only added `api_keys` and `secrets` (created by the IF NOT EXISTS below). */
-export const SQLITE_UPGRADABLE_VERSION = 3
+export const SQLITE_SCHEMA_VERSION = 5
+/**
+ * Versions a writer upgrades in place: 4 added `api_keys` and `secrets` (created by the IF NOT
+ * EXISTS below), 5 the lifecycle columns (ADDED_COLUMNS).
+ */
+export const SQLITE_UPGRADABLE_VERSIONS: readonly number[] = [3, 4]
+
+/** Columns version 5 appended (NULL on rows written before): the full block header, a trace's details, an action's trace details (JSON). */
+export const ADDED_COLUMNS: readonly { readonly table: string; readonly column: string }[] = [
+  { table: 'blocks', column: 'header' },
+  { table: 'transactions', column: 'details' },
+  { table: 'actions', column: 'trace' },
+]
 
 export const SQLITE_SCHEMA = `
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 
 CREATE TABLE IF NOT EXISTS blocks (
   num INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, previous TEXT NOT NULL, ts INTEGER NOT NULL,
-  producer TEXT NOT NULL, trx_count INTEGER NOT NULL, action_count INTEGER NOT NULL, first_seq INTEGER
+  producer TEXT NOT NULL, trx_count INTEGER NOT NULL, action_count INTEGER NOT NULL, first_seq INTEGER, header TEXT
 );
 CREATE INDEX IF NOT EXISTS blocks_ts ON blocks (ts);
 
@@ -27,7 +37,7 @@ CREATE INDEX IF NOT EXISTS blocks_ts ON blocks (ts);
 CREATE TABLE IF NOT EXISTS transactions (
   block_num INTEGER NOT NULL, block_index INTEGER NOT NULL, id TEXT NOT NULL, id_key INTEGER NOT NULL, status INTEGER NOT NULL,
   cpu_usage_us INTEGER NOT NULL, net_usage_words INTEGER NOT NULL, scheduled INTEGER NOT NULL,
-  first_seq INTEGER, action_count INTEGER NOT NULL,
+  first_seq INTEGER, action_count INTEGER NOT NULL, details TEXT,
   PRIMARY KEY (block_num, block_index)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS transactions_id ON transactions (id_key);
@@ -37,7 +47,7 @@ CREATE INDEX IF NOT EXISTS transactions_id ON transactions (id_key);
 CREATE TABLE IF NOT EXISTS actions (
   global_seq INTEGER PRIMARY KEY, block_num INTEGER NOT NULL, trx_index INTEGER NOT NULL, ordinal INTEGER NOT NULL,
   creator_ordinal INTEGER NOT NULL, receiver TEXT NOT NULL, account TEXT NOT NULL, name TEXT NOT NULL,
-  auth TEXT NOT NULL, data BLOB NOT NULL, return_value BLOB NOT NULL, act_digest TEXT NOT NULL, recv_seq INTEGER NOT NULL, ram TEXT NOT NULL
+  auth TEXT NOT NULL, data BLOB NOT NULL, return_value BLOB NOT NULL, act_digest TEXT NOT NULL, recv_seq INTEGER NOT NULL, ram TEXT NOT NULL, trace TEXT
 );
 
 -- Search postings, chunked per term and write (see store/search/postings.ts).

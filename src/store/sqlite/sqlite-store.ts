@@ -2,7 +2,7 @@ import type { BlockRef } from '../../antelope/index.ts'
 import { StoreIrreversibleUndoError, StoreLinkError } from '../errors.ts'
 import type { Store } from '../port.ts'
 import { INSERT_APPLY_STEP, LATEST_TRANSACTION_RECORD, RECORD_FORKED_TRANSACTIONS, ROW_CHANGES_OF_BLOCK, TRANSACTIONS_BY_ID_PREFIX, TRANSACTION_RECORDS } from '../shared-sql.ts'
-import { TRX_ID_OF_ACTION, actionFromRow, rowChangeFromRow, stepFromRow, type StepRow, authText, blockByTimeClause, blockFromRow, prefixUpperBound, ramText, sequenceRanges, transactionFromRow, trxIdKey, trxIdKeyRange, u8 } from '../row-mapping.ts'
+import { TRX_ID_OF_ACTION, actionFromRow, rowChangeFromRow, stepFromRow, type StepRow, authText, blockByTimeClause, detailsText, blockFromRow, prefixUpperBound, ramText, sequenceRanges, transactionFromRow, trxIdKey, trxIdKeyRange, u8 } from '../row-mapping.ts'
 import { postingChunks, truncateChunk, type PostingChunk } from '../search/postings.ts'
 import { searchPostings, type PostingSource } from '../search/query.ts'
 import type { ActionRecord, BlockBatch, Step, StepType, StorePosition, TransactionRecord } from '../types.ts'
@@ -48,15 +48,15 @@ export function openSqliteStore(path: string, options: OpenStoreOptions = {}): S
   const s = {
     getMeta: db.prepare('SELECT value FROM meta WHERE key = ?'),
     setMeta: db.prepare('INSERT OR REPLACE INTO meta VALUES (?, ?)'),
-    insertBlock: db.prepare('INSERT INTO blocks VALUES (@num, @id, @previous, @ts, @producer, @trx_count, @action_count, @first_seq)'),
+    insertBlock: db.prepare('INSERT INTO blocks VALUES (@num, @id, @previous, @ts, @producer, @trx_count, @action_count, @first_seq, @header)'),
     blockByNum: db.prepare('SELECT * FROM blocks WHERE num = ?'),
     blockById: db.prepare('SELECT * FROM blocks WHERE id = ?'),
     blocksAbove: db.prepare('SELECT num, id FROM blocks WHERE num > ? ORDER BY num'),
     blocksFrom: db.prepare('SELECT num, id FROM blocks WHERE num >= ? ORDER BY num DESC'),
-    insertTrx: db.prepare('INSERT INTO transactions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)'),
+    insertTrx: db.prepare('INSERT INTO transactions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)'),
     trxById: db.prepare(LATEST_TRANSACTION_RECORD),
     trxByPrefix: db.prepare(TRANSACTIONS_BY_ID_PREFIX),
-    insertAction: db.prepare('INSERT INTO actions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)'),
+    insertAction: db.prepare('INSERT INTO actions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)'),
     actionsInRange: db.prepare('SELECT * FROM actions WHERE global_seq >= ? AND global_seq < ? ORDER BY global_seq'),
     actionBySeq: db.prepare(`SELECT a.*, ${TRX_ID_OF_ACTION} FROM actions a WHERE a.global_seq = ?`),
     cutSeq: db.prepare('SELECT MIN(first_seq) AS seq FROM blocks WHERE num >= ?'),
@@ -170,12 +170,12 @@ export function openSqliteStore(path: string, options: OpenStoreOptions = {}): S
     const head = cursor.head
     if (head && (b.num !== head.blockNum + 1 || b.previous !== head.blockId)) throw StoreLinkError({ blockNum: b.num, previous: b.previous, head: head.blockNum, headId: head.blockId })
     const ranges = sequenceRanges(batch)
-    s.insertBlock.run({ num: b.num, id: b.id, previous: b.previous, ts: b.timestampMs, producer: b.producer, trx_count: b.transactionCount, action_count: b.actionCount, first_seq: ranges.blockFirstSeq })
+    s.insertBlock.run({ num: b.num, id: b.id, previous: b.previous, ts: b.timestampMs, producer: b.producer, trx_count: b.transactionCount, action_count: b.actionCount, first_seq: ranges.blockFirstSeq, header: detailsText(b.header) })
     const trxIndex = new Map<string, number>()
     for (const t of batch.transactions) {
       const range = ranges.trx.get(t.id)
       trxIndex.set(t.id, t.blockIndex)
-      s.insertTrx.run(t.blockNum, t.blockIndex, t.id, trxIdKey(t.id), t.status, t.cpuUsageUs, t.netUsageWords, t.scheduled ? 1 : 0, range?.firstSeq ?? null, range?.count ?? 0)
+      s.insertTrx.run(t.blockNum, t.blockIndex, t.id, trxIdKey(t.id), t.status, t.cpuUsageUs, t.netUsageWords, t.scheduled ? 1 : 0, range?.firstSeq ?? null, range?.count ?? 0, detailsText(t.details))
     }
     for (const a of batch.actions) insertAction(a, trxIndex.get(a.trxId) ?? -1)
     if (cursor.applied.length === 0) failpoint?.('between-statements', writtenBlocks(write))
@@ -232,6 +232,7 @@ export function openSqliteStore(path: string, options: OpenStoreOptions = {}): S
       a.actDigest,
       a.recvSequence,
       ramText(a.ramDeltas),
+      detailsText(a.trace),
     )
 
   const undo = db.transaction((blockNum: number) => {

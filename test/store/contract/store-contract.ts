@@ -1,5 +1,7 @@
 import { test, type TestContext } from 'node:test'
 import assert from 'node:assert/strict'
+import { assertDetailsReadBack, detailedBlock } from './details-fixture.ts'
+import { emptyBlock } from './keys-contract.ts'
 import { TRANSACTION_CANCELED, type BlockBatch, type LinkChangeRecord, type PermissionChangeRecord, type StateReader, type Store, type TransactionRecord } from '../../../src/store/index.ts'
 
 /** A store backing that can be opened more than once (a file, a database). */
@@ -46,6 +48,16 @@ const trx = (id: string, blockNum: number, blockIndex: number, status = 0): Tran
 
 /** Every port test, run against one adapter. */
 export function runStoreContract(name: string, factory: StoreFactory, skip: string | false = false): void {
+  test(`${name}: the lifecycle details of a block (header, a trace's details, an action's trace) read back as written, and records without them read without them`, { skip }, async (t) => {
+    const store = await (await factory(t)).open()
+    t.after(() => store.close())
+    await store.applyBlock(emptyBlock(1), 0)
+    assert.equal((await store.blockByNum(1))?.header, undefined)
+    const detailed = detailedBlock(2, 1n)
+    await store.applyBlock(detailed, 0)
+    await assertDetailsReadBack(store, detailed)
+  })
+
   test(`${name}: tableRows() and tableRow() answer state at any height, in primary-key order, tombstones hidden`, { skip }, async (t) => {
     const store = await (await factory(t)).open()
     t.after(() => store.close())
