@@ -24,9 +24,10 @@ const ALLOWED: Record<string, string[]> = {
   push: ['antelope', 'store'],
   auth: ['antelope', 'store'],
   state: ['antelope', 'store'],
-  search: ['antelope', 'store'],
-  api: ['antelope', 'store', 'auth', 'push', 'state'],
-  cli: ['antelope', 'ship', 'devchain', 'store', 'ingest', 'auth', 'push', 'state', 'api'],
+  lifecycle: ['antelope', 'store'],
+  search: ['antelope', 'store', 'lifecycle'],
+  api: ['antelope', 'store', 'auth', 'push', 'state', 'lifecycle', 'search'],
+  cli: ['antelope', 'ship', 'devchain', 'store', 'ingest', 'auth', 'push', 'state', 'lifecycle', 'search', 'api'],
 }
 
 test('imports follow DESIGN §2: allowed edges only, and only through an area index.ts', () => {

@@ -8,6 +8,7 @@ import type { Logger } from 'pino'
 import type { AuthService } from '../auth/index.ts'
 import type { PushService } from '../push/index.ts'
 import type { StateService } from '../state/index.ts'
+import type { LifecycleService } from '../lifecycle/index.ts'
 import type { SnapshotSource } from '../store/index.ts'
 import formbody from '@fastify/formbody'
 import { InvalidJsonError, ServiceUnavailableError } from './errors.ts'
@@ -20,6 +21,7 @@ import { guaranteedPushInterceptor, isGuaranteedPush } from './routes/guaranteed
 import { healthRoutes, type HealthSource } from './routes/health.ts'
 import { openApiRoutes } from './routes/openapi.ts'
 import { stateRoutes } from './routes/state.ts'
+import { transactionRoutes } from './routes/transactions.ts'
 import { permissionLinksRoutes } from './routes/permission-links.ts'
 import { streamUpgradeRoutes } from './routes/stream-upgrades.ts'
 import { ErrorObject } from './schemas.ts'
@@ -48,6 +50,7 @@ export interface ApiServices {
   readonly health: HealthSource
   readonly push: PushService | undefined
   readonly state: StateService
+  readonly lifecycle: LifecycleService
   readonly snapshots: SnapshotSource
 }
 
@@ -131,6 +134,7 @@ export async function buildApp(args: { config: ApiConfig; services: ApiServices;
     rest.addContentTypeParser('*', { parseAs: 'string' }, parseJsonBody)
     await rest.register(formbody, { bodyLimit: config.bodyLimitBytes })
     await rest.register(stateRoutes, { state: services.state })
+    await rest.register(transactionRoutes, { lifecycle: services.lifecycle })
     await rest.register(permissionLinksRoutes, { store: services.snapshots })
   })
   await app.register(chainPassthroughRoutes, {

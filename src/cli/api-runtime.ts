@@ -5,6 +5,7 @@ import { buildApp } from '../api/index.ts'
 import { createApiKeyService, createAuthService, createMemoryRateLimiter, createRedisRateLimiter, createRevocationWatch, signingKeyFromSecret } from '../auth/index.ts'
 import { createPushService } from '../push/index.ts'
 import { createStateService } from '../state/index.ts'
+import { createLifecycleService } from '../lifecycle/index.ts'
 import type { Store } from '../store/index.ts'
 import type { ApiFlags } from './api-options.ts'
 
@@ -74,7 +75,7 @@ export async function startApi(args: { flags: ApiFlags; host: string; store: Sto
       chainBodyLimitBytes: 8 * 1024 * 1024,
       trustProxy: flags.trustProxy,
     },
-    services: { auth, push, state: createStateService({ store }), snapshots: store, health: { storeKind: args.storeKind, store, chainHead: chainHeadCache(chainApi) } },
+    services: { auth, push, state: createStateService({ store }), lifecycle: createLifecycleService({ store }), snapshots: store, health: { storeKind: args.storeKind, store, chainHead: chainHeadCache(chainApi) } },
     logger,
   })
   await app.listen({ host: args.host, port: flags.port })

@@ -1,0 +1,99 @@
+import { AbiCache, unpackTransaction, type CompiledAbi } from '../antelope/index.ts'
+import type { ActionRecord, BlockRecord, Store, TransactionRecord } from '../store/index.ts'
+import type { ActionDataDecoder } from './action-traces.ts'
+import { assembleLifecycle, keyRecords, type RecordInBlock } from './assemble.ts'
+import type { LifecycleService, TransactionLifecycle } from './types.ts'
+
+/** What the service reads: block and transaction records, ABIs, the position. */
+export type LifecycleStore = Pick<Store, 'position' | 'transactionHistory' | 'actionsOfTransaction' | 'blockByNum' | 'rowChanges' | 'firstSeqFromBlock' | 'actionsBySeq' | 'abi'>
+
+/** Blocks with more actions than this are not read whole to attribute row changes (dbops then stay empty). */
+const MAX_BLOCK_ACTIONS_READ = 5_000
+
+/**
+ * Lifecycles assembled from the store. Reads are not one snapshot: the position (LIB) is read first,
+ * so a block that became irreversible meanwhile is at worst reported reversible.
+ */
+export function createLifecycleService(args: { store: LifecycleStore }): LifecycleService {
+  const { store } = args
+  const abis = new AbiCache(256)
+
+  /** The block's actions, in execution order; undefined when the block is too large to read whole. */
+  async function actionsOfBlock(block: BlockRecord): Promise<ActionRecord[] | undefined> {
+    if (block.actionCount === 0) return []
+    if (block.actionCount > MAX_BLOCK_ACTIONS_READ) return undefined
+    const first = await store.firstSeqFromBlock(block.num)
+    if (first === undefined) return []
+    const seqs = Array.from({ length: block.actionCount }, (_, i) => first + i)
+    return (await store.actionsBySeq(seqs)).filter((a) => a.blockNum === block.num)
+  }
+
+  /** A decoder holding the ABIs in force at `blockNum` of every account it is prepared for. */
+  async function decoderAt(blockNum: number, accounts: Iterable<string>): Promise<ActionDataDecoder> {
+    const compiled = new Map<string, CompiledAbi | undefined>()
+    for (const account of accounts) {
+      if (compiled.has(account)) continue
+      const stored = await store.abi({ account, blockNum })
+      const result = stored ? abis.fromBinary(stored.abi) : undefined
+      compiled.set(account, result?.ok ? result.value : undefined)
+    }
+    return (account, name, data) => {
+      const abi = compiled.get(account)
+      const type = abi?.actionType(name)
+      const decoded = abi && type ? abi.decode(type, data) : undefined
+      return decoded?.ok ? decoded.value : undefined
+    }
+  }
+
+  async function inBlock(record: TransactionRecord | undefined): Promise<RecordInBlock | undefined> {
+    if (!record) return undefined
+    const block = await store.blockByNum(record.blockNum)
+    return block && { record, block }
+  }
+
+  async function lifecycle(id: string): Promise<TransactionLifecycle | undefined> {
+    const lib = (await store.position())?.lib ?? 0
+    const history = await store.transactionHistory(id)
+    if (history.records.length === 0 && history.forkedOut.length === 0) return undefined
+    const key = keyRecords(history)
+
+    let execution: Parameters<typeof assembleLifecycle>[0]['execution']
+    const executed = await inBlock(key.execution)
+    if (executed) {
+      const actions = (await store.actionsOfTransaction(id)).filter((a) => a.blockNum === executed.block.num)
+      const blockActions = await actionsOfBlock(executed.block)
+      const rowChanges = blockActions ? await store.rowChanges(executed.block.num) : []
+      const otherReceivers = new Set((blockActions ?? []).filter((a) => a.trxId !== id).map((a) => a.receiver))
+      execution = { ...executed, actions, rowChanges, otherReceivers }
+    }
+    const creation = await inBlock(key.creation)
+    let cancelation: Parameters<typeof assembleLifecycle>[0]['cancelation']
+    const canceled = await inBlock(key.cancelation)
+    if (canceled) {
+      // The canceling action: an eosio::canceldelay of the block naming this id (its data ends with the id).
+      const by = (await actionsOfBlock(canceled.block))?.find((a) => a.receiver === 'eosio' && a.account === 'eosio' && a.name === 'canceldelay' && Buffer.from(a.data).toString('hex').endsWith(id))
+      const byActions = by ? await store.actionsOfTransaction(by.trxId) : []
+      cancelation = { ...canceled, byTrxId: by?.trxId, byActionIdx: by ? Math.max(0, byActions.findIndex((a) => a.globalSequence === by.globalSequence)) : 0 }
+    }
+
+    const accounts = new Set<string>()
+    for (const a of execution?.actions ?? []) accounts.add(a.account)
+    for (const a of key.execution?.details?.unreceipted ?? []) accounts.add(a.account)
+    const packed = creation?.record.details?.deferred && unpackTransaction(creation.record.details.deferred.packedTrx)
+    for (const a of [...(packed?.actions ?? []), ...(packed?.context_free_actions ?? [])]) accounts.add(a.account)
+    const decode = await decoderAt(execution?.block.num ?? creation?.block.num ?? 0, accounts)
+    return assembleLifecycle({ id, history, lib, execution, creation, cancelation, decode })
+  }
+
+  return {
+    lifecycle,
+    async lifecycles(ids) {
+      const out = new Map<string, TransactionLifecycle>()
+      for (const id of new Set(ids)) {
+        const found = await lifecycle(id)
+        if (found) out.set(id, found)
+      }
+      return out
+    },
+  }
+}
