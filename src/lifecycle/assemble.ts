@@ -1,6 +1,7 @@
 import { bigIntToName, formatNodeosTime, formatNodeosTimeSec, fromHex, signatureText, toHex, unpackTransaction } from '../antelope/index.ts'
 import { TRANSACTION_CANCELED, type ActionRecord, type BlockRecord, type RowChange, type TransactionHistory, type TransactionRecord } from '../store/index.ts'
 import { actionTree, wireAction, type ActionDataDecoder, type TracedAction } from './action-traces.ts'
+import { attributeRowChanges } from './row-attribution.ts'
 import type { TransactionLifecycle, TransactionStatus, WireBlockHeader, WireDbOp, WireDTrxOp, WireExtDTrxOp, WireSignedTransaction, WireTransactionTrace } from './types.ts'
 
 /** SHiP's transaction statuses, by number. */
@@ -113,23 +114,21 @@ function executionTrace(facts: LifecycleFacts, traces: WireTransactionTrace['act
   }
 }
 
-/**
- * Row changes SHiP reported for the execution block, on contracts this transaction ran and no other
- * transaction of the block did: SHiP gives row changes per block, so a change is only attributed
- * when it can be; `action_idx` is then the last action of the transaction run by that contract.
- */
+/** Row changes of the execution block attributable to this transaction (row-attribution.ts). */
 function dbops(facts: LifecycleFacts): WireDbOp[] {
   const e = facts.execution
   if (!e) return []
-  const lastByReceiver = new Map<string, number>()
-  e.actions.forEach((a, index) => lastByReceiver.set(a.receiver, index))
-  return e.rowChanges.flatMap((c) => {
-    const index = lastByReceiver.get(c.code)
-    if (index === undefined || e.otherReceivers.has(c.code)) return []
-    const op = c.old === undefined ? 'INS' : c.value === undefined ? 'REM' : 'UPD'
-    const side = (payer: string | undefined, value: Uint8Array | undefined) => (payer === undefined || value === undefined ? {} : { payer, hex: toHex(value) })
-    return [{ op, action_idx: index, account: c.code, table: c.table, scope: c.scope, key: bigIntToName(c.primaryKey), old: side(c.old?.payer, c.old?.value), new: side(c.payer, c.value) }]
-  })
+  const side = (payer: string | undefined, value: Uint8Array | undefined) => (payer === undefined || value === undefined ? {} : { payer, hex: toHex(value) })
+  return attributeRowChanges(e.actions, e.rowChanges, e.otherReceivers).map(({ change: c, actionIdx }) => ({
+    op: c.old === undefined ? 'INS' : c.value === undefined ? 'REM' : 'UPD',
+    action_idx: actionIdx,
+    account: c.code,
+    table: c.table,
+    scope: c.scope,
+    key: bigIntToName(c.primaryKey),
+    old: side(c.old?.payer, c.old?.value),
+    new: side(c.payer, c.value),
+  }))
 }
 
 function creationOp(facts: LifecycleFacts): { op: WireDTrxOp; ext: WireExtDTrxOp } | undefined {

@@ -1,6 +1,7 @@
-import { AbiCache, unpackTransaction, type CompiledAbi } from '../antelope/index.ts'
+import { unpackTransaction } from '../antelope/index.ts'
 import type { ActionRecord, BlockRecord, Store, TransactionRecord } from '../store/index.ts'
-import type { ActionDataDecoder } from './action-traces.ts'
+import { createDecoderSource } from './decoder.ts'
+import { receiversOfOthers } from './row-attribution.ts'
 import { assembleLifecycle, keyRecords, type RecordInBlock } from './assemble.ts'
 import type { LifecycleService, TransactionLifecycle } from './types.ts'
 
@@ -16,7 +17,7 @@ const MAX_BLOCK_ACTIONS_READ = 5_000
  */
 export function createLifecycleService(args: { store: LifecycleStore }): LifecycleService {
   const { store } = args
-  const abis = new AbiCache(256)
+  const decoderAt = createDecoderSource(store)
 
   /** The block's actions, in execution order; undefined when the block is too large to read whole. */
   async function actionsOfBlock(block: BlockRecord): Promise<ActionRecord[] | undefined> {
@@ -26,23 +27,6 @@ export function createLifecycleService(args: { store: LifecycleStore }): Lifecyc
     if (first === undefined) return []
     const seqs = Array.from({ length: block.actionCount }, (_, i) => first + i)
     return (await store.actionsBySeq(seqs)).filter((a) => a.blockNum === block.num)
-  }
-
-  /** A decoder holding the ABIs in force at `blockNum` of every account it is prepared for. */
-  async function decoderAt(blockNum: number, accounts: Iterable<string>): Promise<ActionDataDecoder> {
-    const compiled = new Map<string, CompiledAbi | undefined>()
-    for (const account of accounts) {
-      if (compiled.has(account)) continue
-      const stored = await store.abi({ account, blockNum })
-      const result = stored ? abis.fromBinary(stored.abi) : undefined
-      compiled.set(account, result?.ok ? result.value : undefined)
-    }
-    return (account, name, data) => {
-      const abi = compiled.get(account)
-      const type = abi?.actionType(name)
-      const decoded = abi && type ? abi.decode(type, data) : undefined
-      return decoded?.ok ? decoded.value : undefined
-    }
   }
 
   async function inBlock(record: TransactionRecord | undefined): Promise<RecordInBlock | undefined> {
@@ -63,7 +47,7 @@ export function createLifecycleService(args: { store: LifecycleStore }): Lifecyc
       const actions = (await store.actionsOfTransaction(id)).filter((a) => a.blockNum === executed.block.num)
       const blockActions = await actionsOfBlock(executed.block)
       const rowChanges = blockActions ? await store.rowChanges(executed.block.num) : []
-      const otherReceivers = new Set((blockActions ?? []).filter((a) => a.trxId !== id).map((a) => a.receiver))
+      const otherReceivers = receiversOfOthers(blockActions ?? [], id)
       execution = { ...executed, actions, rowChanges, otherReceivers }
     }
     const creation = await inBlock(key.creation)
