@@ -1,6 +1,6 @@
 import type { BlockRef } from '../antelope/index.ts'
 import type { SearchExpr, SearchMatch, SearchRange } from './search/query.ts'
-import type { AccountPermission, ActionRecord, ApiKeyRecord, BlockBatch, BlockRecord, RowChange, SecretName, Step, StorePosition, TransactionHistory, TransactionRecord } from './types.ts'
+import type { AccountPermission, ActionRecord, ApiKeyRecord, BlockBatch, BlockRecord, RowChange, SecretName, Step, StepPayload, StorePosition, TransactionHistory, TransactionRecord } from './types.ts'
 
 /**
  * The indexer's side of the store. Every method is atomic: a crash at any instant leaves the
@@ -82,6 +82,13 @@ export interface StepReader {
   stepsAfter(seq: number, limit: number): Promise<Step[]>
   /** The steps of one block id, oldest first: where a cursor naming that block resumes. */
   stepsOfBlock(blockId: string): Promise<Step[]>
+  /**
+   * What each step's block held, one entry per step, in order (StepPayload), read as one consistent
+   * state with a fixed number of statements per call (a live hub reads ~500 steps at a time): the
+   * stored block when its id is stored, else what it held when a fork undid it, kept until LIB is
+   * FORKED_RETENTION_BLOCKS past it (block-content.ts); `undefined` once that is pruned.
+   */
+  stepPayloads(steps: readonly Step[]): Promise<(StepPayload | undefined)[]>
 }
 
 /** What one consistent read sees: the position, contract state and blocks. */

@@ -12,6 +12,22 @@ export interface Step {
   readonly blockId: string
 }
 
+/**
+ * What a step's block held, for streams: for `new`, `redo` and `irreversible` steps the stored block;
+ * for `undo` (and for an apply step of a block since forked out) what the block held when it was
+ * undone, kept for a documented retention.
+ */
+export interface StepPayload {
+  readonly step: Step
+  readonly block: BlockRecord
+  /** Trace records of the block, by position in the block (facts without a trace, such as cancelations, after them). */
+  readonly transactions: readonly TransactionRecord[]
+  /** Executed actions, in execution (global sequence) order. */
+  readonly actions: readonly ActionRecord[]
+  /** The contract rows the block changed, with the versions they replaced. */
+  readonly rowChanges: readonly RowChange[]
+}
+
 export interface PermissionLevel {
   readonly actor: string
   readonly permission: string

@@ -114,6 +114,7 @@ const EXTRA_TABLES: Record<string, 'rows' | 'steps' | 'names'> = {
   meta: 'rows',
   steps: 'steps',
   forked_transactions: 'rows',
+  forked_blocks: 'rows',
   api_keys: 'rows',
   // Server secrets are random per store, made when its schema is created: not ingest's to match.
   secrets: 'names',
@@ -361,7 +362,7 @@ async function crashAtEveryFailpoint(t: TestContext, adapter: (typeof ADAPTERS)[
   // The chain exercised what the store writes, and the fork was undone.
   const rows = referenceDump as Record<string, unknown[]>
   assert.ok(rows.row_versions.length > 100 && rows.permission_versions.length > 10 && rows.link_versions.length > 0 && rows.abi_versions.length > 3 && rows.postings.length > 1000)
-  assert.ok(rows.forked_transactions.length > 0, 'the fork undid transactions')
+  assert.ok(rows.forked_transactions.length > 0 && rows.forked_blocks.length === 3, 'the fork undid transactions, and kept the content of its three blocks')
   const types = new Set((rows.steps as { type: string }[]).map((s) => s.type))
   assert.deepEqual([...types].sort(), ['irreversible', 'new', 'undo'])
   note('compared')

@@ -10,6 +10,7 @@ import { openSqliteStore, openStore } from '../../src/store/index.ts'
 import { tempDir } from '../_helpers/devchain.ts'
 import { runStoreContract } from './contract/store-contract.ts'
 import { runSearchContract } from './contract/search-contract.ts'
+import { runStepPayloadContract } from './contract/step-payload-contract.ts'
 import { emptyBlock, hash, key, runKeysContract } from './contract/keys-contract.ts'
 import { assertDetailsReadBack, detailedBlock } from './contract/details-fixture.ts'
 
@@ -19,6 +20,11 @@ runStoreContract('sqlite', async (t) => {
 })
 
 runSearchContract('sqlite', async (t) => {
+  const path = join(tempDir(t), 'store.sqlite')
+  return { open: async () => openSqliteStore(path) }
+})
+
+runStepPayloadContract('sqlite', async (t) => {
   const path = join(tempDir(t), 'store.sqlite')
   return { open: async () => openSqliteStore(path) }
 })

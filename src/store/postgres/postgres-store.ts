@@ -18,6 +18,7 @@ import { createPostgresKeys } from './postgres-keys.ts'
 import { insertChunks, insertColumns, type Columns, type Queryable } from './column-insert.ts'
 import { createPlannerStatistics } from './planner-statistics.ts'
 import { createPostgresSnapshotReader, meta, pkText, position } from './postgres-readers.ts'
+import { keepUndoneBlocks, readStepPayloads, setLibAndPrune } from './postgres-block-content.ts'
 
 /**
  * The steps of a write, in order (parameters: types, block numbers, block ids). An `apply` step is
@@ -171,7 +172,7 @@ export async function openPostgresStore(url: string, options: OpenStoreOptions =
     await c.query(INSERT_STEPS, [steps.map((x) => x.type), steps.map((x) => x.num), steps.map((x) => x.id)])
     const last = applied[applied.length - 1]
     await setMeta(c, 'head', `${last.num}:${last.id}`)
-    if (currentLib > previousLib) await setMeta(c, 'lib', String(currentLib))
+    if (currentLib > previousLib) await setLibAndPrune(c, currentLib)
     await c.query("SELECT pg_notify('antler_steps', $1)", [String(last.num)])
   }
 
@@ -231,6 +232,7 @@ export async function openPostgresStore(url: string, options: OpenStoreOptions =
     if (blockNum <= lib) throw StoreIrreversibleUndoError({ blockNum, lib })
     const undone = (await c.query<{ num: string; id: string }>('SELECT num, id FROM blocks WHERE num >= $1 ORDER BY num DESC', [blockNum])).rows
     if (undone.length === 0) return undefined
+    await keepUndoneBlocks(c, undone.map((r) => r.id))
     const cut = (await c.query<{ seq: string | null }>('SELECT MIN(first_seq) AS seq FROM blocks WHERE num >= $1', [blockNum])).rows[0].seq
     if (cut !== null) {
       await c.query('DELETE FROM actions WHERE global_seq >= $1 AND block_num >= $2', [cut, blockNum])
@@ -336,6 +338,9 @@ export async function openPostgresStore(url: string, options: OpenStoreOptions =
     },
     async stepsOfBlock(blockId) {
       return (await pool.query<StepRow>('SELECT seq, type, block_num, block_id FROM steps WHERE block_id = $1 ORDER BY seq', [blockId])).rows.map(stepFromRow)
+    },
+    async stepPayloads(steps) {
+      return steps.length === 0 ? [] : inTransaction((c) => readStepPayloads(c, steps), 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY')
     },
     async transactionHistory(id) {
       const records = (await pool.query(numbered(TRANSACTION_RECORDS), [trxIdKey(id), id])).rows.map(transactionFromRow)

@@ -91,6 +91,10 @@ CREATE INDEX IF NOT EXISTS steps_block ON steps (block_id);
 
 CREATE TABLE IF NOT EXISTS forked_transactions (id TEXT NOT NULL, block_num BIGINT NOT NULL, block_id TEXT NOT NULL, PRIMARY KEY (id, block_id));
 
+-- What forked-out blocks held, kept for streams until LIB passes them by the retention (sqlite/schema.ts).
+CREATE TABLE IF NOT EXISTS forked_blocks (block_id TEXT PRIMARY KEY, block_num BIGINT NOT NULL, payload BYTEA NOT NULL);
+CREATE INDEX IF NOT EXISTS forked_blocks_num ON forked_blocks (block_num);
+
 -- API keys (only the SHA-256 of a key string is kept) and server secrets (sqlite/schema.ts).
 CREATE TABLE IF NOT EXISTS api_keys (
   id TEXT PRIMARY KEY, key_hash TEXT NOT NULL UNIQUE, name TEXT NOT NULL, type TEXT NOT NULL, origins TEXT NOT NULL,

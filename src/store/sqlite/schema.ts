@@ -106,6 +106,12 @@ CREATE TABLE IF NOT EXISTS forked_transactions (
   id TEXT NOT NULL, block_num INTEGER NOT NULL, block_id TEXT NOT NULL, PRIMARY KEY (id, block_id)
 ) WITHOUT ROWID;
 
+-- What forked-out blocks held (block-content.ts: the block, its transactions, actions and row
+-- changes, JSON deflated), written by the undo that removes them, so streams can still send their
+-- undo; pruned by block writes once LIB is FORKED_RETENTION_BLOCKS past them (by block_num).
+CREATE TABLE IF NOT EXISTS forked_blocks (block_id TEXT PRIMARY KEY, block_num INTEGER NOT NULL, payload BLOB NOT NULL);
+CREATE INDEX IF NOT EXISTS forked_blocks_num ON forked_blocks (block_num);
+
 -- API keys (only the SHA-256 of a key string is kept) and server secrets: written by \`antler keys\`
 -- and at schema creation, read by the API. Revoked ids are one read of the partial index.
 CREATE TABLE IF NOT EXISTS api_keys (

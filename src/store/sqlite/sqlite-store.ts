@@ -13,6 +13,7 @@ import { sqliteIntegrityFindings } from './integrity.ts'
 import { openSqliteDatabase } from './open-database.ts'
 import { createSqliteKeys } from './sqlite-keys.ts'
 import { createSqliteStateReader } from './sqlite-readers.ts'
+import { createSqliteBlockContent } from './sqlite-block-content.ts'
 import { readOnlyStore, type OpenStoreOptions } from '../read-only.ts'
 import { VERSIONED_TABLES } from '../versioned-tables.ts'
 
@@ -106,6 +107,7 @@ export function openSqliteStore(path: string, options: OpenStoreOptions = {}): S
     stepsOfBlock: db.prepare('SELECT seq, type, block_num, block_id FROM steps WHERE block_id = ? ORDER BY seq'),
     stepsAfter: db.prepare('SELECT seq, type, block_num, block_id FROM steps WHERE seq > ? ORDER BY seq LIMIT ?'),
   }
+  const content = createSqliteBlockContent(db)
   const undoStatements = VERSIONED_TABLES.flatMap((t) => [db.prepare(`DELETE FROM ${t} WHERE block_num >= ?`), db.prepare(`UPDATE ${t} SET valid_to = NULL WHERE valid_to >= ?`)])
   const deleteFrom = ['blocks WHERE num', 'transactions WHERE block_num'].map((w) => db.prepare(`DELETE FROM ${w} >= ?`))
 
@@ -161,7 +163,10 @@ export function openSqliteStore(path: string, options: OpenStoreOptions = {}): S
       else step(x.type, x.num, x.id)
     }
     if (cursor.head) s.setMeta.run('head', `${cursor.head.blockNum}:${cursor.head.blockId}`)
-    if (planned.lib > cursor.startLib) s.setMeta.run('lib', String(planned.lib))
+    if (planned.lib > cursor.startLib) {
+      s.setMeta.run('lib', String(planned.lib))
+      content.prune(planned.lib)
+    }
   }
 
   /** Writes one block of `write` (all of it is needed only to name it at a failpoint). */
@@ -240,6 +245,7 @@ export function openSqliteStore(path: string, options: OpenStoreOptions = {}): S
     if (blockNum <= lib) throw StoreIrreversibleUndoError({ blockNum, lib })
     const undone = s.blocksFrom.all(blockNum) as { num: number; id: string }[]
     if (undone.length === 0) return
+    content.keepUndone(undone.map((b) => b.id))
     const cut = (s.cutSeq.get(blockNum) as { seq: number | null }).seq
     if (cut !== null) {
       s.deleteActionsFrom.run(cut)
@@ -356,6 +362,7 @@ export function openSqliteStore(path: string, options: OpenStoreOptions = {}): S
     async stepsOfBlock(blockId) {
       return (s.stepsOfBlock.all(blockId) as StepRow[]).map(stepFromRow)
     },
+    stepPayloads: content.stepPayloads,
     async integrityFindings() {
       return sqliteIntegrityFindings(db)
     },
