@@ -1,6 +1,5 @@
 import { AbiCache, fromHex, type CompiledAbi, type DecodeResult } from '../antelope/index.ts'
-import type { ActionRecord, BlockBatch } from '../store/index.ts'
-import { actionSearchTerms, dataSearchTerms } from './search-terms.ts'
+import { blockSearchTerms, dataSearchTerms, type ActionRecord, type BlockBatch } from '../store/index.ts'
 
 /** Where ABIs not yet seen come from: the store, at its head. */
 export type AbiSource = (account: string) => Promise<Uint8Array | undefined>
@@ -34,18 +33,22 @@ export class AbiTracker {
     }
   }
 
-  /** Search terms for every action of the batch, decoding data with the ABI in force at each. */
+  /**
+   * Search terms for every action of the batch, decoding data with the ABI in force at each; the
+   * block's row changes and each action's parent give its `db.*` and `parent.*` terms.
+   */
   withSearchTerms(batch: BlockBatch): BlockBatch {
-    const actions = batch.actions.map((action) => {
+    const dataTerms = batch.actions.map((action) => {
       const { decoded, dataTerms } = this.decode(action)
       if (action.account === 'eosio' && action.name === 'setabi' && action.receiver === 'eosio' && decoded?.ok) {
         const { account, abi: hex } = decoded.value as { account: string; abi: string }
         this.change(account, fromHex(hex))
       }
-      return { ...action, searchTerms: actionSearchTerms(action, dataTerms) }
+      return dataTerms
     })
     for (const change of batch.abis) this.change(change.account, change.abi)
-    return { ...batch, actions }
+    const terms = blockSearchTerms(batch.actions, batch.rows, (i) => dataTerms[i])
+    return { ...batch, actions: batch.actions.map((action, i) => ({ ...action, searchTerms: terms[i] })) }
   }
 
   private decode(action: ActionRecord): { decoded: DecodeResult | undefined; dataTerms: readonly string[] } {

@@ -1,9 +1,9 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { join } from 'node:path'
-import { ABI } from '@wharfkit/antelope'
+import { ABI, Serializer } from '@wharfkit/antelope'
 import { encodeAbiBinary, sha256, toHex } from '../../src/antelope/index.ts'
-import { pushSigned } from '../../src/devchain/index.ts'
+import { pushSigned, rawdb } from '../../src/devchain/index.ts'
 import { createIndexer } from '../../src/ingest/index.ts'
 import { openSqliteStore, type SearchExpr } from '../../src/store/index.ts'
 import { tempDir, withDevchain } from '../_helpers/devchain.ts'
@@ -28,8 +28,15 @@ test('ingest indexes DESIGN §7 terms, decoding action data with the ABI in forc
   }
   const transfer = (from: string, to: string, memo: string) => ({ account: 'eosio.token', name: 'transfer', authorization: [{ actor: from, permission: 'active' }], data: { from, to, quantity: '0.0100 EOS', memo } })
   for (let i = 0; i < 3; i++) push([transfer('alice', 'bob', `ab${i}`)])
-  for (let i = 0; i < 2; i++) push([transfer('bob', 'carol', `bc${i}`)])
+  const firstBobToCarol = pushSigned(chain, [transfer('bob', 'carol', 'bc0')]).trace.id
+  chain.produceBlock()
+  push([transfer('bob', 'carol', 'bc1')])
   push([{ account: 'rawdb', name: 'put', authorization: [{ actor: 'alice', permission: 'active' }], data: { scope: 'alice', table: 'rows', key: '7', payer: 'alice', value: '0102' } }])
+  // rawdb::send runs an inline rawdb::put (a row of scope bob) in the same block as rawdb::notify(carol).
+  const innerPut = Serializer.encode({ abi: rawdb.abi, type: 'put', object: { scope: 'bob', table: 'rows', key: '1', payer: 'rawdb', value: '03' } }).hexString
+  const rawdbActive = [{ actor: 'rawdb', permission: 'active' }]
+  pushSigned(chain, [{ account: 'rawdb', name: 'send', authorization: rawdbActive, data: { account: 'rawdb', name: 'put', authorization: rawdbActive, data: innerPut } }])
+  push([{ account: 'rawdb', name: 'notify', authorization: rawdbActive, data: { recipients: ['carol'] } }])
   // carol's ABI changes between two `note` actions: each must be read with its own.
   const v1 = encodeAbiBinary(noteAbi([['to', 'name'], ['quantity', 'asset']]))
   const setabi = (abi: Uint8Array) => ({ account: 'eosio', name: 'setabi', authorization: [{ actor: 'carol', permission: 'active' }], data: { account: 'carol', abi: toHex(abi) } })
@@ -66,4 +73,30 @@ test('ingest indexes DESIGN §7 terms, decoding action data with the ABI in forc
   assert.equal((await search({ term: `data.abi:${toHex(sha256(v1))}` })).length, 1, 'setabi is found by the hash of its ABI')
   assert.equal((await search({ term: 'ram.consumed:alice' })).filter((a) => a.account === 'rawdb').length, 1, 'the put billed alice for RAM')
   assert.deepEqual(await search({ term: 'data.memo:ab0' }), [], 'memo is not an indexed field')
+
+  // trx_id: every action of the transaction (the transfer and its two notifications).
+  const byTrx = await search({ term: `trx_id:${firstBobToCarol}` })
+  assert.deepEqual(byTrx.map((a) => a.receiver), ['eosio.token', 'bob', 'carol'])
+  assert.ok(byTrx.every((a) => a.trxId === firstBobToCarol))
+  // parent.*: a notification's parent is the action that notified it, an inline action's the one that sent it.
+  const notified = await search({ and: [{ term: 'parent.receiver:eosio.token' }, { term: 'parent.action:transfer' }, { or: [{ term: 'data.from:alice' }, { term: 'data.from:bob' }] }] })
+  assert.equal(notified.length, 10, 'two notifications for each of the five transfers')
+  assert.ok(notified.every((a) => a.receiver !== 'eosio.token' && a.creatorActionOrdinal === 1))
+  const inline = await search({ term: 'parent.action:send' })
+  assert.deepEqual(inline.map((a) => [a.receiver, a.account, a.name]), [['rawdb', 'rawdb', 'put']])
+  assert.deepEqual((await search({ and: [{ term: 'parent.account:rawdb' }, { term: 'receiver:carol' }] })).map((a) => a.name), ['notify'])
+  assert.deepEqual(await search({ and: [{ term: 'parent.receiver:rawdb' }, { flag: 'input', value: true }] }), [], 'an input action has no parent')
+  // db.*: a block's row changes go to the actions of that block run by the contract that owns them.
+  const put = await search({ term: 'db.table:rows/alice' })
+  assert.deepEqual(put.map((a) => [a.receiver, a.name]), [['rawdb', 'put']])
+  assert.deepEqual(await search({ term: 'db.key:rows/alice/............b' }), put, 'the key (7) rendered as a name')
+  assert.deepEqual(
+    (await search({ term: 'db.table:rows/bob' })).map((a) => a.name),
+    ['send', 'put', 'notify'],
+    'per block: every rawdb action of the block of the inline put, notify included (docs/API.md)',
+  )
+  assert.equal((await search({ term: 'db.table:rows' })).length, 4)
+  const bobBalance = await search({ and: [{ term: 'db.table:accounts/bob' }, { term: 'action:transfer' }, { not: { term: 'auth:eosio' } }] })
+  assert.equal(bobBalance.length, 5, 'the five transfers that changed bob\'s balance (after boot), as run by eosio.token')
+  assert.ok(bobBalance.every((a) => a.receiver === 'eosio.token'))
 })

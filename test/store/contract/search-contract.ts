@@ -1,6 +1,6 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { FLAG_INPUT, FLAG_NOTIF, FLAG_SCHEDULED, type ActionRecord, type BlockBatch, type SearchExpr, type TransactionRecord } from '../../../src/store/index.ts'
+import { FLAG_INPUT, FLAG_NOTIF, FLAG_SCHEDULED, blockSearchTerms, type ActionRecord, type BlockBatch, type RowChangeRecord, type SearchExpr, type TransactionRecord } from '../../../src/store/index.ts'
 import { seededRandom } from '../../_helpers/store.ts'
 import type { StoreFactory } from './store-contract.ts'
 
@@ -14,12 +14,18 @@ interface ModelAction {
   readonly flags: number
 }
 
-/** A seeded chain of blocks with random actions; `seq` continues from the block's parent, as on a real fork. */
+/**
+ * A seeded chain of blocks with random actions and row changes; `seq` continues from the block's
+ * parent, as on a real fork. Terms are what ingest computes (store/search/terms.ts), the random
+ * vocabulary standing in for `data.*`: so `db.*`, `parent.*` and `trx_id` are written with the
+ * block and undone with it.
+ */
 function randomBlock(num: number, branch: string, parentId: string, firstSeq: number, random: () => number): { batch: BlockBatch; model: ModelAction[] } {
   const pick = <T>(xs: readonly T[]) => xs[Math.floor(random() * xs.length)]
   const transactions: TransactionRecord[] = []
   const actions: ActionRecord[] = []
-  const model: ModelAction[] = []
+  const vocabulary: string[][] = []
+  const flags: number[] = []
   let seq = firstSeq
   const trxCount = 1 + Math.floor(random() * 3)
   for (let t = 0; t < trxCount; t++) {
@@ -30,7 +36,8 @@ function randomBlock(num: number, branch: string, parentId: string, firstSeq: nu
     for (let o = 1; o <= actionCount; o++) {
       const receiver = pick(ACCOUNTS)
       const account = random() < 0.7 ? receiver : pick(ACCOUNTS)
-      const searchTerms = [`receiver:${receiver}`, `account:${account}`, `action:${pick(['transfer', 'put'])}`, ...VOCABULARY.filter((v) => random() < (v === 'rare:x' ? 0.02 : 0.3))]
+      const name = pick(['transfer', 'put'])
+      vocabulary.push(VOCABULARY.filter((v) => random() < (v === 'rare:x' ? 0.02 : 0.3)))
       const creator = o === 1 ? 0 : Math.floor(random() * o)
       actions.push({
         globalSequence: BigInt(seq),
@@ -40,26 +47,36 @@ function randomBlock(num: number, branch: string, parentId: string, firstSeq: nu
         creatorActionOrdinal: creator,
         receiver,
         account,
-        name: 'transfer',
+        name,
         authorization: [{ actor: receiver, permission: 'active' }],
         data: new Uint8Array([o]),
         returnValue: new Uint8Array(0),
         actDigest: '0'.repeat(64),
         recvSequence: 1n,
         ramDeltas: [{ account: receiver, delta: 10n }],
-        searchTerms,
       })
-      model.push({ seq, block: num, terms: new Set(searchTerms), flags: (creator === 0 ? FLAG_INPUT : 0) | (receiver !== account ? FLAG_NOTIF : 0) | (scheduled ? FLAG_SCHEDULED : 0) })
+      flags.push((creator === 0 ? FLAG_INPUT : 0) | (receiver !== account ? FLAG_NOTIF : 0) | (scheduled ? FLAG_SCHEDULED : 0))
       seq++
     }
   }
+  // A block reports each row once: as the block left it.
+  const rowsByKey = new Map<string, RowChangeRecord>()
+  for (let r = Math.floor(random() * 4); r > 0; r--) {
+    const scope = pick(['alice', 'bob'])
+    const row = { code: pick(ACCOUNTS), table: pick(['accounts', 'rows']), scope, primaryKey: BigInt(Math.floor(random() * 3)), payer: scope, value: new Uint8Array([1]) }
+    rowsByKey.set(`${row.code}/${row.table}/${row.scope}/${row.primaryKey}`, row)
+  }
+  const rows = [...rowsByKey.values()]
+  const terms = blockSearchTerms(actions, rows, (i) => vocabulary[i])
+  const withTerms = actions.map((a, i) => ({ ...a, searchTerms: terms[i] }))
+  const model = withTerms.map((a, i) => ({ seq: Number(a.globalSequence), block: num, terms: new Set(terms[i]), flags: flags[i] }))
   const id = `${num.toString(16).padStart(8, '0')}${branch.repeat(56)}`
   return {
     batch: {
       block: { num, id, previous: parentId, timestampMs: 1_000_000 + num * 500, producer: 'producera', transactionCount: transactions.length, actionCount: actions.length },
       transactions,
-      actions,
-      rows: [],
+      actions: withTerms,
+      rows,
       abis: [],
       permissions: [],
       links: [],
@@ -91,6 +108,12 @@ const QUERIES: SearchExpr[] = [
   { not: { term: 'data.quantity:1.0000 EOS' } },
   { and: [{ or: [{ term: 'receiver:carol' }, { term: 'receiver:dave' }] }, { or: [{ term: 'data.to:alice' }, { term: 'ram.consumed:dave' }] }, { flag: 'notif', value: false }] },
   { term: 'no:such-term' },
+  // Terms that depend on the block: its row changes, the action's parent, its transaction.
+  { term: 'db.table:accounts' },
+  { and: [{ term: 'db.table:rows/bob' }, { flag: 'notif', value: false }] },
+  { or: [{ term: 'db.key:accounts/alice/............1' }, { term: 'db.key:rows/bob/' }] },
+  { and: [{ term: 'parent.receiver:carol' }, { term: 'parent.action:put' }] },
+  { and: [{ term: 'parent.account:eosio.token' }, { not: { term: 'db.table:rows' } }] },
 ]
 
 /** Search against a brute-force model, after forks and batched writes, on one adapter. */
@@ -114,15 +137,23 @@ export function runSearchContract(name: string, factory: StoreFactory, skip: str
       else for (const b of batches) await store.applyBlock(b, 0)
     }
     await grow(60, true)
+    // Transaction 0 of a block (every block has one): its id from the block id's number and branch.
+    const trxZero = (blockId: string) => `${blockId.slice(0, 9)}0`.padEnd(64, '0')
+    const undone: string[] = []
     for (let fork = 0; fork < 6; fork++) {
       const from = chain.length - Math.floor(random() * 15)
+      undone.push(...chain.slice(from - 1).map((b) => trxZero(b.id)))
       await store.undoFrom(from)
       chain.length = from - 1
       branch++
       await grow(5 + Math.floor(random() * 10), random() < 0.5)
     }
     const all = chain.flatMap((b) => b.model)
-    for (const query of QUERIES) {
+    // A transaction of the final chain's last block, and those of blocks forks undid (gone unless a later branch wrote the same id).
+    const lastTrx = trxZero(chain[chain.length - 1].id)
+    const trxQueries: SearchExpr[] = [{ term: `trx_id:${lastTrx}` }, { and: [{ term: `trx_id:${lastTrx}` }, { flag: 'input', value: true }] }, { or: undone.map((id) => ({ term: `trx_id:${id}` })) }]
+    assert.ok(all.some((a) => a.terms.has(`trx_id:${lastTrx}`)) && undone.length > 0)
+    for (const query of [...QUERIES, ...trxQueries]) {
       for (const direction of ['forward', 'backward'] as const) {
         const expected = all.filter((a) => matches(query, a)).map((a) => a.seq)
         if (direction === 'backward') expected.reverse()
