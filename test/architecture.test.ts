@@ -26,8 +26,9 @@ const ALLOWED: Record<string, string[]> = {
   state: ['antelope', 'store'],
   lifecycle: ['antelope', 'store'],
   search: ['antelope', 'store', 'lifecycle'],
-  api: ['antelope', 'store', 'auth', 'push', 'state', 'lifecycle', 'search'],
-  cli: ['antelope', 'ship', 'devchain', 'store', 'ingest', 'auth', 'push', 'state', 'lifecycle', 'search', 'api'],
+  live: ['antelope', 'store'],
+  api: ['antelope', 'store', 'auth', 'push', 'state', 'lifecycle', 'search', 'live'],
+  cli: ['antelope', 'ship', 'devchain', 'store', 'ingest', 'auth', 'push', 'state', 'lifecycle', 'search', 'live', 'api'],
 }
 
 test('imports follow DESIGN §2: allowed edges only, and only through an area index.ts', () => {

@@ -9,6 +9,7 @@ import type { AuthService } from '../auth/index.ts'
 import type { PushService } from '../push/index.ts'
 import type { StateService } from '../state/index.ts'
 import type { LifecycleService } from '../lifecycle/index.ts'
+import type { LiveHub } from '../live/index.ts'
 import type { SnapshotSource } from '../store/index.ts'
 import formbody from '@fastify/formbody'
 import { InvalidJsonError, ServiceUnavailableError } from './errors.ts'
@@ -24,6 +25,7 @@ import { stateRoutes } from './routes/state.ts'
 import { transactionRoutes } from './routes/transactions.ts'
 import { permissionLinksRoutes } from './routes/permission-links.ts'
 import { streamUpgradeRoutes } from './routes/stream-upgrades.ts'
+import { createStreamHandlers, type StreamServices } from './stream/handlers.ts'
 import { ErrorObject } from './schemas.ts'
 import { clientErrorHandler, wsClientErrorHandler } from './client-errors.ts'
 
@@ -51,7 +53,11 @@ export interface ApiServices {
   readonly push: PushService | undefined
   readonly state: StateService
   readonly lifecycle: LifecycleService
+  /** What `/v1/stream` reads besides the services: blocks, the step log and its payloads, ABIs. */
+  readonly streamStore: StreamServices['store']
   readonly snapshots: SnapshotSource
+  /** The live hub: one tail of the step log fanned out to every stream subscription. */
+  readonly live: LiveHub
 }
 
 /** JSON bodies whatever their Content-Type: @dfuse/client posts JSON as text/plain. */
@@ -126,7 +132,8 @@ export async function buildApp(args: { config: ApiConfig; services: ApiServices;
     await json.register(authIssueRoutes, { auth: services.auth })
     await json.register(healthRoutes, { health: services.health })
     await json.register(openApiRoutes)
-    await json.register(streamUpgradeRoutes, { auth: services.auth, noAuth: config.noAuth })
+    const streams = createStreamHandlers({ store: services.streamStore, feed: services.live, state: services.state, lifecycle: services.lifecycle })
+    await json.register(streamUpgradeRoutes, { auth: services.auth, noAuth: config.noAuth, streams })
   })
   // The REST reads: JSON bodies whatever their Content-Type (bin_to_json), form bodies for the multi-table POSTs.
   await app.register(async (rest) => {

@@ -35,6 +35,56 @@ export function UnsupportedContentEncodingError(args: { contentEncoding: string 
   })
 }
 
+/** A request's fields have the wrong JSON types (dfuse's typed decode step). */
+export function WsInvalidJsonMessageDataError(args: { reason: string }): AntlerError {
+  return new AntlerError({ code: 'ws_invalid_json_message_data_error', status: 400, message: `The message data is invalid: ${args.reason}.`, details: { reason: args.reason } })
+}
+
+/** A request that decodes but breaks a rule of its type (`'listen' required`, `'data.accounts' required`…). */
+export function WsMessageDataValidationError(args: { reason: string }): AntlerError {
+  return new AntlerError({ code: 'ws_message_data_validation_error', status: 400, message: `The message is invalid: ${args.reason}.`, details: { reason: args.reason } })
+}
+
+/** More listeners on one connection than allowed. */
+export function WsTooMuchStreamError(args: { actual: number; maximum: number }): AntlerError {
+  return new AntlerError({
+    code: 'ws_too_much_stream_error',
+    status: 423,
+    message: `This connection already has ${args.actual} streams; at most ${args.maximum} are allowed.`,
+    details: { actual_listener_count: args.actual, maximum_listener_count: args.maximum },
+  })
+}
+
+/** A `req_id` that already names a live stream of the connection. */
+export function WsStreamAlreadyExistError(args: { reqId: string }): AntlerError {
+  return new AntlerError({ code: 'ws_stream_already_exist_error', status: 409, message: `A stream with req_id ${JSON.stringify(args.reqId)} is already running on this connection.`, details: { request_id: args.reqId } })
+}
+
+/** `unlisten` of a `req_id` the connection has no stream for. */
+export function WsStreamNotFoundError(args: { reqId: string }): AntlerError {
+  return new AntlerError({ code: 'ws_stream_not_found_error', status: 409, message: `No stream with req_id ${JSON.stringify(args.reqId)} runs on this connection.`, details: { request_id: args.reqId } })
+}
+
+/** A connection whose client reads slower than its streams produce: its send buffer passed the bound. */
+export function WsConsumerTooSlowError(args: { bufferedBytes: number; limitBytes: number }): AntlerError {
+  return new AntlerError({
+    code: 'ws_consumer_too_slow_error',
+    status: 429,
+    message: `The client reads too slowly: ${args.bufferedBytes} bytes wait to be sent (limit ${args.limitBytes}); the connection is closed.`,
+    details: { buffered_bytes: args.bufferedBytes, limit_bytes: args.limitBytes },
+  })
+}
+
+/** `get_table_rows` with `fetch` at a start block above head. */
+export function AppTableRowsCannotFetchInFutureError(args: { startBlock: number }): AntlerError {
+  return new AntlerError({ code: 'app_table_rows_cannot_fetch_in_future_error', status: 503, message: `Cannot fetch table rows at block ${args.startBlock}: it is above head.`, details: { start_block: args.startBlock } })
+}
+
+/** `get_head_info` with `fetch` before any block is stored. */
+export function AppHeadInfoNotReadyError(): AntlerError {
+  return new AntlerError({ code: 'app_head_info_not_ready_error', status: 503, message: 'No head block is known yet.' })
+}
+
 /** A WebSocket endpoint asked without the upgrade. */
 export function UpgradeRequiredError(): AntlerError {
   return new AntlerError({ code: 'upgrade_required_error', status: 426, message: 'This endpoint speaks WebSocket only; send an upgrade request.', details: { upgrade: 'websocket' } })
@@ -99,11 +149,6 @@ export function WsInvalidJsonMessageError(args: { reason: string }): AntlerError
 /** A WebSocket message whose `type` the stream does not know. */
 export function WsUnknownMessageError(args: { type: string }): AntlerError {
   return new AntlerError({ code: 'ws_unknown_message_error', status: 400, message: `Unknown message type ${JSON.stringify(args.type)}.`, details: { type: args.type } })
-}
-
-/** A WebSocket message type this server does not serve (yet, or by the operator's choice). */
-export function WsUnavailableMessageError(args: { type: string }): AntlerError {
-  return new AntlerError({ code: 'ws_unavailable_message_error', status: 400, message: `The message type ${JSON.stringify(args.type)} is not available on this server.`, details: { type: args.type } })
 }
 
 /** Request headers over Node's limit (answered on the raw socket, see client-errors.ts). */

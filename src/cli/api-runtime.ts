@@ -6,6 +6,7 @@ import { createApiKeyService, createAuthService, createMemoryRateLimiter, create
 import { createPushService } from '../push/index.ts'
 import { createStateService } from '../state/index.ts'
 import { createLifecycleService } from '../lifecycle/index.ts'
+import { createLiveHub, type LiveHub } from '../live/index.ts'
 import type { Store } from '../store/index.ts'
 import type { ApiFlags } from './api-options.ts'
 
@@ -36,6 +37,12 @@ function chainHeadCache(chainApi: string | undefined, ttlMs = 2000): () => Promi
   }
 }
 
+/** How a live hub's failed read of the step log is logged (it retries by itself). */
+export const liveReadError =
+  (logger: Logger) =>
+  (error: unknown): void =>
+    logger.warn({ reason: (error as Error).message }, 'live hub: reading the step log failed; retrying')
+
 /** The gRPC server: `grpc.health.v1.Health` answers SERVING (GraphQL over gRPC joins it later). */
 async function startGrpc(host: string, port: number): Promise<{ address: string; close(): Promise<void> }> {
   const server = new Server()
@@ -47,9 +54,11 @@ async function startGrpc(host: string, port: number): Promise<{ address: string;
 /**
  * Builds and starts the API on an open store: auth (keys, a signing key derived from the store's
  * secret, revocations, rate limits in memory or Redis), the guaranteed push when a chain API is
- * given, the Fastify app on `--port` and the gRPC health service on `--grpc-port`.
+ * given, the Fastify app on `--port` and the gRPC health service on `--grpc-port`. Streams read
+ * `live` when given (woken by an indexer in the same process; close() closes it too), else a hub
+ * polling the store.
  */
-export async function startApi(args: { flags: ApiFlags; host: string; store: Store; storeKind: 'sqlite' | 'postgres'; chainApi: string | undefined; logger: Logger }): Promise<RunningApi> {
+export async function startApi(args: { flags: ApiFlags; host: string; store: Store; storeKind: 'sqlite' | 'postgres'; chainApi: string | undefined; logger: Logger; live?: LiveHub }): Promise<RunningApi> {
   const { flags, store, logger } = args
   const chainApi = args.chainApi?.replace(/\/+$/, '')
   const limiter = flags.redis ? await createRedisRateLimiter({ url: flags.redis, prefix: 'antler:rl:' }) : createMemoryRateLimiter()
@@ -65,6 +74,9 @@ export async function startApi(args: { flags: ApiFlags; host: string; store: Sto
     requireOrigin: flags.requireOrigin,
   })
   const push = chainApi ? createPushService({ chainApi, store, log: logger }) : undefined
+  // Streams' live hub: given when the indexer shares the process (it wakes the hub), else polling the store.
+  const live = args.live ?? createLiveHub({ source: store, onReadError: liveReadError(logger) })
+  const lifecycle = createLifecycleService({ store })
   const app = await buildApp({
     config: {
       noAuth: !flags.auth,
@@ -75,7 +87,7 @@ export async function startApi(args: { flags: ApiFlags; host: string; store: Sto
       chainBodyLimitBytes: 8 * 1024 * 1024,
       trustProxy: flags.trustProxy,
     },
-    services: { auth, push, state: createStateService({ store }), lifecycle: createLifecycleService({ store }), snapshots: store, health: { storeKind: args.storeKind, store, chainHead: chainHeadCache(chainApi) } },
+    services: { auth, push, state: createStateService({ store }), lifecycle, snapshots: store, streamStore: store, live, health: { storeKind: args.storeKind, store, chainHead: chainHeadCache(chainApi) } },
     logger,
   })
   await app.listen({ host: args.host, port: flags.port })
@@ -89,6 +101,7 @@ export async function startApi(args: { flags: ApiFlags; host: string; store: Sto
     async close() {
       revocations.close()
       await Promise.all([app.close(), grpc.close()])
+      await live.close()
       await limiter.close()
     },
   }

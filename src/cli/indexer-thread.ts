@@ -16,9 +16,11 @@ export interface IndexerThread {
 /**
  * Runs the indexer in a worker thread with its own store connection, so ingest (decoding and
  * synchronous SQLite transactions) never stalls the API's event loop; progress, forks and SHiP
- * events come back as messages and are logged here.
+ * events come back as messages and are logged here. `onCommit` is called for each block and fork
+ * message: the worker posts them once the write is committed (far below head, where blocks are
+ * written in batches, a block may be reported just before its batch commits; the next one covers it).
  */
-export function startIndexerThread(data: IndexerWorkerData, log: Logger): IndexerThread {
+export function startIndexerThread(data: IndexerWorkerData, log: Logger, onCommit?: () => void): IndexerThread {
   const worker = new Worker(new URL('./indexer-worker-entry.mjs', import.meta.url), { workerData: data })
   const callbacks = indexerLogCallbacks(log)
   let last: { num: number; lib: number } | undefined
@@ -27,8 +29,10 @@ export function startIndexerThread(data: IndexerWorkerData, log: Logger): Indexe
       switch (message.type) {
         case 'block':
           last = { num: message.block.num, lib: message.block.lib }
+          onCommit?.()
           return callbacks.onBlock(message.block)
         case 'fork':
+          onCommit?.()
           return callbacks.onFork(message.fork)
         case 'reader':
           return callbacks.onReaderEvent(message.event as ShipReaderEvent)
@@ -47,6 +51,8 @@ export function startIndexerThread(data: IndexerWorkerData, log: Logger): Indexe
     async stop() {
       worker.postMessage({ type: 'stop' })
       await done.catch(() => undefined)
+      // The worker's message port would keep its thread (and this process) alive once it stopped.
+      await worker.terminate()
     },
   }
 }

@@ -1,6 +1,7 @@
+import { createLiveHub } from '../live/index.ts'
 import type { Store } from '../store/index.ts'
 import type { ApiFlags } from './api-options.ts'
-import { startApi, type RunningApi } from './api-runtime.ts'
+import { liveReadError, startApi, type RunningApi } from './api-runtime.ts'
 import { startIndexerThread, type IndexerThread } from './indexer-thread.ts'
 import type { Logger } from './logger.ts'
 
@@ -17,12 +18,14 @@ export async function startPlatform(args: {
   log: Logger
 }): Promise<{ api: RunningApi; indexer: IndexerThread }> {
   const { flags, log } = args
-  const indexer = startIndexerThread({ shipUrl: args.ship, store: flags.store, dataDir: flags.dataDir, startBlockNum: args.startBlockNum }, log)
+  // The API's live hub learns of new steps from the indexer thread's messages: no polling.
+  const live = createLiveHub({ source: args.store, pollIntervalMs: 0, onReadError: liveReadError(log) })
+  const indexer = startIndexerThread({ shipUrl: args.ship, store: flags.store, dataDir: flags.dataDir, startBlockNum: args.startBlockNum }, log, () => live.notify())
   indexer.done.catch((error: unknown) => {
     log.fatal({ err: error }, 'indexer stopped')
     process.exit(1)
   })
-  const api = await startApi({ flags, host: flags.host, store: args.store, storeKind: storeKind(flags.store), chainApi: args.chainApi, logger: log })
+  const api = await startApi({ flags, host: flags.host, store: args.store, storeKind: storeKind(flags.store), chainApi: args.chainApi, logger: log, live })
   return { api, indexer }
 }
 

@@ -1,6 +1,6 @@
 export type { LifecycleService, TransactionLifecycle, TransactionStatus } from './types.ts'
 export { createLifecycleService, type LifecycleStore } from './service.ts'
-export { DataTrxNotFoundError } from './errors.ts'
+export { DataTrxAppearanceTimeoutError, DataTrxNotFoundError } from './errors.ts'
 export { actionTree, wireAction, type ActionDataDecoder, type TracedAction } from './action-traces.ts'
 export { createDecoderSource, type DecoderSource } from './decoder.ts'
 export { attributeRowChanges, receiversOfOthers } from './row-attribution.ts'

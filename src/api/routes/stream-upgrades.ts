@@ -2,27 +2,12 @@ import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
 import type { WebSocket } from 'ws'
 import type { AuthService } from '../../auth/index.ts'
 import { AntlerError } from '../../antelope/index.ts'
-import { UpgradeRequiredError, WsBinaryMessageUnsupportedError, WsInvalidJsonMessageError, WsUnavailableMessageError, WsUnknownMessageError } from '../errors.ts'
-import { newTraceId } from '../plugins/errors.ts'
+import { UpgradeRequiredError } from '../errors.ts'
 import { offersToken } from '../plugins/auth.ts'
+import { newTraceId } from '../plugins/errors.ts'
 import { wireError } from '../wire-error.ts'
-
-/** The `/v1/stream` request types of dfuse's protocol (served by the stream issue; refused as unavailable until then). */
-const STREAM_TYPES = new Set(['get_action_traces', 'get_table_rows', 'get_transaction_lifecycle', 'get_head_info', 'unlisten'])
-
-/** Parses one frame of `/v1/stream`: a JSON object with a string `type`. */
-function parseFrame(data: Buffer, isBinary: boolean): { type: string; req_id?: string } {
-  if (isBinary) throw WsBinaryMessageUnsupportedError()
-  let message: unknown
-  try {
-    message = JSON.parse(data.toString('utf8'))
-  } catch (error) {
-    throw WsInvalidJsonMessageError({ reason: (error as Error).message })
-  }
-  if (typeof message !== 'object' || message === null || Array.isArray(message) || typeof (message as { type?: unknown }).type !== 'string') throw WsInvalidJsonMessageError({ reason: 'expected an object with a string "type"' })
-  const reqId = (message as { req_id?: unknown }).req_id
-  return { type: (message as { type: string }).type, req_id: typeof reqId === 'string' ? reqId : undefined }
-}
+import { serveStreamConnection, type ConnectionLimits } from '../stream/connection.ts'
+import type { StreamHandlers } from '../stream/handlers.ts'
 
 /** A plain GET of a WebSocket endpoint: 426 (@fastify/websocket would answer an empty 404). */
 async function requireUpgrade(request: FastifyRequest, reply: FastifyReply): Promise<void> {
@@ -31,28 +16,15 @@ async function requireUpgrade(request: FastifyRequest, reply: FastifyReply): Pro
   throw UpgradeRequiredError()
 }
 
-function sendStreamError(socket: WebSocket, error: AntlerError, reqId: string | undefined): void {
-  socket.send(JSON.stringify({ type: 'error', ...(reqId === undefined ? {} : { req_id: reqId }), data: wireError(error, newTraceId()) }))
-}
-
 /**
  * The WebSocket endpoints' upgrades: `/v1/stream` needs a token at the upgrade (`?token=`, or the
  * Authorization header), refused with HTTP 401 before any upgrade; `/graphql` takes it at the
  * upgrade or in `connection_init` (what @dfuse/client sends). A token is checked once per
  * connection: its expiry never closes an open socket.
  */
-export const streamUpgradeRoutes: FastifyPluginAsync<{ auth: AuthService; noAuth: boolean }> = async (app, opts) => {
+export const streamUpgradeRoutes: FastifyPluginAsync<{ auth: AuthService; noAuth: boolean; streams: StreamHandlers; limits?: ConnectionLimits }> = async (app, opts) => {
   app.get('/v1/stream', { websocket: true, preHandler: requireUpgrade, schema: { summary: 'dfuse WebSocket stream (upgrade; token required)', hide: true } }, (socket: WebSocket) => {
-    socket.on('message', (data: Buffer, isBinary: boolean) => {
-      let frame: { type: string; req_id?: string } | undefined
-      try {
-        frame = parseFrame(data, isBinary)
-        if (frame.type === 'pong') return
-        throw STREAM_TYPES.has(frame.type) ? WsUnavailableMessageError({ type: frame.type }) : WsUnknownMessageError({ type: frame.type })
-      } catch (error) {
-        sendStreamError(socket, error as AntlerError, frame?.req_id)
-      }
-    })
+    serveStreamConnection(socket, opts.streams, opts.limits)
   })
 
   app.get(

@@ -1,0 +1,145 @@
+import type { WebSocket } from 'ws'
+import { AntlerError, formatRfc3339 } from '../../antelope/index.ts'
+import { UnexpectedError, WsConsumerTooSlowError, WsStreamAlreadyExistError, WsStreamNotFoundError, WsTooMuchStreamError } from '../errors.ts'
+import { newTraceId } from '../plugins/errors.ts'
+import { wireError } from '../wire-error.ts'
+import { frameReqId, parseFrame, type StreamRequest } from './envelope.ts'
+
+/** A running stream of one request: closing it stops everything it sends. */
+export interface Listener {
+  close(): void
+}
+
+/** Where a request's handler sends: messages of its stream, and errors (which do not end it unless it says so). */
+export interface StreamOutput {
+  send(type: string, data: unknown): void
+  error(error: unknown): void
+  /** True once the stream was unlistened or the connection closed: a handler stops producing. */
+  readonly closed: boolean
+  /** Resolves once the socket's send buffer is back under a quarter of its bound (or the stream closed): a replay awaits it between batches. */
+  drain(): Promise<void>
+}
+
+/** Serves one request: sends what `fetch` asks and returns the listener when it keeps streaming. */
+export type StreamHandler = (request: StreamRequest, out: StreamOutput) => Promise<Listener | undefined>
+
+export interface ConnectionLimits {
+  /** Streams running at once on one connection (dfuse's default 12). */
+  readonly maxListeners: number
+  /** Bytes waiting in the socket's send buffer before the client counts as too slow and is closed. */
+  readonly maxBufferedBytes: number
+  /** Server `ping` period (dfuse: 10 s). */
+  readonly pingIntervalMs: number
+}
+
+export const DEFAULT_CONNECTION_LIMITS: ConnectionLimits = { maxListeners: 12, maxBufferedBytes: 16 * 1024 * 1024, pingIntervalMs: 10_000 }
+
+/** How often a waiting replay looks at the send buffer (ws has no drain event on the WebSocket itself). */
+const DRAIN_POLL_MS = 20
+
+/** Close code for a client that fell too far behind: not 1000/1009, so `@dfuse/client` reconnects. */
+const CLOSE_TOO_SLOW = 1008
+
+/**
+ * One `/v1/stream` connection: requests multiplexed by `req_id`, each served by the handler of its
+ * type; replies carry the request's `req_id`. Frames are handled in arrival order. Every send
+ * checks the socket's buffer: a client that does not read is closed instead of growing memory.
+ */
+export function serveStreamConnection(socket: WebSocket, handlers: Readonly<Record<Exclude<StreamRequest['type'], 'unlisten'>, StreamHandler>>, limits: ConnectionLimits = DEFAULT_CONNECTION_LIMITS): void {
+  const listeners = new Map<string, { listener?: Listener; output: { closed: boolean } }>()
+  let open = true
+
+  const write = (message: Record<string, unknown>) => {
+    if (!open || socket.readyState !== socket.OPEN) return
+    if (socket.bufferedAmount > limits.maxBufferedBytes) {
+      const error = WsConsumerTooSlowError({ bufferedBytes: socket.bufferedAmount, limitBytes: limits.maxBufferedBytes })
+      // The error goes out ahead of the close; the buffer is already over its bound once.
+      socket.send(JSON.stringify({ type: 'error', data: wireError(error, newTraceId()) }))
+      shutdown()
+      socket.close(CLOSE_TOO_SLOW, 'consumer too slow')
+      return
+    }
+    socket.send(JSON.stringify(message))
+  }
+  const errorMessage = (error: unknown, reqId: string | undefined) => {
+    const known = error instanceof AntlerError ? error : UnexpectedError()
+    write({ type: 'error', ...(reqId ? { req_id: reqId } : {}), data: wireError(known, newTraceId()) })
+  }
+  const shutdown = () => {
+    if (!open) return
+    open = false
+    clearInterval(ping)
+    for (const entry of listeners.values()) {
+      entry.output.closed = true
+      entry.listener?.close()
+    }
+    listeners.clear()
+  }
+
+  const unlisten = (request: StreamRequest) => {
+    const target = request.data.req_id
+    if (typeof target !== 'string') throw WsStreamNotFoundError({ reqId: String(target ?? '') })
+    const entry = listeners.get(target)
+    if (!entry) throw WsStreamNotFoundError({ reqId: target })
+    listeners.delete(target)
+    entry.output.closed = true
+    entry.listener?.close()
+    write({ type: 'unlistened', ...(request.reqId ? { req_id: request.reqId } : {}), data: { success: true } })
+  }
+
+  const start = async (request: StreamRequest) => {
+    if (listeners.has(request.reqId)) throw WsStreamAlreadyExistError({ reqId: request.reqId })
+    if (listeners.size >= limits.maxListeners) throw WsTooMuchStreamError({ actual: listeners.size, maximum: limits.maxListeners })
+    const state = { closed: false }
+    const entry: { listener?: Listener; output: { closed: boolean } } = { output: state }
+    listeners.set(request.reqId, entry)
+    const reqId = request.reqId
+    const output: StreamOutput = {
+      send: (type, data) => {
+        if (!state.closed) write({ type, ...(reqId ? { req_id: reqId } : {}), data })
+      },
+      error: (error) => {
+        if (!state.closed) errorMessage(error, reqId)
+      },
+      get closed() {
+        return state.closed || !open
+      },
+      drain: async () => {
+        while (!state.closed && open && socket.bufferedAmount > limits.maxBufferedBytes / 4) await new Promise((resolve) => setTimeout(resolve, DRAIN_POLL_MS))
+      },
+    }
+    try {
+      const listener = await handlers[request.type as Exclude<StreamRequest['type'], 'unlisten'>](request, output)
+      if (state.closed || !open) listener?.close()
+      else if (listener) entry.listener = listener
+      else listeners.delete(reqId)
+    } catch (error) {
+      if (listeners.get(reqId) === entry) listeners.delete(reqId)
+      throw error
+    }
+  }
+
+  let queue: Promise<void> = Promise.resolve()
+  socket.on('message', (data: Buffer, isBinary: boolean) => {
+    queue = queue.then(async () => {
+      let reqId: string | undefined
+      try {
+        try {
+          reqId = frameReqId(JSON.parse(isBinary ? 'null' : data.toString('utf8')))
+        } catch {
+          reqId = undefined
+        }
+        const frame = parseFrame(data, isBinary)
+        if (frame.pong) return
+        if (frame.request.type === 'unlisten') unlisten(frame.request)
+        else await start(frame.request)
+      } catch (error) {
+        errorMessage(error, reqId)
+      }
+    })
+  })
+  const ping = setInterval(() => write({ type: 'ping', data: formatRfc3339(Date.now()) }), limits.pingIntervalMs)
+  ping.unref()
+  socket.on('close', shutdown)
+  socket.on('error', shutdown)
+}
