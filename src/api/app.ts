@@ -9,6 +9,7 @@ import type { AuthService } from '../auth/index.ts'
 import type { PushService } from '../push/index.ts'
 import type { StateService } from '../state/index.ts'
 import type { LifecycleService } from '../lifecycle/index.ts'
+import type { SearchService } from '../search/index.ts'
 import type { LiveHub } from '../live/index.ts'
 import type { SnapshotSource } from '../store/index.ts'
 import formbody from '@fastify/formbody'
@@ -24,6 +25,7 @@ import { openApiRoutes } from './routes/openapi.ts'
 import { stateRoutes } from './routes/state.ts'
 import { transactionRoutes } from './routes/transactions.ts'
 import { permissionLinksRoutes } from './routes/permission-links.ts'
+import { searchRoutes } from './routes/search.ts'
 import { streamUpgradeRoutes } from './routes/stream-upgrades.ts'
 import { createStreamHandlers, type StreamServices } from './stream/handlers.ts'
 import { ErrorObject } from './schemas.ts'
@@ -55,6 +57,7 @@ export interface ApiServices {
   readonly lifecycle: LifecycleService
   /** What `/v1/stream` reads besides the services: blocks, the step log and its payloads, ABIs. */
   readonly streamStore: StreamServices['store']
+  readonly search: SearchService
   readonly snapshots: SnapshotSource
   /** The live hub: one tail of the step log fanned out to every stream subscription. */
   readonly live: LiveHub
@@ -143,6 +146,7 @@ export async function buildApp(args: { config: ApiConfig; services: ApiServices;
     await rest.register(stateRoutes, { state: services.state })
     await rest.register(transactionRoutes, { lifecycle: services.lifecycle })
     await rest.register(permissionLinksRoutes, { store: services.snapshots })
+    await rest.register(searchRoutes, { search: services.search })
   })
   await app.register(chainPassthroughRoutes, {
     chainApi: config.chainApi,

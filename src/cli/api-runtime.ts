@@ -6,6 +6,7 @@ import { createApiKeyService, createAuthService, createMemoryRateLimiter, create
 import { createPushService } from '../push/index.ts'
 import { createStateService } from '../state/index.ts'
 import { createLifecycleService } from '../lifecycle/index.ts'
+import { createSearchService } from '../search/index.ts'
 import { createLiveHub, type LiveHub } from '../live/index.ts'
 import type { Store } from '../store/index.ts'
 import type { ApiFlags } from './api-options.ts'
@@ -77,6 +78,7 @@ export async function startApi(args: { flags: ApiFlags; host: string; store: Sto
   // Streams' live hub: given when the indexer shares the process (it wakes the hub), else polling the store.
   const live = args.live ?? createLiveHub({ source: store, onReadError: liveReadError(logger) })
   const lifecycle = createLifecycleService({ store })
+  const search = createSearchService({ store, lifecycle, cursorKey: await store.secret('cursor_key') })
   const app = await buildApp({
     config: {
       noAuth: !flags.auth,
@@ -87,7 +89,7 @@ export async function startApi(args: { flags: ApiFlags; host: string; store: Sto
       chainBodyLimitBytes: 8 * 1024 * 1024,
       trustProxy: flags.trustProxy,
     },
-    services: { auth, push, state: createStateService({ store }), lifecycle, snapshots: store, streamStore: store, live, health: { storeKind: args.storeKind, store, chainHead: chainHeadCache(chainApi) } },
+    services: { auth, push, state: createStateService({ store }), lifecycle, search, snapshots: store, streamStore: store, live, health: { storeKind: args.storeKind, store, chainHead: chainHeadCache(chainApi) } },
     logger,
   })
   await app.listen({ host: args.host, port: flags.port })

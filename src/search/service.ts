@@ -1,0 +1,194 @@
+import type { LifecycleService, TransactionLifecycle } from '../lifecycle/index.ts'
+import type { ActionRecord, SearchExpr, Store, StorePosition } from '../store/index.ts'
+import { createCursorCodec, type CursorCodec } from './cursor.ts'
+import { collectRows, type PageStore, type RowDraft } from './page.ts'
+import { parseSearchQuery } from './parser.ts'
+import { blockRange, checkRangeParams, SEARCH_LIMITS, type BlockRange, type SearchSort } from './range.ts'
+import { SearchForkRaceError } from './request-errors.ts'
+import { pageBounds, type BoundsStore, type CursorState } from './resume.ts'
+
+/** What the search service reads. */
+export type SearchStore = PageStore & BoundsStore & Pick<Store, 'position' | 'blockByNum' | 'snapshot'>
+
+/** A search as REST and GraphQL ask it (defaults as `/v0/search/transactions`). */
+export interface SearchRequest {
+  /** The query language (DESIGN §7). */
+  readonly query: string
+  /** Default 0; negative counts back from the searchable head (see range.ts). */
+  readonly startBlock?: number
+  /** Default 2³²−1. */
+  readonly blockCount?: number
+  /** Transactions per page: default 25, at most 100. */
+  readonly limit?: number
+  /** Default `asc`. */
+  readonly sort?: SearchSort
+  /** A cursor of an earlier page (either direction); absent or '' for none. */
+  readonly cursor?: string
+  /** Default false: only irreversible blocks. */
+  readonly withReversible?: boolean
+}
+
+/** One transaction of a page: its matching actions. */
+export interface SearchRow {
+  readonly trxId: string
+  readonly blockNum: number
+  readonly blockId: string
+  /** The matching actions, in execution order. */
+  readonly actions: readonly ActionRecord[]
+  /** Their indexes among the transaction's actions in execution order (dfuse's `action_idx`, as `dbops[].action_idx`). */
+  readonly actionIdx: readonly number[]
+  /** Resumes right after this transaction (GraphQL gives one per row). */
+  readonly cursor: string
+}
+
+/** A page of rows, for REST and GraphQL alike. */
+export interface SearchRowsPage {
+  readonly rows: readonly SearchRow[]
+  /** After the last row; '' when the range holds no further match. */
+  readonly cursor: string
+  /** The request's cursor named a block that was forked out: the page continues on the store's chain. */
+  readonly forkedHeadWarning: boolean
+}
+
+/** `GET /v0/search/transactions`'s answer (reference/dfuse-wire.md §2.9). */
+export interface SearchTransactionsPage {
+  readonly cursor: string
+  /** null when nothing matched, as dfuse sent it. */
+  readonly transactions: readonly { readonly lifecycle: TransactionLifecycle; readonly action_idx: readonly number[] }[] | null
+  readonly forked_head_warning?: true
+}
+
+export interface SearchService {
+  /** A page of matching transactions with their actions (no lifecycle). */
+  searchRows(request: SearchRequest): Promise<SearchRowsPage>
+  /** A page as `/v0/search/transactions` answers it: each row with its transaction's lifecycle. */
+  searchTransactions(request: SearchRequest): Promise<SearchTransactionsPage>
+}
+
+/** Reads of one page before it gives up on a chain that keeps forking under it. */
+const MAX_ATTEMPTS = 4
+
+/** A request with its defaults, checked, its query parsed and its cursor decoded: every refusal comes before any read. */
+interface Checked {
+  readonly expr: SearchExpr
+  readonly params: { startBlock: number; blockCount: number; limit: number; sort: SearchSort; withReversible: boolean }
+  readonly cursor: ReturnType<CursorCodec['decode']> | undefined
+}
+
+/** A page read on one chain, and what pins that chain. */
+interface Attempt {
+  readonly rows: (RowDraft & { blockId: string; actionIdx: number[] })[]
+  readonly more: boolean
+  readonly forked: boolean
+  readonly lifecycles: Map<string, TransactionLifecycle> | undefined
+}
+
+/**
+ * Search (DESIGN §2 `search/`): the query language over the store's engine, cursors, result
+ * assembly shared by REST and GraphQL (no HTTP here).
+ *
+ * Consistency. The store's snapshot (`SnapshotSource`) covers state and blocks, not the search
+ * engine or the lifecycle reads, which are many round trips on PostgreSQL's pool; so a page is
+ * read, then checked. A first snapshot reads the position, the block at the top of the page's
+ * range (the anchor) and the cursor's block; after every read of the page, a second snapshot
+ * checks that both are still the stored blocks at their numbers and reads the ids of the rows'
+ * blocks. Blocks are linked by their ids, so an unchanged anchor means no block at or below it
+ * was replaced in between: every read saw the same chain up to the anchor, and the page holds
+ * nothing above it. Otherwise a fork landed under the page and it is read again (at most
+ * MAX_ATTEMPTS times, then a retryable 503). Pages of irreversible blocks (the default) never
+ * retry: their anchor is at or below LIB.
+ */
+export function createSearchService(args: { store: SearchStore; lifecycle: LifecycleService; cursorKey: Uint8Array }): SearchService {
+  const { store, lifecycle } = args
+  const codec = createCursorCodec(args.cursorKey)
+
+  function check(request: SearchRequest): Checked {
+    const params = {
+      startBlock: request.startBlock ?? 0,
+      blockCount: request.blockCount ?? SEARCH_LIMITS.maxBlock,
+      limit: request.limit ?? SEARCH_LIMITS.defaultLimit,
+      sort: request.sort ?? 'asc',
+      withReversible: request.withReversible ?? false,
+    }
+    checkRangeParams(params)
+    const expr = parseSearchQuery(request.query)
+    const cursor = request.cursor ? codec.decode(request.cursor) : undefined
+    return { expr, params, cursor }
+  }
+
+  /** The first snapshot: the position, the range, the anchor's id and the cursor's standing. */
+  async function start(checked: Checked): Promise<{ position: StorePosition; range: BlockRange; anchorId: string | undefined; cursor: CursorState | undefined } | undefined> {
+    return store.snapshot(async (reader) => {
+      const position = await reader.position()
+      if (!position) return undefined
+      const range = blockRange(checked.params, position)
+      const anchorId = range.high >= 1 ? (await reader.blockByNum(range.high))?.id : undefined
+      let cursor: CursorState | undefined
+      if (checked.cursor) cursor = { position: checked.cursor, forked: (await reader.blockByNum(checked.cursor.blockNum))?.id !== checked.cursor.blockId }
+      return { position, range, anchorId, cursor }
+    })
+  }
+
+  async function attempt(checked: Checked, withLifecycles: boolean): Promise<Attempt | 'empty' | 'forked'> {
+    const begun = await start(checked)
+    if (!begun) return 'empty'
+    const { range, anchorId, cursor, position } = begun
+    const bounds = await pageBounds(store, range, cursor, position.lib)
+    const forked = cursor?.forked === true
+    const { rows: drafts, more } = bounds ? await collectRows(store, checked.expr, bounds, checked.params.limit) : { rows: [], more: false }
+    // The transactions' actions give each match its index; a match missing from them was read across a fork.
+    const withIdx = await Promise.all(
+      drafts.map(async (row) => {
+        const all = (await store.actionsOfTransaction(row.trxId)).filter((a) => a.blockNum === row.blockNum)
+        const index = new Map(all.map((a, i) => [a.globalSequence, i]))
+        const actions = [...row.actions].sort((a, b) => (a.globalSequence < b.globalSequence ? -1 : 1))
+        return { ...row, actions, actionIdx: actions.map((a) => index.get(a.globalSequence) ?? -1) }
+      }),
+    )
+    const lifecycles = withLifecycles && withIdx.length ? await lifecycle.lifecycles([...new Set(withIdx.map((r) => r.trxId))]) : undefined
+    const check = await store.snapshot(async (reader) => {
+      if (range.high >= 1 && (await reader.blockByNum(range.high))?.id !== anchorId) return undefined
+      if (cursor && !cursor.forked && (await reader.blockByNum(cursor.position.blockNum))?.id !== cursor.position.blockId) return undefined
+      const ids = new Map<number, string | undefined>()
+      for (const row of withIdx) if (!ids.has(row.blockNum)) ids.set(row.blockNum, (await reader.blockByNum(row.blockNum))?.id)
+      return ids
+    })
+    if (!check || withIdx.some((r) => r.actionIdx.includes(-1) || check.get(r.blockNum) === undefined)) return 'forked'
+    return { rows: withIdx.map((r) => ({ ...r, blockId: check.get(r.blockNum)! })), more, forked, lifecycles }
+  }
+
+  async function read(request: SearchRequest, withLifecycles: boolean): Promise<{ page: SearchRowsPage; lifecycles: Map<string, TransactionLifecycle> | undefined }> {
+    const checked = check(request)
+    const forward = checked.params.sort === 'asc'
+    for (let i = 0; i < MAX_ATTEMPTS; i++) {
+      const result = await attempt(checked, withLifecycles)
+      if (result === 'forked') continue
+      if (result === 'empty') return { page: { rows: [], cursor: '', forkedHeadWarning: false }, lifecycles: undefined }
+      const rows = result.rows.map((r) => {
+        // The last match delivered in the direction of travel: a cursor resumes after its transaction.
+        const edge = forward ? r.actions[r.actions.length - 1] : r.actions[0]
+        const cursor = codec.encode({ blockNum: r.blockNum, blockId: r.blockId, seq: Number(edge.globalSequence) })
+        return { trxId: r.trxId, blockNum: r.blockNum, blockId: r.blockId, actions: r.actions, actionIdx: r.actionIdx, cursor }
+      })
+      const cursor = result.more && rows.length ? rows[rows.length - 1].cursor : ''
+      return { page: { rows, cursor, forkedHeadWarning: result.forked }, lifecycles: result.lifecycles }
+    }
+    throw SearchForkRaceError({ attempts: MAX_ATTEMPTS })
+  }
+
+  return {
+    async searchRows(request) {
+      return (await read(request, false)).page
+    },
+    async searchTransactions(request) {
+      const { page, lifecycles } = await read(request, true)
+      const transactions = page.rows.map((row) => {
+        const found = lifecycles?.get(row.trxId)
+        // The page was checked consistent: a lifecycle missing now is a bug, not a fork (500, logged).
+        if (!found) throw new Error(`no lifecycle for the matched transaction ${row.trxId} at block ${row.blockNum}`)
+        return { lifecycle: found, action_idx: row.actionIdx }
+      })
+      return { cursor: page.cursor, transactions: transactions.length ? transactions : null, ...(page.forkedHeadWarning ? { forked_head_warning: true as const } : {}) }
+    },
+  }
+}
