@@ -27,6 +27,12 @@ import {
   type TransactionRecord,
 } from '../store/index.ts'
 
+/** A global sequence as the store keeps it (a number): refused beyond 2^53, which no chain reaches. */
+function safeSequence(value: bigint, blockNum: number): number {
+  if (value > BigInt(Number.MAX_SAFE_INTEGER)) throw BinaryDecodeError(`block ${blockNum}: global sequence ${value} is beyond 2^53`, 0)
+  return Number(value)
+}
+
 /** SHiP's transaction status of a transaction that waits to run (delayed or deferred). */
 const STATUS_DELAYED = 3
 
@@ -151,7 +157,7 @@ export function normalizeBlock(result: BlocksResult): BlockBatch {
     for (const a of executed) {
       if (!a.receipt) continue
       actions.push({
-        globalSequence: a.receipt.globalSequence,
+        globalSequence: safeSequence(a.receipt.globalSequence, thisBlock.blockNum),
         blockNum: thisBlock.blockNum,
         trxId: t.id,
         actionOrdinal: a.actionOrdinal,

@@ -55,7 +55,7 @@ export async function buildProcessed(args: {
       receipt: {
         receiver: a.receiver,
         act_digest: a.actDigest,
-        global_sequence: u64(a.globalSequence),
+        global_sequence: u64(BigInt(a.globalSequence)),
         recv_sequence: u64(a.recvSequence),
         auth_sequence: [],
         code_sequence: 0,

@@ -24,7 +24,7 @@ async function lastSeqThrough(store: BoundsStore, blockNum: number): Promise<num
 async function transactionSpan(store: BoundsStore, cursor: SearchPosition): Promise<{ first: number; last: number }> {
   const [action] = await store.actionsBySeq([cursor.seq])
   if (!action || action.blockNum !== cursor.blockNum) return { first: cursor.seq, last: cursor.seq }
-  const seqs = (await store.actionsOfTransaction(action.trxId)).filter((a) => a.blockNum === cursor.blockNum).map((a) => Number(a.globalSequence))
+  const seqs = (await store.actionsOfTransaction(action.trxId)).filter((a) => a.blockNum === cursor.blockNum).map((a) => a.globalSequence)
   if (!seqs.includes(cursor.seq)) return { first: cursor.seq, last: cursor.seq }
   return { first: Math.min(...seqs), last: Math.max(...seqs) }
 }

@@ -167,7 +167,7 @@ export function createSearchService(args: { store: SearchStore; lifecycle: Lifec
       const rows = result.rows.map((r) => {
         // The last match delivered in the direction of travel: a cursor resumes after its transaction.
         const edge = forward ? r.actions[r.actions.length - 1] : r.actions[0]
-        const cursor = codec.encode({ blockNum: r.blockNum, blockId: r.blockId, seq: Number(edge.globalSequence) })
+        const cursor = codec.encode({ blockNum: r.blockNum, blockId: r.blockId, seq: edge.globalSequence })
         return { trxId: r.trxId, blockNum: r.blockNum, blockId: r.blockId, actions: r.actions, actionIdx: r.actionIdx, cursor }
       })
       const cursor = result.more && rows.length ? rows[rows.length - 1].cursor : ''

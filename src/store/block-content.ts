@@ -131,7 +131,7 @@ export function encodeBlockContent(c: BlockContent): Buffer {
     transactions: c.transactions,
     actions: c.actions.map(({ searchTerms: _terms, ...a }) => ({
       ...a,
-      globalSequence: a.globalSequence.toString(),
+      globalSequence: a.globalSequence,
       data: hex(a.data),
       returnValue: hex(a.returnValue),
       recvSequence: a.recvSequence.toString(),
@@ -152,7 +152,7 @@ interface EncodedContent {
   format: number
   block: BlockContent['block']
   transactions: TransactionRecord[]
-  actions: (Encoded<ActionRecord, 'globalSequence' | 'data' | 'returnValue' | 'recvSequence', string> & { ramDeltas: { account: string; delta: string }[] })[]
+  actions: (Encoded<ActionRecord, 'data' | 'returnValue' | 'recvSequence', string> & { ramDeltas: { account: string; delta: string }[] })[]
   rowChanges: (Encoded<RowChange, 'primaryKey', string> & { value: string | null; old: { payer: string; value: string | null } | null })[]
 }
 
@@ -165,7 +165,7 @@ export function decodeBlockContent(payload: Uint8Array): BlockContent {
     transactions: c.transactions,
     actions: c.actions.map((a) => ({
       ...a,
-      globalSequence: BigInt(a.globalSequence),
+      globalSequence: Number(a.globalSequence),
       data: bytes(a.data),
       returnValue: bytes(a.returnValue),
       recvSequence: BigInt(a.recvSequence),

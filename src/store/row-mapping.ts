@@ -59,9 +59,9 @@ export function sequenceRanges(batch: BlockBatch): { blockFirstSeq: number | nul
   for (const a of batch.actions) {
     const range = trx.get(a.trxId)
     if (range) range.count++
-    else trx.set(a.trxId, { firstSeq: Number(a.globalSequence), count: 1 })
+    else trx.set(a.trxId, { firstSeq: a.globalSequence, count: 1 })
   }
-  return { blockFirstSeq: batch.actions.length ? Number(batch.actions[0].globalSequence) : null, trx }
+  return { blockFirstSeq: batch.actions.length ? batch.actions[0].globalSequence : null, trx }
 }
 
 /**
@@ -73,7 +73,7 @@ export const TRX_ID_OF_ACTION = '(SELECT t.id FROM transactions t WHERE t.block_
 /** The `actions` row of either adapter as a record; `trx_id` comes from the transaction it belongs to. */
 export function actionFromRow(r: DbRow, trxId: string = r.trx_id as string): ActionRecord {
   return {
-    globalSequence: BigInt(r.global_seq as string),
+    globalSequence: Number(r.global_seq),
     blockNum: Number(r.block_num),
     trxId,
     actionOrdinal: Number(r.ordinal),

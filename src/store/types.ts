@@ -55,6 +55,11 @@ export interface BlockHeaderDetails {
   /** The legacy `new_producers` schedule, as nodeos renders it; null when absent. */
   readonly newProducers: { readonly version: number; readonly producers: readonly { readonly producerName: string; readonly blockSigningKey: string }[] } | null
   readonly headerExtensions: readonly { readonly type: number; readonly data: string }[]
+  /**
+   * Savanna blocks only: the header's `action_mroot` field, which in Savanna holds the finality
+   * tree root (`actionMroot` then holds the real action root from SHiP's `finality_data`, or '').
+   */
+  readonly finalityMroot?: string
 }
 
 export interface TransactionRecord {
@@ -139,7 +144,11 @@ export interface ActionTraceDetails {
 }
 
 export interface ActionRecord {
-  readonly globalSequence: bigint
+  /**
+   * The chain's global action sequence: a number across the port (search postings, cursors and
+   * `actionsBySeq` use the same type); a safe integer for 285 years at a million actions a second.
+   */
+  readonly globalSequence: number
   readonly blockNum: number
   readonly trxId: string
   readonly actionOrdinal: number

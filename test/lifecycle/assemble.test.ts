@@ -7,7 +7,7 @@ const ID = 'a'.repeat(64)
 const block = (num: number): BlockRecord => ({ num, id: num.toString(16).padStart(8, '0') + 'c'.repeat(56), previous: '0'.repeat(64), timestampMs: Date.UTC(2030, 0, 1) + num * 500, producer: 'eosio', transactionCount: 1, actionCount: 2 })
 const record = (blockNum: number, status: number, blockIndex = 0, extra: Partial<TransactionRecord> = {}): TransactionRecord => ({ id: ID, blockNum, blockIndex, status, cpuUsageUs: 100, netUsageWords: 10, scheduled: false, ...extra })
 const action = (seq: number, ordinal: number, creator: number, receiver: string): ActionRecord => ({
-  globalSequence: BigInt(seq),
+  globalSequence: seq,
   blockNum: 10,
   trxId: ID,
   actionOrdinal: ordinal,

@@ -95,7 +95,7 @@ export function payloadOf(step: Step, dataBytes: number): StepPayload {
     transactions: [{ id: `t${step.seq}`, blockNum: step.blockNum, blockIndex: 1, status: 0, cpuUsageUs: 100, netUsageWords: 10, scheduled: false }],
     actions: [
       {
-        globalSequence: BigInt(step.seq),
+        globalSequence: step.seq,
         blockNum: step.blockNum,
         trxId: `t${step.seq}`,
         actionOrdinal: 1,

@@ -49,7 +49,7 @@ test('postgres: a writer upgrades a store of the previous schema version in plac
   assert.equal(await tables(), 'api_keys,secrets')
   assert.equal((await upgraded.position())?.head.blockNum, 1)
   assert.equal((await upgraded.blockByNum(1))?.header, undefined, 'a block stored before version 5 reads without its header')
-  const detailed = detailedBlock(2, 1n)
+  const detailed = detailedBlock(2, 1)
   await upgraded.applyBlock(detailed, 0)
   await assertDetailsReadBack(upgraded, detailed)
   assert.equal((await upgraded.secret('jwt_signing_key')).byteLength, 32)

@@ -8,7 +8,7 @@ import { seededRandom } from '../_helpers/store.ts'
 function block(num: number, firstSeq: number, terms: string[][], scheduled = false): BlockBatch {
   const trxId = String(num).padStart(64, '0')
   const actions: ActionRecord[] = terms.map((searchTerms, i) => ({
-    globalSequence: BigInt(firstSeq + i),
+    globalSequence: firstSeq + i,
     blockNum: num,
     trxId,
     actionOrdinal: i + 1,

@@ -80,7 +80,7 @@ test('sqlite: a writer upgrades a store of the previous schema version in place;
   assert.deepEqual(tables(path), ['api_keys', 'secrets'])
   assert.equal((await upgraded.position())?.head.blockNum, 1)
   assert.equal((await upgraded.blockByNum(1))?.header, undefined, 'a block stored before version 5 reads without its header')
-  const detailed = detailedBlock(2, 1n)
+  const detailed = detailedBlock(2, 1)
   await upgraded.applyBlock(detailed, 0)
   await assertDetailsReadBack(upgraded, detailed)
   assert.equal((await upgraded.secret('cursor_key')).byteLength, 32)

@@ -17,7 +17,7 @@ const TRX_B = 'b'.repeat(64)
 let nextSeq = 100
 function action(trxId: string, actionOrdinal: number, creatorActionOrdinal: number, receiver: string, account: string, name: string, extra: Partial<ActionRecord> = {}): ActionRecord {
   return {
-    globalSequence: BigInt(nextSeq++),
+    globalSequence: nextSeq++,
     blockNum: 7,
     trxId,
     actionOrdinal,

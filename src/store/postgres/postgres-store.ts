@@ -124,7 +124,7 @@ export async function openPostgresStore(url: string, options: OpenStoreOptions =
       return batch.actions.map((x) => ({ ...x, trxIndex: trxIndex.get(x.trxId) ?? -1 }))
     })
     await insertGrowing(c, 'actions', [
-      ['bigint', a.map((x) => x.globalSequence.toString())],
+      ['bigint', a.map((x) => x.globalSequence)],
       ['bigint', a.map((x) => x.blockNum)],
       ['int', a.map((x) => x.trxIndex)],
       ['int', a.map((x) => x.actionOrdinal)],

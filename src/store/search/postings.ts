@@ -179,7 +179,7 @@ export function postingChunks(batches: readonly BlockBatch[], keyOf: (term: stri
   for (const batch of batches) {
     const scheduled = new Set(batch.transactions.filter((t) => t.scheduled).map((t) => t.id))
     for (const a of batch.actions) {
-      const seq = Number(a.globalSequence)
+      const seq = a.globalSequence
       const flag = (a.creatorActionOrdinal === 0 ? FLAG_INPUT : 0) | (a.receiver !== a.account ? FLAG_NOTIF : 0) | (scheduled.has(a.trxId) ? FLAG_SCHEDULED : 0)
       add(ALL_ACTIONS_TERM, seq, flag)
       for (const term of a.searchTerms ?? []) add(term, seq, flag)

@@ -6,7 +6,7 @@ import { emptyBlock } from './keys-contract.ts'
  * A block whose records carry every schema-5 detail: the header, a transaction's trace details
  * (header, signatures, an unreceipted action, a deferred creation) and an action's trace.
  */
-export function detailedBlock(num: number, firstSeq: bigint): BlockBatch {
+export function detailedBlock(num: number, firstSeq: number): BlockBatch {
   const base = emptyBlock(num)
   const trxId = 'd'.repeat(63) + (num % 10).toString()
   return {

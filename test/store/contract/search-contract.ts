@@ -40,7 +40,7 @@ function randomBlock(num: number, branch: string, parentId: string, firstSeq: nu
       vocabulary.push(VOCABULARY.filter((v) => random() < (v === 'rare:x' ? 0.02 : 0.3)))
       const creator = o === 1 ? 0 : Math.floor(random() * o)
       actions.push({
-        globalSequence: BigInt(seq),
+        globalSequence: seq,
         blockNum: num,
         trxId,
         actionOrdinal: o,
@@ -181,7 +181,7 @@ export function runSearchContract(name: string, factory: StoreFactory, skip: str
     for (let num = 1; num <= 40; num++) {
       const b = randomBlock(num, 'a', parent, seq, random)
       // Widen each block to 120 actions under one term: 4,800 entries span several chunks.
-      const actions = Array.from({ length: 120 }, (_, i) => ({ ...b.batch.actions[0], globalSequence: BigInt(seq + i), actionOrdinal: i + 1, searchTerms: ['dense:yes'] }))
+      const actions = Array.from({ length: 120 }, (_, i) => ({ ...b.batch.actions[0], globalSequence: seq + i, actionOrdinal: i + 1, searchTerms: ['dense:yes'] }))
       batches.push({ ...b.batch, actions, transactions: b.batch.transactions.slice(0, 1), block: { ...b.batch.block, actionCount: 120 } })
       parent = b.batch.block.id
       seq += 120

@@ -7,7 +7,7 @@ const id = (num: number, branch = 'a') => num.toString(16).padStart(8, '0') + br
 const trxId = (num: number, k: number, branch: string) => `${branch}${k}`.padEnd(8, '0') + num.toString(16).padStart(56, '0')
 
 /** Global sequences by block: 10 per block, so a branch's blocks take the same range as the ones they replace. */
-const seq = (num: number, k: number) => BigInt(num * 10 + k)
+const seq = (num: number, k: number) => num * 10 + k
 
 function action(num: number, k: number, trx: string, ordinal: number, creator: number): ActionRecord {
   return {
@@ -104,7 +104,7 @@ export function runStepPayloadContract(name: string, factory: StoreFactory, skip
     assert.deepEqual(payloads[1]?.block, await store.blockByNum(2))
     assert.deepEqual(payloads[1]?.rowChanges, await store.rowChanges(2))
     assert.deepEqual(payloads[1]?.actions, [...(await store.actionsOfTransaction(trxId(2, 0, 'a'))), ...(await store.actionsOfTransaction(trxId(2, 1, 'a')))])
-    assert.deepEqual(payloads[1]?.actions.map((a) => [a.globalSequence, a.trxId]), [[20n, trxId(2, 0, 'a')], [21n, trxId(2, 1, 'a')], [22n, trxId(2, 1, 'a')]])
+    assert.deepEqual(payloads[1]?.actions.map((a) => [a.globalSequence, a.trxId]), [[20, trxId(2, 0, 'a')], [21, trxId(2, 1, 'a')], [22, trxId(2, 1, 'a')]])
     assert.deepEqual(payloads[1]?.transactions.map((x) => x.blockIndex), [0, 1, -1])
     // Steps in any order and repeated, unknown blocks, and no steps at all.
     const unknown: Step = { seq: 99, type: 'new', blockNum: 9, blockId: id(9, 'z') }

@@ -53,7 +53,7 @@ export function runStoreContract(name: string, factory: StoreFactory, skip: stri
     t.after(() => store.close())
     await store.applyBlock(emptyBlock(1), 0)
     assert.equal((await store.blockByNum(1))?.header, undefined)
-    const detailed = detailedBlock(2, 1n)
+    const detailed = detailedBlock(2, 1)
     await store.applyBlock(detailed, 0)
     await assertDetailsReadBack(store, detailed)
   })
