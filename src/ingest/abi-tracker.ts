@@ -37,7 +37,7 @@ export class AbiTracker {
    * Search terms for every action of the batch, decoding data with the ABI in force at each; the
    * block's row changes and each action's parent give its `db.*` and `parent.*` terms.
    */
-  withSearchTerms(batch: BlockBatch): BlockBatch {
+  withSearchTerms(batch: BlockBatch, creators?: ReadonlyMap<string, string>): BlockBatch {
     const dataTerms = batch.actions.map((action) => {
       const { decoded, dataTerms } = this.decode(action)
       if (action.account === 'eosio' && action.name === 'setabi' && action.receiver === 'eosio' && decoded?.ok) {
@@ -47,7 +47,7 @@ export class AbiTracker {
       return dataTerms
     })
     for (const change of batch.abis) this.change(change.account, change.abi)
-    const terms = blockSearchTerms(batch.actions, batch.rows, (i) => dataTerms[i])
+    const terms = blockSearchTerms(batch.actions, batch.rows, (i) => dataTerms[i], creators)
     return { ...batch, actions: batch.actions.map((action, i) => ({ ...action, searchTerms: terms[i] })) }
   }
 

@@ -1,12 +1,13 @@
 import type { BlockRef } from '../antelope/index.ts'
 import { createShipReader, type ShipReaderEvent } from '../ship/index.ts'
-import type { BlockBatch, StateReader, StoreWriter } from '../store/index.ts'
+import type { BlockBatch, BlockReader, StateReader, StoreWriter } from '../store/index.ts'
 import { AbiTracker } from './abi-tracker.ts'
+import { CreatorTracker } from './creators.ts'
 import { normalizeBlock } from './normalize.ts'
 
 export interface IndexerConfig {
   readonly shipUrl: string
-  readonly store: StoreWriter & Pick<StateReader, 'abi'>
+  readonly store: StoreWriter & Pick<StateReader, 'abi'> & Pick<BlockReader, 'transactionHistory'>
   /** First block for an empty store (default 1). */
   readonly startBlockNum?: number
   /** Stop after applying this block (default: follow the chain forever). */
@@ -43,6 +44,7 @@ export function createIndexer(config: IndexerConfig): Indexer {
   let stopped = false
   let closeReader: (() => Promise<void>) | undefined
   const abis = new AbiTracker(async (account) => (await config.store.abi({ account, blockNum: Number.MAX_SAFE_INTEGER }))?.abi)
+  const creators = new CreatorTracker((trxId) => config.store.transactionHistory(trxId))
 
   async function session(): Promise<'done' | 'relink' | 'stopped'> {
     const { store } = config
@@ -98,6 +100,7 @@ export function createIndexer(config: IndexerConfig): Indexer {
           await flushAndSettle()
           await store.undoFrom(thisBlock.blockNum)
           abis.reset()
+          creators.reset()
           config.onFork?.({ blockNum: thisBlock.blockNum, undone: head.blockNum - thisBlock.blockNum + 1 })
           while (held.length && held[held.length - 1].blockNum >= thisBlock.blockNum) held.pop()
           head = (await store.position())?.head
@@ -108,7 +111,7 @@ export function createIndexer(config: IndexerConfig): Indexer {
           return 'relink'
         }
         await abis.preload(new Set(normalized.actions.map((a) => a.account)))
-        const batch = abis.withSearchTerms(normalized)
+        const batch = abis.withSearchTerms(normalized, await creators.creatorsOf(normalized))
         const lib = result.lastIrreversible.blockNum
         pending.push(batch)
         pendingLib = lib

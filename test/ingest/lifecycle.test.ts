@@ -50,6 +50,9 @@ test('ingest records delayed, executed-as-scheduled and canceled transactions, a
   assert.equal(pushed?.signatures.length, 1, 'the delayed push was signed once')
   const actions = await store.actionsOfTransaction(runs)
   assert.deepEqual(actions.map((a) => a.trace?.authSequence.map(([actor]) => actor)), [['alice'], ['alice'], ['alice']], 'every receipt names its authorizer')
+  // The scheduled run's actions carry `creator:` (a delayed push: its payer, alice); nothing else does.
+  const created = await store.searchActions({ query: { term: 'creator:alice' }, direction: 'forward', limit: 100 })
+  assert.deepEqual((await store.actionsBySeq(created.map((m) => m.seq))).map((a) => [a.trxId, a.receiver]), actions.map((a) => [runs, a.receiver]))
   const header = (await store.blockByNum(executedIn))?.header
   assert.ok(header && /^[0-9a-f]{64}$/.test(header.actionMroot) && header.actionMroot !== '0'.repeat(64), 'the block header carries its action root')
 })

@@ -1,5 +1,5 @@
 import { bigIntToName, sha256, toHex, type DecodeResult } from '../../antelope/index.ts'
-import type { ActionRecord, RowChangeRecord } from '../types.ts'
+import type { ActionRecord, DeferredCreation, RowChangeRecord } from '../types.ts'
 
 /**
  * Search terms (DESIGN §7, reference/dfuse-wire.md §7.2): what ingest indexes for each executed
@@ -67,6 +67,8 @@ export interface ActionTermContext {
   readonly parent?: Pick<ActionRecord, 'receiver' | 'account' | 'name'>
   /** `db.table` and `db.key` terms of the block's row changes attributed to this action. */
   readonly rowTerms?: readonly string[]
+  /** The account that created the deferred transaction this action runs in (`creator:`). */
+  readonly creator?: string
 }
 
 /**
@@ -93,6 +95,7 @@ export function actionSearchTerms(action: ActionRecord, dataTerms: readonly stri
   }
   for (const term of dataTerms) terms.add(term)
   for (const term of context?.rowTerms ?? []) terms.add(term)
+  if (context?.creator) terms.add(`creator:${context.creator}`)
   // Only data terms can exceed MAX_TERM_LENGTH (dataSearchTerms drops those): names are at most 13
   // characters, a transaction id 64, a row term at most 48.
   return [...terms]
@@ -187,13 +190,27 @@ function busyRowTerms(c: ContractRows, action: ActionRecord, dataTerms: readonly
 
 /**
  * Every action's search terms for one block: `dataTerms(i)` are the `data.*` terms of
- * `actions[i]` (dataSearchTerms with the ABI in force at it).
+ * `actions[i]` (dataSearchTerms with the ABI in force at it); `creators` names, by transaction id,
+ * the account that created each deferred transaction the block runs (see `deferredCreator`).
  */
 export function blockSearchTerms(
   actions: readonly ActionRecord[],
   rows: readonly Pick<RowChangeRecord, 'code' | 'table' | 'scope' | 'primaryKey' | 'payer'>[],
   dataTerms: (index: number) => readonly string[],
+  creators?: ReadonlyMap<string, string>,
 ): string[][] {
   const contexts = blockTermContexts(actions, rows, dataTerms)
-  return actions.map((a, i) => actionSearchTerms(a, dataTerms(i), contexts[i]))
+  return actions.map((a, i) => {
+    const creator = creators?.get(a.trxId)
+    return actionSearchTerms(a, dataTerms(i), creator ? { ...contexts[i], creator } : contexts[i])
+  })
+}
+
+/**
+ * The `creator:` of a deferred transaction from its creation: the contract that scheduled it, or,
+ * for a transaction pushed with a delay (no sender), the account that pays for it (its first
+ * authorizer, who pushed it).
+ */
+export function deferredCreator(deferred: Pick<DeferredCreation, 'sender' | 'payer'>): string {
+  return deferred.sender !== '' ? deferred.sender : deferred.payer
 }
