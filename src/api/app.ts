@@ -91,7 +91,9 @@ export async function buildApp(args: { config: ApiConfig; services: ApiServices;
     // Fastify answers a malformed URL in its own shape unless this takes it.
     frameworkErrors: (error, request, reply) => sendError(request, reply, error),
     // Node answers an HTTP/1.1 request without Host with an empty 400; the errors plugin answers it instead.
-    http: { requireHostHeader: false },
+    // 64 KiB of request headers (Node's default is 16): a GET of /v0/state/tables/scopes with its
+    // 1,500 twelve-character scopes has a ~23 KB request line.
+    http: { requireHostHeader: false, maxHeaderSize: 64 * 1024 },
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 1000 },
   }).withTypeProvider<TypeBoxTypeProvider>()
 
