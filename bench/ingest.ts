@@ -19,8 +19,8 @@ export interface IngestBenchOptions {
 }
 
 /** Reads the whole feed and normalizes every block without storing it: the limit ingest is compared to. */
-async function decodeOnly(ship: string, endBlock: number): Promise<number> {
-  const reader = createShipReader({ url: ship, startBlockNum: 1, endBlockNum: endBlock + 1, maxMessagesInFlight: 50 })
+async function decodeOnly(ship: string, endBlock: number, fetchFinalityData = false): Promise<number> {
+  const reader = createShipReader({ url: ship, startBlockNum: 1, endBlockNum: endBlock + 1, maxMessagesInFlight: 50, fetchFinalityData })
   const started = performance.now()
   let actions = 0
   for await (const result of reader.blocks()) actions += normalizeBlock(result).actions.length
@@ -46,6 +46,53 @@ async function withPeakRss<T>(work: () => Promise<T>): Promise<{ result: T; peak
     return { result, peakRssMiB: Math.round(Math.max(peak, process.memoryUsage().rss) / 2 ** 20) }
   } finally {
     clearInterval(sampler)
+  }
+}
+
+/**
+ * Savanna against legacy (issue 19's bar: Savanna ingest within 10 % of legacy): the same workload
+ * built twice, once as a legacy chain and once as a Savanna chain (finality extension in every
+ * header, LIB two blocks behind head), each served by a feed process of its own. Then, taking
+ * turns, `rounds` times: decode-only of each (the Savanna reader asking for finality_data, so
+ * every block's finality data is decoded too) and an ingest of each into a fresh SQLite file.
+ * The best of the rounds is compared, which keeps this machine's noise out of the ratio.
+ */
+export async function benchIngestSavanna(options: { actions: number; rounds: number }): Promise<Record<string, string | number>> {
+  const dir = mkdtempSync(join(tmpdir(), 'antler-ingest-savanna-'))
+  const blocks = Math.ceil(options.actions / 25)
+  const legacyFeed = await startBenchFeed(blocks)
+  let savannaFeed: Awaited<ReturnType<typeof startBenchFeed>> | undefined
+  try {
+    savannaFeed = await startBenchFeed(blocks, { savanna: true })
+    const best = { legacyDecode: 0, savannaDecode: 0, legacyIngest: 0, savannaIngest: 0 }
+    for (let round = 0; round < options.rounds; round++) {
+      best.legacyDecode = Math.max(best.legacyDecode, await decodeOnly(legacyFeed.url, legacyFeed.head))
+      best.savannaDecode = Math.max(best.savannaDecode, await decodeOnly(savannaFeed.url, savannaFeed.head, true))
+      for (const [kind, feed] of [['legacy', legacyFeed], ['savanna', savannaFeed]] as const) {
+        const path = join(dir, `${kind}-${round}.sqlite`)
+        const store = openSqliteStore(path)
+        const rate = await ingest(feed.url, store, feed.head)
+        await store.close()
+        rmSync(path, { force: true })
+        if (kind === 'legacy') best.legacyIngest = Math.max(best.legacyIngest, rate.actionsPerSecond)
+        else best.savannaIngest = Math.max(best.savannaIngest, rate.actionsPerSecond)
+      }
+    }
+    const ratio = best.savannaIngest / best.legacyIngest
+    return {
+      'savanna: blocks per chain': blocks,
+      [`savanna: decode-only legacy, best of ${options.rounds}: action traces/s`]: Math.round(best.legacyDecode),
+      [`savanna: decode-only Savanna with finality_data, best of ${options.rounds}: action traces/s`]: Math.round(best.savannaDecode),
+      [`savanna: ingest legacy into SQLite, best of ${options.rounds}: action traces/s`]: Math.round(best.legacyIngest),
+      [`savanna: ingest Savanna into SQLite, best of ${options.rounds}: action traces/s`]: Math.round(best.savannaIngest),
+      'savanna: Savanna / legacy decode-only': (best.savannaDecode / best.legacyDecode).toFixed(3),
+      'savanna: Savanna / legacy ingest': ratio.toFixed(3),
+      'savanna: bar (Savanna ingest within 10 % of legacy)': ratio >= 0.9 ? 'met' : 'NOT met',
+    }
+  } finally {
+    legacyFeed.kill()
+    savannaFeed?.kill()
+    rmSync(dir, { recursive: true, force: true })
   }
 }
 

@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util'
 import { benchApi } from './api.ts'
 import { benchDevchain } from './devchain.ts'
-import { benchIngest } from './ingest.ts'
+import { benchIngest, benchIngestSavanna } from './ingest.ts'
 import { benchSearchOfPostgres, benchSearchOfSqlite } from './search.ts'
 import { benchStateApi } from './state-api.ts'
 import { benchStoreReads } from './store-reads.ts'
@@ -15,7 +15,8 @@ import { benchStoreReads } from './store-reads.ts'
  * `--api-rounds`, `--api-backlog 0` to skip the latency-during-catch-up figures). `--only state-api
  * --sqlite PATH --postgres URL` (either or both) runs the REST state figures against `antler api`
  * on such stores (`--api-seconds`, `--api-rounds`); it appends its state fixture to a store once
- * (bench/state-api.ts).
+ * (bench/state-api.ts). `--only ingest-savanna` (or `--savanna` with the ingest figures) compares
+ * ingest of a Savanna chain with a legacy one (`--ingest-actions`, `--savanna-rounds`).
  */
 const { values } = parseArgs({
   options: {
@@ -26,6 +27,8 @@ const { values } = parseArgs({
     only: { type: 'string' },
     'keep-sqlite': { type: 'string' },
     'keep-postgres': { type: 'boolean', default: false },
+    savanna: { type: 'boolean', default: false },
+    'savanna-rounds': { type: 'string', default: '3' },
     sqlite: { type: 'string' },
     postgres: { type: 'string' },
     'api-seconds': { type: 'string', default: '5' },
@@ -53,6 +56,12 @@ if (!values.only || values.only === 'ingest') {
   const postgresUrl = process.env.ANTLER_BENCH_PG ?? process.env.ANTLER_TEST_PG
   console.log(`# ingest: ${ingestActions} actions (20 transfers + 5 rawdb puts per block), SQLite${postgresUrl ? ' and PostgreSQL' : ' (set ANTLER_BENCH_PG for PostgreSQL)'}`)
   print(await benchIngest({ actions: ingestActions, postgresUrl, keepSqlite: values['keep-sqlite'], keepPostgres: values['keep-postgres'] }))
+}
+if (values.only === 'ingest-savanna' || (values.savanna && (!values.only || values.only === 'ingest'))) {
+  const ingestActions = Number(values['ingest-actions'])
+  const rounds = Number(values['savanna-rounds'])
+  console.log(`# ingest, Savanna against legacy: ${ingestActions} actions per chain (20 transfers + 5 rawdb puts per block), SQLite, best of ${rounds} rounds taking turns`)
+  print(await benchIngestSavanna({ actions: ingestActions, rounds }))
 }
 if (!values.only || values.only === 'reads') {
   const postgresUrl = process.env.ANTLER_BENCH_PG ?? process.env.ANTLER_TEST_PG

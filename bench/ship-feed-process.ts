@@ -5,14 +5,14 @@ import { Chain, bootChain, buildChain } from '../src/devchain/index.ts'
 import { startShipServer } from '../src/devchain/ship-server.ts'
 import type { FeedMessage } from './ship-feed.ts'
 
-// The process behind bench/ship-feed.ts: `node ship-feed-process.ts <blocks>`, driven over IPC.
+// The process behind bench/ship-feed.ts: `node ship-feed-process.ts <blocks> [savanna]`, driven over IPC.
 const send = (message: FeedMessage) => new Promise<void>((resolve) => process.send!(message, () => resolve()))
 const dir = mkdtempSync(join(tmpdir(), 'antler-feed-'))
 process.on('disconnect', () => {
   rmSync(dir, { recursive: true, force: true })
   process.exit(0)
 })
-const chain = new Chain({ dataDir: join(dir, 'chain'), producers: 3, libDepth: 12, signBlocks: false })
+const chain = new Chain({ dataDir: join(dir, 'chain'), producers: 3, libDepth: 12, signBlocks: false, savanna: process.argv[3] === 'savanna' })
 bootChain(chain)
 buildChain(chain, { blocks: Number(process.argv[2]), transfersPerBlock: 20, rawdbPutsPerBlock: 5 })
 const server = await startShipServer({ chain, host: '127.0.0.1', port: 0 })

@@ -17,9 +17,10 @@ export interface BenchFeed {
 /**
  * Builds the bench chain (blocks of 20 transfers + 5 rawdb puts) in a process of its own and
  * serves it over SHiP, as nodeos would: the indexer's CPU and memory are measured without it.
+ * `savanna`: a Savanna chain (finality extension, finality_data for v1 readers, LIB at head − 2).
  */
-export async function startBenchFeed(blocks: number): Promise<BenchFeed> {
-  const child = fork(new URL('./ship-feed-process.ts', import.meta.url), [String(blocks)], { stdio: 'inherit' })
+export async function startBenchFeed(blocks: number, options: { savanna?: boolean } = {}): Promise<BenchFeed> {
+  const child = fork(new URL('./ship-feed-process.ts', import.meta.url), [String(blocks), ...(options.savanna ? ['savanna'] : [])], { stdio: 'inherit' })
   const next = async (): Promise<FeedMessage> => {
     const [message] = (await Promise.race([once(child, 'message'), once(child, 'exit').then(([code]) => Promise.reject(new Error(`bench feed exited with ${code}`)))])) as [FeedMessage]
     return message

@@ -2,7 +2,7 @@ import { join } from 'node:path'
 import type { Command } from 'commander'
 import { startDevchain, type Devchain } from '../devchain/index.ts'
 import { createLogger, type Logger, type LogLevel } from './logger.ts'
-import { addDevchainOptions } from './options.ts'
+import { addDevchainOptions, addFetchFinalityDataOption, addIrreversibleOnlyOption } from './options.ts'
 import { onShutdown, printReady } from './process.ts'
 import { addApiOptions, type ApiFlags } from './api-options.ts'
 import { devApiKey } from './dev-key.ts'
@@ -21,6 +21,7 @@ interface DevchainFlags {
   producers: number
   forkRate: number
   workload: 'demo' | 'none'
+  savanna?: boolean
   logLevel: LogLevel
 }
 
@@ -36,6 +37,7 @@ export async function runDevchain(flags: DevchainFlags, log: Logger): Promise<De
     producers: flags.producers,
     forkRate: flags.forkRate,
     workload: flags.workload,
+    savanna: flags.savanna === true,
     onError: (error) => log.error({ err: error }, 'devchain error'),
   })
 }
@@ -48,13 +50,13 @@ export function registerDevchainCommands(program: Command): void {
     onShutdown(log, () => devchain.close())
     printReady({ chainApi: devchain.chainApi, ship: devchain.ship, chainId: devchain.chainId })
   })
-  const dev = addApiOptions(addDevchainOptions(program.command('dev').description('devchain + indexer + API in one command, embedded store (npm start)'), { workload: 'demo' }))
-  dev.action(async (flags: DevchainFlags & ApiFlags) => {
+  const dev = addFetchFinalityDataOption(addIrreversibleOnlyOption(addApiOptions(addDevchainOptions(program.command('dev').description('devchain + indexer + API in one command, embedded store (npm start)'), { workload: 'demo' }))))
+  dev.action(async (flags: DevchainFlags & ApiFlags & { irreversibleOnly?: boolean; fetchFinalityData?: boolean }) => {
     const log = createLogger({ level: flags.logLevel })
     const devchain = await runDevchain(flags, log)
     const store = await openStore({ store: flags.store, dataDir: flags.dataDir })
     const apiKey = await devApiKey(store, flags.dataDir)
-    const { api, indexer } = await startPlatform({ flags, store, ship: devchain.ship, chainApi: devchain.chainApi, startBlockNum: 1, log })
+    const { api, indexer } = await startPlatform({ flags, store, ship: devchain.ship, chainApi: devchain.chainApi, startBlockNum: 1, irreversibleOnly: flags.irreversibleOnly === true, fetchFinalityData: flags.fetchFinalityData === true, log })
     let stopStatus = () => {}
     onShutdown(log, async () => {
       stopStatus()
@@ -63,8 +65,9 @@ export function registerDevchainCommands(program: Command): void {
       await store.close()
       await devchain.close()
     })
-    // Ready once the store has caught up with the chain as it was at start.
-    const head = devchain.chain.head.num
+    // Ready once the store has caught up with the chain as it was at start (with its LIB, when
+    // only irreversible blocks are stored).
+    const head = flags.irreversibleOnly ? devchain.chain.lib.blockNum : devchain.chain.head.num
     while (((await store.position())?.head.blockNum ?? 0) < head) await new Promise((r) => setTimeout(r, 50))
     printReady({ api: api.api, grpc: api.grpc, chainApi: devchain.chainApi, ship: devchain.ship, apiKey, chainId: devchain.chainId })
     process.stderr.write(devGuide({ api: api.api, grpc: api.grpc, chainApi: devchain.chainApi, apiKey, noAuth: !flags.auth }))

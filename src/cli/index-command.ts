@@ -2,7 +2,7 @@ import type { Command } from 'commander'
 import { createIndexer } from '../ingest/index.ts'
 import { openStore } from '../store/index.ts'
 import { createLogger, type LogLevel } from './logger.ts'
-import { addLogLevelOption, addStoreOptions, option, parseIntArg, parseUrl } from './options.ts'
+import { addFetchFinalityDataOption, addIrreversibleOnlyOption, addLogLevelOption, addStoreOptions, option, parseIntArg, parseUrl } from './options.ts'
 import { onShutdown } from './process.ts'
 import { indexerLogCallbacks } from './progress.ts'
 
@@ -11,6 +11,8 @@ interface IndexFlags {
   dataDir: string
   store: string
   startBlock: number
+  irreversibleOnly?: boolean
+  fetchFinalityData?: boolean
   logLevel: LogLevel
 }
 
@@ -20,6 +22,8 @@ export function registerIndexCommand(program: Command): void {
   option(command, '--ship <url>', 'SHiP endpoint, e.g. ws://127.0.0.1:8080 (required)', parseUrl(['ws:', 'wss:']), undefined)
   addStoreOptions(command)
   option(command, '--start-block <n>', 'first block for an empty store', parseIntArg(1, 0xffff_ffff), 1)
+  addIrreversibleOnlyOption(command)
+  addFetchFinalityDataOption(command)
   addLogLevelOption(command)
   command.action(async (flags: IndexFlags) => {
     if (!flags.ship) throw new Error('--ship is required (or ANTLER_SHIP)')
@@ -29,6 +33,8 @@ export function registerIndexCommand(program: Command): void {
       shipUrl: flags.ship,
       store,
       startBlockNum: flags.startBlock,
+      irreversibleOnly: flags.irreversibleOnly === true,
+      ...(flags.fetchFinalityData ? { fetchFinalityData: true } : {}),
       reconnect: { minDelayMs: 250, maxDelayMs: 5000 },
       ...indexerLogCallbacks(log),
     })

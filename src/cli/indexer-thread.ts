@@ -39,7 +39,7 @@ export function startIndexerThread(data: IndexerWorkerData, log: Logger, onCommi
         case 'stopped':
           return resolve()
         case 'failed':
-          return reject(new Error(message.message))
+          return reject(Object.assign(new Error(message.message), message.code ? { code: message.code, details: message.details } : {}))
       }
     })
     worker.on('error', reject)

@@ -8,6 +8,10 @@ export interface IndexerWorkerData {
   readonly store: string
   readonly dataDir: string
   readonly startBlockNum: number
+  /** Store only blocks at or below LIB (`--irreversible-only`). */
+  readonly irreversibleOnly?: boolean
+  /** Ask a Spring node for finality_data (`--fetch-finality-data`). */
+  readonly fetchFinalityData?: boolean
 }
 
 /** What the worker reports: every callback of the indexer, then how it ended. */
@@ -16,7 +20,7 @@ export type IndexerWorkerMessage =
   | { type: 'fork'; fork: { blockNum: number; undone: number } }
   | { type: 'reader'; event: unknown }
   | { type: 'stopped' }
-  | { type: 'failed'; message: string }
+  | { type: 'failed'; message: string; code?: string; details?: Record<string, unknown> }
 
 const port = parentPort!
 const data = workerData as IndexerWorkerData
@@ -29,6 +33,8 @@ const indexer = createIndexer({
   shipUrl: data.shipUrl,
   store,
   startBlockNum: data.startBlockNum,
+  irreversibleOnly: data.irreversibleOnly ?? false,
+  ...(data.fetchFinalityData ? { fetchFinalityData: true } : {}),
   reconnect: { minDelayMs: 250, maxDelayMs: 5000 },
   onBlock: (block) => post({ type: 'block', block }),
   onFork: (fork) => post({ type: 'fork', fork }),
@@ -43,5 +49,7 @@ try {
   post({ type: 'stopped' })
 } catch (error) {
   await store.close().catch(() => undefined)
-  post({ type: 'failed', message: (error as Error).message })
+  // The code and details travel with the message, so the main thread logs the named error.
+  const { code, details } = error as { code?: unknown; details?: unknown }
+  post({ type: 'failed', message: (error as Error).message, ...(typeof code === 'string' ? { code, details: details as Record<string, unknown> } : {}) })
 }

@@ -96,5 +96,18 @@ export function addDevchainOptions(command: Command, defaults: { workload: 'demo
   option(command, '--producers <n>', 'producers rotating every 12 blocks', parseIntArg(1, 21), 3)
   option(command, '--fork-rate <p>', 'chance of a random fork after each block', parseRate, 0)
   option(command, '--workload <kind>', 'demo | none', parseChoice(['demo', 'none'] as const), defaults.workload)
+  command.addOption(new Option('--savanna', 'Spring/Savanna finality: finality extension and finality_data from the next block on, LIB at head - 2 (--lib-depth then applies to legacy blocks only), POST /v1/devchain/finality; a Savanna chain stays one').env(envName('--savanna')))
   return addLogLevelOption(command)
+}
+
+/** `--fetch-finality-data` (`index`, `serve`, `dev`): Spring's v1 requests with `fetch_finality_data`; `ANTLER_FETCH_FINALITY_DATA` sets it too. */
+export function addFetchFinalityDataOption(command: Command): Command {
+  const description = 'Spring nodes: send get_status_request_v1/get_blocks_request_v1 asking for finality_data (the node needs --finality-data-history), so Savanna blocks show their real action_mroot; a Leap node refuses these requests'
+  return command.addOption(new Option('--fetch-finality-data', description).env(envName('--fetch-finality-data')))
+}
+
+/** `--irreversible-only` (`index`, `serve`, `dev`): store only blocks at or below LIB; `ANTLER_IRREVERSIBLE_ONLY` (any value) sets it too. */
+export function addIrreversibleOnlyOption(command: Command): Command {
+  const description = 'store only irreversible blocks (at or below LIB, SHiP irreversible_only): no forks ever reach the store; the store trails head by the LIB lag'
+  return command.addOption(new Option('--irreversible-only', description).env(envName('--irreversible-only')))
 }

@@ -15,12 +15,14 @@ export async function startPlatform(args: {
   ship: string
   chainApi: string
   startBlockNum: number
+  irreversibleOnly?: boolean
+  fetchFinalityData?: boolean
   log: Logger
 }): Promise<{ api: RunningApi; indexer: IndexerThread }> {
   const { flags, log } = args
   // The API's live hub learns of new steps from the indexer thread's messages: no polling.
   const live = createLiveHub({ source: args.store, pollIntervalMs: 0, onReadError: liveReadError(log) })
-  const indexer = startIndexerThread({ shipUrl: args.ship, store: flags.store, dataDir: flags.dataDir, startBlockNum: args.startBlockNum }, log, () => live.notify())
+  const indexer = startIndexerThread({ shipUrl: args.ship, store: flags.store, dataDir: flags.dataDir, startBlockNum: args.startBlockNum, irreversibleOnly: args.irreversibleOnly, fetchFinalityData: args.fetchFinalityData }, log, () => live.notify())
   indexer.done.catch((error: unknown) => {
     log.fatal({ err: error }, 'indexer stopped')
     process.exit(1)

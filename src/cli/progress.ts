@@ -66,6 +66,7 @@ export function indexerLogCallbacks(log: Logger, out?: NodeJS.WriteStream) {
     onReaderEvent: (e: ShipReaderEvent): void => {
       if (e.type === 'connected') log.info({ url: e.url, head: e.status.head.blockNum, lib: e.status.lastIrreversible.blockNum, chain_id: e.status.chainId }, 'ship connected')
       else if (e.type === 'disconnected') log.warn({ reason: e.reason }, 'ship disconnected')
+      else if (e.reason) log.warn({ attempt: e.attempt, delay_ms: e.delayMs, reason: e.reason }, 'ship reconnecting')
       else log.info({ attempt: e.attempt, delay_ms: e.delayMs }, 'ship reconnecting')
     },
   }

@@ -6,7 +6,7 @@ import type { Chain } from './chain/chain.ts'
 import { chainAbiOf } from './chain/boot.ts'
 import { packedInputFromJson, type PackedTransactionInput } from './chain/intake.ts'
 import { permissionKey } from './chain/authority.ts'
-import { blockJson, transactionTraceJson } from './chain-json.ts'
+import { blockJson, finalizerInfoJson, springBlockHeaderState, transactionTraceJson } from './chain-json.ts'
 import { ChainError, chainErrors, nodeosErrorBody } from './errors.ts'
 import type { StoredBlock } from './storage/block-log.ts'
 import type { TransactionTrace } from './chain/traces.ts'
@@ -97,10 +97,11 @@ export async function buildChainApi(deps: ChainApiDeps): Promise<FastifyInstance
       virtual_block_net_limit: 1048576000,
       block_cpu_limit: 200000,
       block_net_limit: 1048576,
-      server_version_string: 'v5.0.3-antler-devchain',
+      // Spring 1.2.2 answers the same 20 fields as Leap 5 (LIB = fork database root).
+      server_version_string: chain.savanna ? 'v1.2.2-antler-devchain' : 'v5.0.3-antler-devchain',
       fork_db_head_block_num: head.num,
       fork_db_head_block_id: head.id,
-      server_full_version_string: 'v5.0.3-antler-devchain',
+      server_full_version_string: chain.savanna ? 'v1.2.2-antler-devchain' : 'v5.0.3-antler-devchain',
       total_cpu_weight: '0',
       total_net_weight: '0',
       earliest_available_block_num: 1,
@@ -123,6 +124,8 @@ export async function buildChainApi(deps: ChainApiDeps): Promise<FastifyInstance
   route('/v1/chain/get_block', (body) => blockJson(findBlock(body), abiOf))
   route('/v1/chain/get_block_header_state', (body) => {
     const block = findBlock(body)
+    // Spring: any block, a legacy-shaped object with only block_num, id, header and additional_signatures filled.
+    if (chain.savanna) return springBlockHeaderState(block, abiOf)
     if (block.num <= chain.lib.blockNum) throw chainErrors.unknownBlock(`Could not find reversible block: ${String(body.block_num_or_id)}`)
     const json = blockJson(block, abiOf)
     return {
@@ -303,7 +306,20 @@ export async function buildChainApi(deps: ChainApiDeps): Promise<FastifyInstance
     return { transaction_id: trace.id, processed: transactionTraceJson(trace, { blockNum: chain.head.num + 1, blockSlot: chain.head.slot + 1, producerBlockId: null, abiOf }) }
   })
 
+  // Spring's finalizer endpoint, on a Savanna devchain (a Leap 5 node, like the legacy devchain, has none).
+  route('/v1/chain/get_finalizer_info', () => {
+    const savanna = chain.savanna
+    if (!savanna) throw chainErrors.notFound('no endpoint /v1/chain/get_finalizer_info (a Savanna endpoint: start the devchain with --savanna)')
+    return finalizerInfoJson(chain)
+  })
+
   const headJson = (b: StoredBlock) => ({ block_num: b.num, block_id: b.id })
+  app.post('/v1/devchain/finality', async (req) => {
+    const body = asBody(req.body)
+    if (typeof body.stall !== 'boolean') throw chainErrors.badRequest('stall must be true or false')
+    chain.setFinalityStalled(body.stall)
+    return { stalled: body.stall, head: headJson(chain.head), last_irreversible: { block_num: chain.lib.blockNum, block_id: chain.lib.blockId } }
+  })
   app.post('/v1/devchain/produce', async (req) => {
     const body = asBody(req.body)
     const blocks = body.blocks === undefined ? 1 : body.blocks

@@ -1,6 +1,9 @@
 import type { ABI } from '@wharfkit/antelope'
 import { actionType, blockSlotToMs, createWharfkitDecoder, formatNodeosTime, formatNodeosTimeSec, fromHex, refBlockPrefix, toHex, transactionId } from '../antelope/index.ts'
-import { decodeShipType } from '../ship/index.ts'
+import { decodeShipType, type FinalityExtensionValue } from '../ship/index.ts'
+import type { Chain } from './chain/chain.ts'
+import { blsKeyText, finalityExtensionOf } from './chain/savanna.ts'
+import { headerOfStored } from './chain/pending-block.ts'
 import { unpackedContextFreeData, unpackedTrx } from './chain/intake.ts'
 import type { ActionTrace, TransactionTrace } from './chain/traces.ts'
 import { TRX_STATUS_NAMES } from './chain/traces.ts'
@@ -90,7 +93,36 @@ type ShipReceipt = { status: number; cpu_usage_us: number; net_usage_words: numb
 type ShipBlock = { timestamp: string; producer: string; confirmed: number; previous: string; transaction_mroot: string; action_mroot: string; schedule_version: number; producer_signature: string; transactions: ShipReceipt[] }
 type ShipTransaction = { expiration: string; ref_block_num: number; ref_block_prefix: number; max_net_usage_words: number; max_cpu_usage_ms: number; delay_sec: number; context_free_actions: ShipAction[]; actions: ShipAction[]; transaction_extensions: unknown[] }
 
-/** nodeos's `get_block` answer for a stored block. */
+/** The finality extension's fields as Spring's chain API renders them in `get_block`. */
+function finalityJson(block: StoredBlock, actionMroot: string) {
+  const ext: FinalityExtensionValue | undefined = finalityExtensionOf(block.block)
+  if (!ext) return {}
+  const f = ext.newFinalizerPolicyDiff
+  const p = ext.newProposerPolicyDiff
+  return {
+    // In a proper Savanna block the header's action_mroot field is the finality tree root.
+    finality_mroot: actionMroot,
+    qc_claim: { block_num: ext.qcClaim.blockNum, is_strong_qc: ext.qcClaim.isStrongQc },
+    ...(f && {
+      new_finalizer_policy_diff: {
+        generation: f.generation,
+        threshold: u64(f.threshold),
+        remove_indexes: f.removeIndexes,
+        insert_indexes: f.insertIndexes.map((i) => ({ index: i.index, value: { description: i.value.description, weight: u64(i.value.weight), public_key: blsKeyText(i.value.publicKey) } })),
+      },
+    }),
+    ...(p && {
+      new_proposer_policy_diff: {
+        version: p.version,
+        proposal_time: formatNodeosTime(blockSlotToMs(p.proposalTimeSlot)),
+        remove_indexes: p.removeIndexes,
+        insert_indexes: p.insertIndexes.map((i) => ({ index: i.index, value: { producer_name: i.value.producerName, authority: [0, { threshold: i.value.threshold, keys: i.value.keys }] } })),
+      },
+    }),
+  }
+}
+
+/** nodeos's `get_block` answer for a stored block (Spring's Savanna fields for Savanna blocks). */
 export function blockJson(block: StoredBlock, abiOf: (account: string) => ABI | undefined) {
   const b = decodeShipType<ShipBlock>('signed_block', block.block)
   const actionJson = (a: ShipAction) => ({ ...a, data: actionData(abiOf, a.account, a.name, Buffer.from(a.data, 'hex')), hex_data: a.data })
@@ -103,6 +135,7 @@ export function blockJson(block: StoredBlock, abiOf: (account: string) => ABI | 
     action_mroot: b.action_mroot,
     schedule_version: b.schedule_version,
     new_producers: null,
+    ...finalityJson(block, b.action_mroot),
     producer_signature: b.producer_signature,
     transactions: b.transactions.map((r) => {
       const base = { status: TRX_STATUS_NAMES[r.status], cpu_usage_us: r.cpu_usage_us, net_usage_words: r.net_usage_words }
@@ -140,3 +173,63 @@ export function blockJson(block: StoredBlock, abiOf: (account: string) => ABI | 
   }
 }
 
+
+/** Spring's `get_block_header_state`: any block, only block_num, id, header and additional_signatures filled. */
+export function springBlockHeaderState(block: StoredBlock, abiOf: (account: string) => ABI | undefined) {
+  const json = blockJson(block, abiOf)
+  const extensions = headerOfStored(block).headerExtensions ?? []
+  return {
+    block_num: block.num,
+    dpos_proposed_irreversible_blocknum: 0,
+    dpos_irreversible_blocknum: 0,
+    active_schedule: { version: 0, producers: [] },
+    blockroot_merkle: { _active_nodes: [], _node_count: 0 },
+    producer_to_last_produced: [],
+    producer_to_last_implied_irb: [],
+    valid_block_signing_authority: [0, { threshold: 0, keys: [] }],
+    confirm_count: [],
+    id: block.id,
+    header: {
+      timestamp: json.timestamp,
+      producer: json.producer,
+      confirmed: json.confirmed,
+      previous: json.previous,
+      transaction_mroot: json.transaction_mroot,
+      action_mroot: json.action_mroot,
+      schedule_version: json.schedule_version,
+      header_extensions: extensions.map((e) => [e.type, toHex(e.data)]),
+      producer_signature: json.producer_signature,
+    },
+    pending_schedule: { schedule_lib_num: 0, schedule_hash: '0'.repeat(64), schedule: { version: 0, producers: [] } },
+    activated_protocol_features: null,
+    additional_signatures: [],
+  }
+}
+
+/** Spring's `get_finalizer_info`: the policy, and each finalizer's last vote (for the head's QC claim). */
+export function finalizerInfoJson(chain: Chain) {
+  const savanna = chain.savanna!
+  const policy = {
+    generation: savanna.policy.generation,
+    threshold: u64(savanna.policy.threshold),
+    finalizers: savanna.policy.finalizers.map((f) => ({ description: f.description, weight: u64(f.weight), public_key: blsKeyText(f.publicKey) })),
+  }
+  if (chain.head.num < savanna.from) return { active_finalizer_policy: null, pending_finalizer_policy: null, last_tracked_votes: [] }
+  const claim = finalityExtensionOf(chain.head.block)?.qcClaim
+  const voted = claim ? chain.block(claim.blockNum) : undefined
+  return {
+    active_finalizer_policy: policy,
+    pending_finalizer_policy: null,
+    last_tracked_votes: voted
+      ? savanna.policy.finalizers.map((f) => ({
+          description: f.description,
+          public_key: blsKeyText(f.publicKey),
+          is_vote_strong: true,
+          finalizer_policy_generation: savanna.policy.generation,
+          voted_for_block_id: voted.id,
+          voted_for_block_num: voted.num,
+          voted_for_block_timestamp: formatNodeosTime(blockSlotToMs(voted.slot)),
+        }))
+      : [],
+  }
+}

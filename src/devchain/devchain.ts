@@ -23,6 +23,8 @@ export interface DevchainConfig {
   /** Chance of a random fork after each produced block. */
   readonly forkRate: number
   readonly workload: 'demo' | 'none'
+  /** Savanna finality (Spring): finality extension and data, LIB at head − 2, `POST /v1/devchain/finality`. */
+  readonly savanna?: boolean
   readonly random?: () => number
   readonly onError?: (error: unknown) => void
 }
@@ -39,7 +41,7 @@ export const DEVCHAIN_DEFAULTS = { host: '127.0.0.1', chainPort: 8888, shipPort:
 
 /** Starts the chain, its producer loop, the SHiP server and the /v1/chain server. */
 export async function startDevchain(config: DevchainConfig): Promise<Devchain> {
-  const chain = new ChainImpl({ dataDir: config.dataDir, producers: config.producers, libDepth: config.libDepth })
+  const chain = new ChainImpl({ dataDir: config.dataDir, producers: config.producers, libDepth: config.libDepth, savanna: config.savanna })
   if (chain.head.num === 1) bootChain(chain)
   const random = config.random ?? Math.random
 

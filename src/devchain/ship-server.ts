@@ -24,7 +24,9 @@ export interface ShipServer {
  * The devchain's state-history endpoint, speaking nodeos's protocol: the ABI as the first text
  * frame, then binary requests and results; results flow while the client has credits, at most up
  * to head (or LIB for `irreversible_only`); a fork rewinds every session past the fork point, so
- * clients see a lower block number followed by the new branch.
+ * clients see a lower block number followed by the new branch. v1 requests get v1 results, with
+ * `finality_data` for Savanna blocks when `fetch_finality_data` is set (a Spring node run with
+ * `--finality-data-history`).
  */
 export async function startShipServer(args: { chain: Chain; host: string; port: number; version?: string }): Promise<ShipServer> {
   const { chain } = args
@@ -39,6 +41,7 @@ export async function startShipServer(args: { chain: Chain; host: string; port: 
   const statusOf = (v1: boolean) => {
     const head = chain.head
     const lib = chain.lib
+    const savanna = chain.savanna
     return encodeStatusResult({
       v1,
       head: { blockNum: head.num, blockId: head.id },
@@ -48,8 +51,9 @@ export async function startShipServer(args: { chain: Chain; host: string; port: 
       chainStateBeginBlock: 1,
       chainStateEndBlock: head.num + 1,
       chainId: chain.chainId,
-      finalityDataBeginBlock: 0,
-      finalityDataEndBlock: 0,
+      // A Spring node with --finality-data-history: the range of blocks it has finality data for.
+      finalityDataBeginBlock: savanna ? savanna.from : 0,
+      finalityDataEndBlock: savanna && head.num >= savanna.from ? head.num + 1 : 0,
     })
   }
 
@@ -70,7 +74,8 @@ export async function startShipServer(args: { chain: Chain; host: string; port: 
         block: q.fetchBlock ? block.block : undefined,
         traces: q.fetchTraces ? block.traces : undefined,
         deltas: q.fetchDeltas ? block.deltas : undefined,
-        finalityData: undefined,
+        // As Spring: present only when asked for, and only for Savanna blocks.
+        finalityData: q.v1 && q.fetchFinalityData ? block.finalityData : undefined,
       })
       s.credits--
       s.cursor++

@@ -1,5 +1,5 @@
 import type { BlockRef } from '../antelope/index.ts'
-import { createShipReader, type ShipReaderEvent } from '../ship/index.ts'
+import { ShipHistoryGapError, ShipProtocolError, checkShipAbi, createShipReader, type ShipReaderEvent, type StatusResult } from '../ship/index.ts'
 import type { BlockBatch, BlockReader, StateReader, StoreWriter } from '../store/index.ts'
 import { AbiTracker } from './abi-tracker.ts'
 import { CreatorTracker } from './creators.ts'
@@ -13,6 +13,15 @@ export interface IndexerConfig {
   /** Stop after applying this block (default: follow the chain forever). */
   readonly endBlockNum?: number
   readonly maxMessagesInFlight?: number
+  /**
+   * Store only irreversible blocks (SHiP's `irreversible_only`): the node sends blocks up to its
+   * LIB, so no fork reaches what this mode stores (a block above LIB stops the indexer with
+   * `ship_protocol_error`). Reversible blocks a store already held from a normal run are still
+   * undone if the chain forks them out.
+   */
+  readonly irreversibleOnly?: boolean
+  /** Ask a Spring node for `finality_data` (v1 requests; see the reader's option). */
+  readonly fetchFinalityData?: boolean
   readonly reconnect?: { readonly minDelayMs?: number; readonly maxDelayMs?: number; readonly maxAttempts?: number }
   readonly onBlock?: (block: { num: number; id: string; lib: number; head: number; actions: number }) => void
   readonly onFork?: (fork: { blockNum: number; undone: number }) => void
@@ -35,32 +44,67 @@ export interface Indexer {
 }
 
 /**
+ * The first block both of the node's state-history logs hold, when it reports them (a log that is
+ * off or still empty reports an empty range and is not judged).
+ */
+function retainedFrom(status: StatusResult): number | undefined {
+  const ranges = [
+    [status.traceBeginBlock, status.traceEndBlock],
+    [status.chainStateBeginBlock, status.chainStateEndBlock],
+  ]
+  const begins = ranges.filter(([begin, end]) => end > begin).map(([begin]) => begin)
+  return begins.length ? Math.max(...begins) : undefined
+}
+
+type SessionOutcome = { kind: 'done' | 'stopped' } | { kind: 'relink'; applied: number; reason: string }
+
+/**
  * Follows a SHiP feed into the store, block by block, each in one atomic write. A block whose
  * number is at or below the store's head is a fork: everything from it up is undone first. A
  * block that still does not link means the feed skipped a fork the store has not seen: the
- * session restarts with the store's reversible blocks as `have_positions`, so the server rewinds.
+ * session restarts (after a back-off) with the store's reversible blocks as `have_positions`, so
+ * the server rewinds. On every connection the node's ABI passes the protocol guard and its
+ * retained history must hold the next block; a block past the next one (after results that carry
+ * no block) is a gap too: both stop the indexer before anything of it is written.
  */
 export function createIndexer(config: IndexerConfig): Indexer {
   let stopped = false
   let closeReader: (() => Promise<void>) | undefined
+  let wakeSleep: (() => void) | undefined
+  const minDelay = config.reconnect?.minDelayMs ?? 250
+  const maxDelay = config.reconnect?.maxDelayMs ?? 10_000
   const abis = new AbiTracker(async (account) => (await config.store.abi({ account, blockNum: Number.MAX_SAFE_INTEGER }))?.abi)
   const creators = new CreatorTracker((trxId) => config.store.transactionHistory(trxId))
 
-  async function session(): Promise<'done' | 'relink' | 'stopped'> {
+  async function session(): Promise<SessionOutcome> {
     const { store } = config
     const position = await store.position()
     // Positions above LIB, kept in step with the store, for have_positions on every (re)connect.
     const held: BlockRef[] = await store.reversibleBlocks()
     let head = position?.head
+    // Where an empty store begins.
+    let start = config.startBlockNum ?? 1
+    const needed = () => (head ? head.blockNum + 1 : start)
+    let applied = 0
     const reader = createShipReader({
       url: config.shipUrl,
-      startBlockNum: head ? head.blockNum + 1 : (config.startBlockNum ?? 1),
+      startBlockNum: needed(),
       endBlockNum: config.endBlockNum === undefined ? undefined : config.endBlockNum + 1,
       maxMessagesInFlight: config.maxMessagesInFlight ?? 20,
+      irreversibleOnly: config.irreversibleOnly ?? false,
+      ...(config.fetchFinalityData ? { fetchFinalityData: true } : {}),
       reconnect: config.reconnect,
       havePositions: () => held,
-      resumeFrom: () => (head ? head.blockNum + 1 : (config.startBlockNum ?? 1)),
+      resumeFrom: needed,
       onEvent: config.onReaderEvent,
+      onHandshake: ({ abi, status }) => {
+        checkShipAbi(abi)
+        const available = retainedFrom(status)
+        if (available === undefined || needed() >= available) return
+        // A node started from genesis keeps no state history of block 1 (it is never applied).
+        if (!head && start === 1 && available === 2) return void (start = 2)
+        throw ShipHistoryGapError({ needed: needed(), available, storeHead: head?.blockNum, source: 'status' })
+      },
     })
     closeReader = () => reader.close()
     // Blocks normalized but not yet written: far below head they are written in batches, and a
@@ -95,7 +139,11 @@ export function createIndexer(config: IndexerConfig): Indexer {
       for await (const result of reader.blocks()) {
         if (stopped) break
         const thisBlock = result.thisBlock
+        // A number the node has no block for (pruned history): judged by the next block.
         if (!thisBlock) continue
+        if (config.irreversibleOnly && thisBlock.blockNum > result.lastIrreversible.blockNum) {
+          throw ShipProtocolError(`irreversible-only: the node sent block ${thisBlock.blockNum} above its LIB ${result.lastIrreversible.blockNum} (it ignores irreversible_only); nothing of it was written`)
+        }
         if (head && thisBlock.blockNum <= head.blockNum) {
           await flushAndSettle()
           await store.undoFrom(thisBlock.blockNum)
@@ -105,10 +153,15 @@ export function createIndexer(config: IndexerConfig): Indexer {
           while (held.length && held[held.length - 1].blockNum >= thisBlock.blockNum) held.pop()
           head = (await store.position())?.head
         }
+        if (thisBlock.blockNum > needed()) {
+          await flushAndSettle()
+          throw ShipHistoryGapError({ needed: needed(), available: thisBlock.blockNum, storeHead: head?.blockNum, source: 'results' })
+        }
         const normalized = normalizeBlock(result)
         if (head && (normalized.block.num !== head.blockNum + 1 || normalized.block.previous !== head.blockId)) {
           await flushAndSettle()
-          return 'relink'
+          const reason = `block ${normalized.block.num} does not link to the store's head ${head.blockNum} (previous ${normalized.block.previous}, head ${head.blockId}): a fork the node did not rewind`
+          return { kind: 'relink', applied, reason }
         }
         await abis.preload(new Set(normalized.actions.map((a) => a.account)))
         const batch = abis.withSearchTerms(normalized, await creators.creatorsOf(normalized))
@@ -120,13 +173,14 @@ export function createIndexer(config: IndexerConfig): Indexer {
         if (!farBehind) await flushAndSettle()
         else if (pending.length >= CATCH_UP_BATCH) await flush()
         head = { blockNum: batch.block.num, blockId: batch.block.id }
+        applied++
         held.push(head)
         while (held.length && held[0].blockNum <= lib) held.shift()
         config.onBlock?.({ num: head.blockNum, id: head.blockId, lib, head: result.head.blockNum, actions: batch.actions.length })
         if (config.endBlockNum !== undefined && head.blockNum >= config.endBlockNum) break
       }
       await flushAndSettle()
-      return stopped ? 'stopped' : 'done'
+      return { kind: stopped ? 'stopped' : 'done' }
     } finally {
       // On an error the write in flight is still waited for (its failure, if any, is already the
       // error being thrown or secondary to it).
@@ -137,13 +191,27 @@ export function createIndexer(config: IndexerConfig): Indexer {
 
   return {
     async run() {
+      // Consecutive relinks without progress: each waits twice as long as the last, up to maxDelay.
+      let attempt = 0
       while (!stopped) {
         const outcome = await session()
-        if (outcome !== 'relink') return
+        if (outcome.kind !== 'relink') return
+        attempt = outcome.applied > 0 ? 1 : attempt + 1
+        const delayMs = Math.min(maxDelay, minDelay * 2 ** Math.min(attempt - 1, 16))
+        config.onReaderEvent?.({ type: 'reconnecting', attempt, delayMs, reason: outcome.reason })
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, delayMs)
+          wakeSleep = () => {
+            clearTimeout(timer)
+            resolve()
+          }
+        })
+        wakeSleep = undefined
       }
     },
     async stop() {
       stopped = true
+      wakeSleep?.()
       await closeReader?.()
     },
   }

@@ -2,6 +2,10 @@ import { BinaryReader, BinaryDecodeError, bigIntToName, blockSlotToMs, readName,
 import {
   decodeAccountRow,
   decodeContractRow,
+  decodeFinalityData,
+  decodeFinalityExtension,
+  FINALITY_EXTENSION_ID,
+  SAVANNA_SCHEDULE_VERSION,
   decodeGeneratedTransactionRow,
   decodePermissionLinkRow,
   decodePermissionRow,
@@ -36,8 +40,13 @@ function safeSequence(value: bigint, blockNum: number): number {
 /** SHiP's transaction status of a transaction that waits to run (delayed or deferred). */
 const STATUS_DELAYED = 3
 
-/** The block header, read straight from the packed `signed_block` (reference/ship.md §1.9). */
-function readHeader(block: Uint8Array): { timestampMs: number; producer: string; previous: string; details: BlockHeaderDetails } {
+/**
+ * The block header, read straight from the packed `signed_block` (reference/ship.md §1.9). In a
+ * proper Savanna block (schedule version 1 << 31, with a `finality_extension`) the header's `action_mroot`
+ * is the finality tree root: it goes to `finalityMroot`, and `actionMroot` takes the real action
+ * root from `finality_data` when the result carries it ('' when it does not).
+ */
+function readHeader(block: Uint8Array, finalityData: Uint8Array | undefined): { timestampMs: number; producer: string; previous: string; details: BlockHeaderDetails } {
   const r = new BinaryReader(block)
   const slot = r.uint32()
   const producer = bigIntToName(r.uint64())
@@ -54,7 +63,18 @@ function readHeader(block: Uint8Array): { timestampMs: number; producer: string;
     newProducers = { version, producers }
   }
   const headerExtensions: { type: number; data: string }[] = []
-  for (let i = r.varuint32(); i > 0; i--) headerExtensions.push({ type: r.uint16(), data: toHex(r.bytes()) })
+  for (let i = r.varuint32(); i > 0; i--) {
+    const type = r.uint16()
+    const data = r.bytes()
+    // A malformed finality extension is a malformed block (it is read only to be checked).
+    if (type === FINALITY_EXTENSION_ID) decodeFinalityExtension(data)
+    headerExtensions.push({ type, data: toHex(data) })
+  }
+  // Spring's `is_proper_svnn_block()`: transition blocks carry the extension but keep the legacy roots.
+  if (scheduleVersion === SAVANNA_SCHEDULE_VERSION) {
+    const realActionMroot = finalityData ? decodeFinalityData(finalityData).actionMroot : ''
+    return { timestampMs: blockSlotToMs(slot), producer, previous, details: { confirmed, transactionMroot, actionMroot: realActionMroot, scheduleVersion, newProducers, headerExtensions, finalityMroot: actionMroot } }
+  }
   return { timestampMs: blockSlotToMs(slot), producer, previous, details: { confirmed, transactionMroot, actionMroot, scheduleVersion, newProducers, headerExtensions } }
 }
 
@@ -129,7 +149,12 @@ export function normalizeBlock(result: BlocksResult): BlockBatch {
   const thisBlock = result.thisBlock
   if (!thisBlock) throw BinaryDecodeError('blocks result without this_block', 0)
   if (!result.block || !result.traces || !result.deltas) throw BinaryDecodeError(`block ${thisBlock.blockNum} lacks block, traces or deltas (request all three)`, 0)
-  const header = readHeader(result.block)
+  let header: ReturnType<typeof readHeader>
+  try {
+    header = readHeader(result.block, result.finalityData)
+  } catch (error) {
+    throw BinaryDecodeError(`block ${thisBlock.blockNum}: header: ${(error as Error).message}`, 0)
+  }
   let traces: TransactionTraceValue[]
   let deltas: TableDeltaValue[]
   try {

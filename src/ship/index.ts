@@ -21,6 +21,15 @@ export {
   decodeGeneratedTransactionRow,
   decodePermissionRow,
   decodePermissionLinkRow,
+  decodeFinalityData,
+  decodeFinalityExtension,
+  SAVANNA_SCHEDULE_VERSION,
+  FINALITY_EXTENSION_ID,
+  type FinalityDataValue,
+  type FinalityExtensionValue,
+  type FinalizerAuthorityValue,
+  type FinalizerPolicyValue,
+  type ProducerAuthorityValue,
   type TransactionTraceValue,
   type PartialTransactionValue,
   type ActionTraceValue,
@@ -28,3 +37,5 @@ export {
   type ActionReceiptValue,
   type PermissionLevelValue,
 } from './fast-decode.ts'
+export { ShipHistoryGapError } from './errors.ts'
+export { checkShipAbi, shipAbiProblems } from './guard.ts'

@@ -2,6 +2,9 @@ import WebSocket from 'ws'
 import { ABI } from '@wharfkit/antelope'
 import { AntlerError, type BlockRef } from '../antelope/index.ts'
 import { decodeResult, encodeRequest, type BlocksResult, type StatusResult } from './codec.ts'
+import { ShipProtocolError, ShipUnavailableError } from './errors.ts'
+
+export { ShipProtocolError, ShipUnavailableError } from './errors.ts'
 
 /** How a reader connects, what it asks for and how it recovers. */
 export interface ShipReaderConfig {
@@ -14,6 +17,8 @@ export interface ShipReaderConfig {
   readonly fetchBlock?: boolean
   readonly fetchTraces?: boolean
   readonly fetchDeltas?: boolean
+  /** Spring: send `get_status_request_v1`/`get_blocks_request_v1` asking for `finality_data` (a Leap node refuses v1). */
+  readonly fetchFinalityData?: boolean
   /** Credits granted at once; consumed results are acked, so at most this many wait in memory. */
   readonly maxMessagesInFlight?: number
   /** Largest accepted message, bytes (nodeos results can be many MB). */
@@ -27,12 +32,18 @@ export interface ShipReaderConfig {
   /** Where to resume after a reconnect; default: one past the last block yielded. */
   readonly resumeFrom?: () => number
   readonly onEvent?: (event: ShipReaderEvent) => void
+  /**
+   * Called on every connection once the ABI (parsed JSON) and status are in, before the blocks
+   * request is sent (`resumeFrom` is read after it returns): a throw stops the reader with that
+   * error, so a consumer can refuse a node before it receives a single block.
+   */
+  readonly onHandshake?: (handshake: { readonly abi: unknown; readonly status: StatusResult; readonly startBlockNum: number }) => void
 }
 
 export type ShipReaderEvent =
   | { readonly type: 'connected'; readonly url: string; readonly status: StatusResult }
   | { readonly type: 'disconnected'; readonly reason: string }
-  | { readonly type: 'reconnecting'; readonly attempt: number; readonly delayMs: number }
+  | { readonly type: 'reconnecting'; readonly attempt: number; readonly delayMs: number; readonly reason?: string }
 
 /** A SHiP session that survives disconnects; blocks are pulled, and pulled blocks are acked in groups. */
 export interface ShipReader {
@@ -43,16 +54,6 @@ export interface ShipReader {
   /** Block results in order; ends at `endBlockNum` or `close()`, throws on protocol errors. */
   blocks(): AsyncIterableIterator<BlocksResult>
   close(): Promise<void>
-}
-
-/** The SHiP server sent something the protocol does not allow (bad frame, unknown variant, bad ABI). */
-export function ShipProtocolError(message: string, cause?: unknown): AntlerError {
-  return new AntlerError({ code: 'ship_protocol_error', status: 502, message: `ship: ${message}`, cause })
-}
-
-/** The SHiP server could not be reached within the allowed attempts. */
-export function ShipUnavailableError(url: string, attempts: number, cause?: unknown): AntlerError {
-  return new AntlerError({ code: 'ship_unavailable_error', status: 503, message: `ship: ${url} unreachable after ${attempts} attempts`, details: { url, attempts }, retryable: true, cause })
 }
 
 type Waiter = { resolve: () => void }
@@ -74,6 +75,9 @@ export function createShipReader(config: ShipReaderConfig): ShipReader {
   let finished = false
   let socket: WebSocket | undefined
   let abiText: string | undefined
+  let abiJson: unknown
+  /** Whether the current connection delivered a blocks result (only then does the back-off start over). */
+  let delivered = false
   let lastYielded: number | undefined
   /** Results delivered on this connection and not acked yet; `consumed` of them were handled. */
   let unacked = 0
@@ -131,12 +135,13 @@ export function createShipReader(config: ShipReaderConfig): ShipReader {
           if (isBinary) return fail(ShipProtocolError('first message must be the ABI as text'))
           try {
             abiText = data.toString('utf8')
-            ABI.from(JSON.parse(abiText))
+            abiJson = JSON.parse(abiText)
+            ABI.from(abiJson as Parameters<typeof ABI.from>[0])
           } catch (error) {
             return fail(ShipProtocolError('the protocol ABI does not parse', error))
           }
           phase = 'status'
-          send(encodeRequest({ kind: 'status', v1: false }))
+          send(encodeRequest({ kind: 'status', v1: config.fetchFinalityData ?? false }))
           return
         }
         if (!isBinary) return fail(ShipProtocolError('unexpected text message after the ABI'))
@@ -151,6 +156,11 @@ export function createShipReader(config: ShipReaderConfig): ShipReader {
           phase = 'blocks'
           resolveReady(message.status)
           config.onEvent?.({ type: 'connected', url: config.url, status: message.status })
+          try {
+            config.onHandshake?.({ abi: abiJson, status: message.status, startBlockNum: nextStart() })
+          } catch (error) {
+            return fail(error instanceof AntlerError ? error : ShipProtocolError(error instanceof Error ? error.message : String(error), error))
+          }
           const start = nextStart()
           if (start >= endBlockNum) {
             finished = true
@@ -164,7 +174,7 @@ export function createShipReader(config: ShipReaderConfig): ShipReader {
             encodeRequest({
               kind: 'blocks',
               request: {
-                v1: false,
+                v1: config.fetchFinalityData ?? false,
                 startBlockNum: start,
                 endBlockNum,
                 maxMessagesInFlight: credits,
@@ -173,7 +183,7 @@ export function createShipReader(config: ShipReaderConfig): ShipReader {
                 fetchBlock: config.fetchBlock ?? true,
                 fetchTraces: config.fetchTraces ?? true,
                 fetchDeltas: config.fetchDeltas ?? true,
-                fetchFinalityData: false,
+                fetchFinalityData: config.fetchFinalityData ?? false,
               },
             }),
           )
@@ -181,6 +191,7 @@ export function createShipReader(config: ShipReaderConfig): ShipReader {
         }
         if (phase !== 'blocks') return fail(ShipProtocolError('blocks result before the blocks request'))
         queue.push(message.result)
+        delivered = true
         unacked++
         wake()
       })
@@ -190,10 +201,12 @@ export function createShipReader(config: ShipReaderConfig): ShipReader {
   async function run(): Promise<void> {
     let attempt = 0
     while (!closed && !failure && !finished) {
+      delivered = false
       const outcome = await connectOnce()
       if (closed || failure || finished || outcome === 'ended') break
-      // A connection that delivered anything resets the back-off.
-      if (lastYielded !== undefined || queue.length > 0) attempt = 0
+      // A connection that delivered a result resets the back-off; one that only handshook (or
+      // never opened) doubles the delay, up to maxDelayMs.
+      if (delivered) attempt = 0
       attempt++
       if (attempt > maxAttempts) return fail(ShipUnavailableError(config.url, maxAttempts))
       const delayMs = Math.min(maxDelay, minDelay * 2 ** Math.min(attempt - 1, 16))

@@ -25,9 +25,11 @@ async function until(check: () => boolean, what: string, timeoutMs = 20_000): Pr
   }
 }
 
-test('hyperion-sequential-reader (written for nodeos) reads blocks, traces and deltas across a fork and a devchain restart', async (t) => {
+// Both devchain modes: legacy blocks, and Savanna blocks (finality extension, LIB at head − 2) that a
+// Leap-era reader still reads with its v0 requests.
+for (const savanna of [false, true]) test(`hyperion-sequential-reader (written for nodeos) reads ${savanna ? 'Savanna' : 'legacy'} blocks, traces and deltas across a fork and a devchain restart`, async (t) => {
   const dataDir = tempDir(t)
-  const config = { dataDir, host: '127.0.0.1', chainPort: 0, shipPort: 0, blockTimeMs: 0, libDepth: 12, producers: 3, forkRate: 0, workload: 'none' as const }
+  const config = { dataDir, host: '127.0.0.1', chainPort: 0, shipPort: 0, blockTimeMs: 0, libDepth: 12, producers: 3, forkRate: 0, workload: 'none' as const, savanna }
   let devchain = await startDevchain(config)
   const ports = { chainPort: Number(new URL(devchain.chainApi).port), shipPort: Number(new URL(devchain.ship).port) }
   t.after(() => devchain.close())
@@ -86,4 +88,5 @@ test('hyperion-sequential-reader (written for nodeos) reads blocks, traces and d
   assert.deepEqual(after, Array.from({ length: after.length }, (_, i) => lastBefore + 1 + i), 'consecutive blocks after the reconnect')
   // Every block the reader ended with is on the canonical chain.
   for (const block of received.slice(-5)) assert.equal(block.blockInfo.this_block.block_id, devchain.chain.blockIdAt(block.blockInfo.this_block.block_num))
+  if (savanna) assert.equal(devchain.chain.head.num - devchain.chain.lib.blockNum, 2)
 })

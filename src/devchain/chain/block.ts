@@ -2,14 +2,16 @@ import { Serializer, Signature } from '@wharfkit/antelope'
 import { BinaryWriter, fromHex, nameToBigInt, blockIdFromPackedHeader } from '../../antelope/index.ts'
 import type { PackedTransactionInput } from './intake.ts'
 
-/** The header fields the devchain fills (no schedule changes, no extensions). */
+/** The header fields the devchain fills (no schedule changes; Savanna blocks carry the finality extension). */
 export interface BlockHeader {
   readonly slot: number
   readonly producer: string
   readonly previous: string
   readonly transactionMroot: string
+  /** In a Savanna block: the finality tree root. */
   readonly actionMroot: string
   readonly scheduleVersion: number
+  readonly headerExtensions?: readonly { readonly type: number; readonly data: Uint8Array }[]
 }
 
 /** A receipt in the block: the packed transaction, or the id alone for deferred ones. */
@@ -24,7 +26,8 @@ export function packHeader(h: BlockHeader): Uint8Array {
   const w = new BinaryWriter(160)
   w.uint32(h.slot).uint64(nameToBigInt(h.producer)).uint16(0).raw(fromHex(h.previous))
   w.raw(fromHex(h.transactionMroot)).raw(fromHex(h.actionMroot)).uint32(h.scheduleVersion)
-  w.bool(false).varuint32(0) // new_producers, header_extensions
+  w.bool(false).varuint32(h.headerExtensions?.length ?? 0) // new_producers, header_extensions
+  for (const e of h.headerExtensions ?? []) w.uint16(e.type).bytes(e.data)
   return w.finish()
 }
 

@@ -8,7 +8,8 @@ import type { NativeContract } from './apply-context.ts'
 import { blockIdOf, packSignedBlock, type BlockHeader } from './block.ts'
 import { DEV_PRIVATE_KEY, producerNames, writeGenesisState } from './genesis.ts'
 import { decodeTransaction, recoverSigningKeys, type DecodedTransaction, type PackedTransactionInput } from './intake.ts'
-import { PendingBlock, type AppliedTransaction } from './pending-block.ts'
+import { PendingBlock, type AppliedTransaction, type SavannaBlockInputs } from './pending-block.ts'
+import { finalityExtensionOf, finalizerPolicyOf, type FinalizerPolicy, type QcClaim } from './savanna.ts'
 import { encodeTraces, type TransactionTrace } from './traces.ts'
 import { BlockLog, type ShipPayload, type StoredBlock } from '../storage/block-log.ts'
 import { token } from '../contracts/token.ts'
@@ -23,6 +24,12 @@ export interface ChainOptions {
   /** Sign blocks with the producer key (false: a well-formed placeholder signature, for built benchmark chains). */
   readonly signBlocks?: boolean
   readonly now?: () => number
+  /**
+   * Savanna finality (Spring): blocks from the first one produced in this mode on carry the
+   * finality extension and `finality_data`, and LIB trails head by 2 (`libDepth` then applies
+   * only to the legacy blocks before). A chain created in Savanna mode stays in it.
+   */
+  readonly savanna?: boolean
 }
 
 /** What a listener learns about the canonical chain. */
@@ -65,6 +72,9 @@ export class Chain {
   private readonly listeners = new Set<(e: ChainEvent) => void>()
   private readonly producerKey: PrivateKey | undefined
   private readonly now: () => number
+  /** The first Savanna block, when the chain is (or becomes) a Savanna chain. */
+  private readonly savannaFrom: number | undefined
+  private stalled = false
 
   constructor(private readonly options: ChainOptions) {
     this.contracts = new Map([token, rawdb].map((c) => [c.codeHash, c]))
@@ -72,7 +82,13 @@ export class Chain {
     this.producerKey = options.signBlocks === false ? undefined : PrivateKey.from(DEV_PRIVATE_KEY)
     this.now = options.now ?? Date.now
     this.log = new BlockLog(options.dataDir)
-    const meta = this.log.meta() ?? { chainId: toHex(randomBytes(32)), genesisSlot: msToBlockSlot(this.now()), producers: producerNames(options.producers) }
+    let meta = this.log.meta() ?? { chainId: toHex(randomBytes(32)), genesisSlot: msToBlockSlot(this.now()), producers: producerNames(options.producers), ...(options.savanna ? { savannaFrom: 2 } : {}) }
+    // A legacy chain reopened in Savanna mode switches with its next block, as a Spring chain did.
+    if (options.savanna && meta.savannaFrom === undefined && this.log.lastNum() > 0) {
+      meta = { ...meta, savannaFrom: this.log.lastNum() + 1 }
+      this.log.setMeta(meta)
+    }
+    this.savannaFrom = meta.savannaFrom
     this.chainId = meta.chainId
     this.producers = meta.producers
     writeGenesisState(this.state, { genesisSlot: meta.genesisSlot, producers: meta.producers })
@@ -108,7 +124,7 @@ export class Chain {
   private replay(): void {
     for (const stored of this.log.all()) {
       if (stored.num === 1) continue
-      const pending = this.openPending(stored.slot, stored.producer)
+      const pending = this.openPending(stored.slot, stored.producer, finalityExtensionOf(stored.block)?.qcClaim)
       for (const input of stored.inputs) {
         const trx = decodeTransaction(input.packed)
         pending.apply(trx, input.trusted ? undefined : recoverSigningKeys(this.chainId, trx))
@@ -139,6 +155,21 @@ export class Chain {
     return this.options.libDepth
   }
 
+  /** Savanna mode: the first Savanna block and the finalizer policy; undefined on a legacy chain. */
+  get savanna(): { readonly from: number; readonly policy: FinalizerPolicy; readonly stalled: boolean } | undefined {
+    return this.savannaFrom === undefined ? undefined : { from: this.savannaFrom, policy: finalizerPolicyOf(this.producers), stalled: this.stalled }
+  }
+
+  /**
+   * Savanna mode: while stalled, finalizers "do not vote": each block repeats its parent's QC
+   * claim, so LIB stays put while head advances; once released, the next block claims its parent
+   * and LIB jumps to head − 2.
+   */
+  setFinalityStalled(stalled: boolean): void {
+    if (this.savannaFrom === undefined) throw chainErrors.badRequest('finality can only be stalled on a Savanna chain (--savanna)')
+    this.stalled = stalled
+  }
+
   /** The id of canonical block `num`, if it exists. */
   blockIdAt(num: number): string | undefined {
     return this.ids[num]
@@ -165,7 +196,7 @@ export class Chain {
     return Math.max(this.headBlock.slot + 1, msToBlockSlot(this.now()))
   }
 
-  private openPending(slot: number, producer: string): PendingBlock {
+  private openPending(slot: number, producer: string, replayedClaim?: QcClaim): PendingBlock {
     const num = this.headBlock.num + 1
     return new PendingBlock(
       { state: this.state, contracts: this.contracts, systemContract: this.systemContract, chainId: this.chainId, blockIdAt: (n) => this.ids[n], producerKey: this.producerKey },
@@ -173,7 +204,26 @@ export class Chain {
       slot,
       producer,
       this.headBlock,
+      this.savannaInputs(num, replayedClaim),
     )
+  }
+
+  /** What block `num` needs to be a Savanna block (undefined: a legacy block). */
+  private savannaInputs(num: number, replayedClaim: QcClaim | undefined): SavannaBlockInputs | undefined {
+    const from = this.savannaFrom
+    if (from === undefined || num < from) return undefined
+    let qcClaim: QcClaim
+    if (replayedClaim) qcClaim = replayedClaim
+    else if (num === from) qcClaim = { blockNum: num, isStrongQc: false } // the Savanna Genesis block claims itself
+    else if (this.stalled) qcClaim = finalityExtensionOf(this.headBlock.block)?.qcClaim ?? { blockNum: from, isStrongQc: false }
+    else qcClaim = { blockNum: num - 1, isStrongQc: true }
+    const claimedBlock = qcClaim.blockNum < num ? this.block(qcClaim.blockNum) : undefined
+    return {
+      qcClaim,
+      genesis: num === from ? { policy: finalizerPolicyOf(this.producers), producers: this.producers } : undefined,
+      reversibleIds: this.ids.slice(this.libNum + 1, num),
+      claimed: claimedBlock && { id: claimedBlock.id, slot: claimedBlock.slot },
+    }
   }
 
   private ensurePending(): PendingBlock {
@@ -228,7 +278,12 @@ export class Chain {
   }
 
   private advanceLib(): void {
-    const target = Math.max(this.libNum, this.headBlock.num - this.options.libDepth)
+    let target = Math.max(this.libNum, this.headBlock.num - this.options.libDepth)
+    if (this.savannaFrom !== undefined && this.headBlock.num >= this.savannaFrom) {
+      // Savanna: a strong QC on block C (claimed by the head) makes C − 1 final (two-chain rule).
+      const claim = finalityExtensionOf(this.headBlock.block)?.qcClaim
+      target = claim?.isStrongQc ? Math.max(this.libNum, claim.blockNum - 1) : this.libNum
+    }
     if (target === this.libNum) return
     this.libNum = target
     while (this.sessionBlocks.length > 0 && this.sessionBlocks[0] <= this.libNum) {

@@ -1,5 +1,5 @@
 import { PrivateKey, Serializer, Transaction } from '@wharfkit/antelope'
-import { blockSlotToMs, legacyMerkleRoot, refBlockPrefix, toHex, transactionId, transactionReceiptDigest, fromHex, type RawAction } from '../../antelope/index.ts'
+import { BinaryReader, blockSlotToMs, legacyMerkleRoot, refBlockPrefix, toHex, transactionId, transactionReceiptDigest, fromHex, type RawAction } from '../../antelope/index.ts'
 import { chainErrors } from '../errors.ts'
 import { encodeDeltas } from '../state/deltas.ts'
 import type { StateDb } from '../state/state-db.ts'
@@ -9,6 +9,19 @@ import { blockIdOf, packHeader, packSignedBlock, signatureBytes, type BlockHeade
 import { decodeTransaction, netUsageWords, type DecodedTransaction } from './intake.ts'
 import { TRX_STATUS, encodeTraces, type TransactionTrace } from './traces.ts'
 import type { StoredBlock, StoredInput } from '../storage/block-log.ts'
+import { SAVANNA_SCHEDULE_VERSION, FINALITY_EXTENSION_ID } from '../../ship/index.ts'
+import { encodeFinalityData, encodeFinalityExtension, savannaActionMroot, savannaMerkleRoot, standInDigest, type FinalizerPolicy, type QcClaim } from './savanna.ts'
+
+/** What a Savanna block needs from the chain beyond a legacy one (see savanna.ts). */
+export interface SavannaBlockInputs {
+  readonly qcClaim: QcClaim
+  /** The first Savanna block: the finalizer and proposer policies it introduces. */
+  readonly genesis?: { readonly policy: FinalizerPolicy; readonly producers: readonly string[] }
+  /** Ids of the reversible blocks before this one (LIB + 1 … parent): `reversible_blocks_mroot`. */
+  readonly reversibleIds: readonly string[]
+  /** The block the QC claim names, unless it is this block itself (the first Savanna block). */
+  readonly claimed: { readonly id: string; readonly slot: number } | undefined
+}
 
 const MAX_TRANSACTION_LIFETIME_SEC = 3600
 const DEFERRED_EXPIRATION_WINDOW_SEC = 600
@@ -50,6 +63,7 @@ export class PendingBlock {
     readonly slot: number,
     readonly producer: string,
     readonly previous: StoredBlock,
+    private readonly savanna?: SavannaBlockInputs,
   ) {
     this.blockTimeUs = BigInt(blockSlotToMs(slot)) * 1000n
     ctx.state.startSession()
@@ -240,13 +254,37 @@ export class PendingBlock {
         trx: r.trx.kind === 'id' ? { kind: 'id', id: r.trx.id } : { kind: 'packed', signatures: r.trx.packed.signatures.map(signatureBytes), compression: r.trx.packed.compression, packedContextFreeData: r.trx.packed.packedContextFreeData, packedTrx: r.trx.packed.packedTrx },
       }),
     )
-    const header: BlockHeader = {
+    let header: BlockHeader = {
       slot: this.slot,
       producer: this.producer,
       previous: this.previous.id,
       transactionMroot: toHex(legacyMerkleRoot(receiptLeaves)),
       actionMroot: toHex(legacyMerkleRoot(this.actionDigests)),
       scheduleVersion: 0,
+    }
+    let finalityData: Uint8Array | undefined
+    const sv = this.savanna
+    if (sv) {
+      // Savanna: the new merkle for transactions, the finality root in the header's action_mroot,
+      // and the real action root only in finality_data.
+      const transactionMroot = savannaMerkleRoot(receiptLeaves)
+      const claimedId = sv.claimed?.id ?? this.previous.id
+      header = {
+        ...header,
+        transactionMroot: toHex(transactionMroot),
+        actionMroot: toHex(standInDigest('finality_mroot', claimedId, sv.qcClaim.blockNum)),
+        scheduleVersion: SAVANNA_SCHEDULE_VERSION,
+        headerExtensions: [{ type: FINALITY_EXTENSION_ID, data: encodeFinalityExtension({ qcClaim: sv.qcClaim, genesis: sv.genesis && { ...sv.genesis, slot: this.slot } }) }],
+      }
+      finalityData = encodeFinalityData({
+        actionMroot: savannaActionMroot(this.traces),
+        reversibleBlocksMroot: savannaMerkleRoot(sv.reversibleIds.map(fromHex)),
+        qcClaim: sv.qcClaim,
+        qcClaimFinalityDigest: standInDigest('finality_digest', claimedId, sv.qcClaim.blockNum),
+        qcClaimSlot: sv.claimed?.slot ?? this.slot,
+        baseDigest: standInDigest('base_digest', this.previous.id, transactionMroot),
+        pendingPolicy: sv.genesis?.policy,
+      })
     }
     const id = blockIdOf(header, this.num)
     const signature = this.ctx.producerKey ? this.ctx.producerKey.signDigest(fromHex(id)).toString() : placeholderSignature
@@ -261,6 +299,7 @@ export class PendingBlock {
       block: packSignedBlock(header, signature, this.receipts),
       traces: encodeTraces(this.traces),
       deltas,
+      ...(finalityData ? { finalityData } : {}),
       inputs: this.inputs,
     }
   }
@@ -273,5 +312,9 @@ export function headerOfStored(block: StoredBlock): BlockHeader {
   const hex = (from: number) => toHex(b.subarray(from, from + 32))
   // timestamp(4) producer(8) confirmed(2) previous(32) transaction_mroot(32) action_mroot(32) schedule_version(4)
   const view = new DataView(b.buffer, b.byteOffset, b.byteLength)
-  return { slot: view.getUint32(0, true), producer: block.producer, previous: hex(14), transactionMroot: hex(46), actionMroot: hex(78), scheduleVersion: view.getUint32(110, true) }
+  // new_producers (always absent on the devchain), then the header extensions.
+  const r = new BinaryReader(b.subarray(115))
+  const headerExtensions: { type: number; data: Uint8Array }[] = []
+  for (let i = r.varuint32(); i > 0; i--) headerExtensions.push({ type: r.uint16(), data: r.bytes() })
+  return { slot: view.getUint32(0, true), producer: block.producer, previous: hex(14), transactionMroot: hex(46), actionMroot: hex(78), scheduleVersion: view.getUint32(110, true), headerExtensions }
 }

@@ -18,6 +18,8 @@ export interface ShipPayload {
   readonly block: Uint8Array
   readonly traces: Uint8Array
   readonly deltas: Uint8Array
+  /** Savanna blocks: the packed `finality_data` SHiP sends to readers that ask for it. */
+  readonly finalityData?: Uint8Array
 }
 
 /** A produced block: what SHiP serves and what a replay needs to produce it again. */
@@ -31,6 +33,8 @@ export interface ChainMeta {
   readonly chainId: string
   readonly genesisSlot: number
   readonly producers: readonly string[]
+  /** Savanna mode: the first Savanna block (Spring's "Savanna Genesis block"); absent on a legacy chain. */
+  readonly savannaFrom?: number
 }
 
 interface BlockRow {
@@ -43,6 +47,7 @@ interface BlockRow {
   traces: Buffer
   deltas: Buffer
   inputs: string
+  finality: Buffer | null
 }
 
 const u8 = (b: Buffer) => new Uint8Array(b.buffer, b.byteOffset, b.byteLength)
@@ -66,6 +71,10 @@ function decodeInputs(text: string): StoredInput[] {
   }))
 }
 
+function withFinality<T extends ShipPayload>(payload: T, finality: Buffer | null): T {
+  return finality ? { ...payload, finalityData: u8(finality) } : payload
+}
+
 /**
  * The devchain's canonical chain on disk (SQLite, WAL): one row per block, replaced from the fork
  * point on a fork. `:memory:` keeps it in memory for tests.
@@ -87,9 +96,11 @@ export class BlockLog {
         num INTEGER PRIMARY KEY, id TEXT NOT NULL, previous TEXT NOT NULL, slot INTEGER NOT NULL,
         producer TEXT NOT NULL, block BLOB NOT NULL, traces BLOB NOT NULL, deltas BLOB NOT NULL, inputs TEXT NOT NULL
       );`)
-    this.insertStmt = this.db.prepare('INSERT OR REPLACE INTO blocks VALUES (@num, @id, @previous, @slot, @producer, @block, @traces, @deltas, @inputs)')
+    // Savanna mode's finality_data (logs written before it existed lack the column).
+    if (!(this.db.prepare('PRAGMA table_info(blocks)').all() as { name: string }[]).some((c) => c.name === 'finality')) this.db.exec('ALTER TABLE blocks ADD COLUMN finality BLOB')
+    this.insertStmt = this.db.prepare('INSERT OR REPLACE INTO blocks VALUES (@num, @id, @previous, @slot, @producer, @block, @traces, @deltas, @inputs, @finality)')
     this.byNumStmt = this.db.prepare('SELECT * FROM blocks WHERE num = ?')
-    this.payloadStmt = this.db.prepare('SELECT num, id, previous, block, traces, deltas FROM blocks WHERE num = ?')
+    this.payloadStmt = this.db.prepare('SELECT num, id, previous, block, traces, deltas, finality FROM blocks WHERE num = ?')
   }
 
   meta(): ChainMeta | undefined {
@@ -102,7 +113,8 @@ export class BlockLog {
   }
 
   append(block: StoredBlock): void {
-    this.insertStmt.run({ ...block, block: Buffer.from(block.block), traces: Buffer.from(block.traces), deltas: Buffer.from(block.deltas), inputs: encodeInputs(block.inputs) })
+    const { num, id, previous, slot, producer } = block
+    this.insertStmt.run({ num, id, previous, slot, producer, block: Buffer.from(block.block), traces: Buffer.from(block.traces), deltas: Buffer.from(block.deltas), inputs: encodeInputs(block.inputs), finality: block.finalityData ? Buffer.from(block.finalityData) : null })
   }
 
   /** Drops every block at or above `num` (a fork replaces them). */
@@ -118,7 +130,7 @@ export class BlockLog {
   /** The SHiP payload of a block, without decoding its inputs. */
   payload(num: number): ShipPayload | undefined {
     const row = this.payloadStmt.get(num) as Omit<BlockRow, 'slot' | 'producer' | 'inputs'> | undefined
-    return row && { ...row, block: u8(row.block), traces: u8(row.traces), deltas: u8(row.deltas) }
+    return row && withFinality({ num: row.num, id: row.id, previous: row.previous, block: u8(row.block), traces: u8(row.traces), deltas: u8(row.deltas) }, row.finality)
   }
 
   *all(): IterableIterator<StoredBlock> {
@@ -134,7 +146,13 @@ export class BlockLog {
     this.db.close()
   }
 
+  /** The number of the last stored block (0 for an empty log). */
+  lastNum(): number {
+    return (this.db.prepare('SELECT MAX(num) AS num FROM blocks').get() as { num: number | null }).num ?? 0
+  }
+
   private fromRow(row: BlockRow): StoredBlock {
-    return { ...row, block: u8(row.block), traces: u8(row.traces), deltas: u8(row.deltas), inputs: decodeInputs(row.inputs) }
+    const { num, id, previous, slot, producer } = row
+    return withFinality({ num, id, previous, slot, producer, block: u8(row.block), traces: u8(row.traces), deltas: u8(row.deltas), inputs: decodeInputs(row.inputs) }, row.finality)
   }
 }
