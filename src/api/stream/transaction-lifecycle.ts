@@ -49,11 +49,11 @@ export function transactionLifecycleHandler(deps: { store: FeedStore & Pick<Stor
 
     let lastSeen = position?.head.blockId ?? ''
     let timer: NodeJS.Timeout | undefined
-    let inner: { close(): void } | undefined
+    // `inner` is set below, before anything can call close() (the timer and the feed act later).
     const listener = {
       close() {
         clearTimeout(timer)
-        inner?.close()
+        inner.close()
       },
     }
     const armTimer = () => {
@@ -65,7 +65,7 @@ export function transactionLifecycleHandler(deps: { store: FeedStore & Pick<Stor
       timer.unref()
     }
     armTimer()
-    inner = followAfterHead({ ...deps, headId: position?.head.blockId }, async (items) => {
+    const inner = followAfterHead({ ...deps, headId: position?.head.blockId }, async (items) => {
       for (const { step, payload } of items) {
         lastSeen = step.blockId
         if (!payload?.transactions.some((t) => t.id === id)) continue
