@@ -24,7 +24,6 @@ import { healthRoutes, type HealthSource } from './routes/health.ts'
 import { openApiRoutes } from './routes/openapi.ts'
 import { stateRoutes } from './routes/state.ts'
 import { transactionRoutes } from './routes/transactions.ts'
-import { permissionLinksRoutes } from './routes/permission-links.ts'
 import { searchRoutes } from './routes/search.ts'
 import { streamUpgradeRoutes } from './routes/stream-upgrades.ts'
 import { createStreamHandlers, type StreamServices } from './stream/handlers.ts'
@@ -147,7 +146,6 @@ export async function buildApp(args: { config: ApiConfig; services: ApiServices;
     await rest.register(formbody, { bodyLimit: config.bodyLimitBytes })
     await rest.register(stateRoutes, { state: services.state })
     await rest.register(transactionRoutes, { lifecycle: services.lifecycle })
-    await rest.register(permissionLinksRoutes, { store: services.snapshots })
     await rest.register(searchRoutes, { search: services.search })
   })
   await app.register(chainPassthroughRoutes, {

@@ -1,6 +1,7 @@
-import { abiToJson, toHex, renderKey, type AbiCache, type CompiledAbi, type KeyType } from '../antelope/index.ts'
+import { abiToJson, toHex, type AbiCache, type CompiledAbi, type KeyType } from '../antelope/index.ts'
 import type { SnapshotReader } from '../store/index.ts'
 import { AbiNotFoundError, TableNotFoundError } from './errors.ts'
+import { keyRenderer } from './keys.ts'
 
 /** How rows are rendered: dfuse's `json`, `key_type` and `with_block_num` parameters. */
 export interface RowFormat {
@@ -42,18 +43,22 @@ export async function tableAbi(reader: Pick<SnapshotReader, 'abi'>, abis: AbiCac
 /** The ABI as JSON (what `with_abi` answers). */
 export const abiJson = (abi: TableAbi): unknown => abiToJson(abi.compiled.abi)
 
-/** One stored row rendered per `format`; `abi` is required when `format.json`. */
-export function renderRow(row: { primaryKey: bigint; payer: string; value: Uint8Array; blockNum: number }, format: RowFormat, abi: TableAbi | undefined): WireRow {
-  const out: WireRow = { key: renderKey(row.primaryKey, format.keyType) }
-  if (row.payer !== '') out.payer = row.payer
-  if (format.json && abi) {
-    const decoded = abi.compiled.decode(abi.rowType, row.value)
-    if (decoded.ok) out.json = decoded.value
-    else {
-      out.hex = toHex(row.value)
-      out.error = `ABI from block ${abi.setAt}, row struct "${abi.rowType}", err: ${decoded.error}`
-    }
-  } else out.hex = toHex(row.value)
-  if (format.withBlockNum && row.blockNum > 0) out.block = row.blockNum
-  return out
+/** Renders stored rows per `format`; `abi` is required when `format.json`. */
+export function rowRenderer(format: RowFormat, abi: TableAbi | undefined): (row: { primaryKey: bigint; payer: string; value: Uint8Array; blockNum: number }) => WireRow {
+  const key = keyRenderer(format.keyType)
+  const decode = format.json && abi ? abi : undefined
+  return (row) => {
+    const out: WireRow = { key: key(row.primaryKey) }
+    if (row.payer !== '') out.payer = row.payer
+    if (decode) {
+      const decoded = decode.compiled.decode(decode.rowType, row.value)
+      if (decoded.ok) out.json = decoded.value
+      else {
+        out.hex = toHex(row.value)
+        out.error = `ABI from block ${decode.setAt}, row struct "${decode.rowType}", err: ${decoded.error}`
+      }
+    } else out.hex = toHex(row.value)
+    if (format.withBlockNum && row.blockNum > 0) out.block = row.blockNum
+    return out
+  }
 }

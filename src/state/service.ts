@@ -2,7 +2,7 @@ import { AbiCache, abiToJson, formatRfc3339, toHex } from '../antelope/index.ts'
 import type { SnapshotReader, SnapshotSource, TimeComparator } from '../store/index.ts'
 import { AbiNotFoundError, BlockTimeNotFoundError, DecodingTableRowError, PublicKeyNotFoundError, RowNotFoundError, TableNotFoundError } from './errors.ts'
 import { resolveHeight, type ReadHeight } from './height.ts'
-import { abiJson, renderRow, tableAbi, type RowFormat, type TableAbi, type WireRow } from './rows.ts'
+import { abiJson, rowRenderer, tableAbi, type RowFormat, type TableAbi, type WireRow } from './rows.ts'
 
 /** Where a state read answers: `blockNum` absent or 0 = head (LIB with `irreversibleOnly`). */
 export interface HeightArgs {
@@ -23,6 +23,8 @@ type Header = ReadHeight['header']
 export type TableAnswer = Header & { abi?: unknown; rows: WireRow[] }
 export type TableRowAnswer = Header & { row: WireRow }
 export type MultiTableAnswer = Header & { tables: { account: string; scope: string; abi?: unknown; rows: WireRow[] }[] }
+/** dfuse's `/v0/state/permission_links` answer: the header fields and the links in force, by contract then action. */
+export type PermissionLinksAnswer = Header & { linked_permissions: { contract: string; action: string; permission_name: string }[] }
 
 /** The state endpoints' reads: each one snapshot of the store, rows decoded with the ABI in force at the height. */
 export interface StateService {
@@ -34,6 +36,8 @@ export interface StateService {
   abi(args: HeightArgs & { account: string; json: boolean }): Promise<{ block_num: number; account: string; abi: unknown }>
   binToJson(args: HeightArgs & { account: string; table: string; hexRows: readonly string[] }): Promise<{ block_num: number; account: string; table: string; rows: unknown[] }>
   keyAccounts(args: HeightArgs & { publicKey: string }): Promise<{ block_num: number; account_names: string[] }>
+  /** The permission links of `account` at the height (an empty `action` links the whole contract). */
+  permissionLinks(args: HeightArgs & { account: string }): Promise<PermissionLinksAnswer>
   blockByTime(args: { timeMs: number; comparator: TimeComparator; timeText: string }): Promise<{ block: { id: string; num: number; time: string } }>
 }
 
@@ -54,7 +58,7 @@ export function createStateService(deps: { store: SnapshotSource; abiCacheSize?:
         const height = await resolveHeight(reader, args)
         const abi = await abiFor(reader, abis, { ...args, blockNum: height.blockNum, json: args.format.json })
         const rows = await reader.tableRows({ code: args.account, table: args.table, scope: args.scope, blockNum: height.blockNum })
-        return { ...height.header, ...withAbiField(args, abi), rows: rows.map((r) => renderRow(r, args.format, abi)) }
+        return { ...height.header, ...withAbiField(args, abi), rows: rows.map(rowRenderer(args.format, abi)) }
       }),
 
     tableRow: (args) =>
@@ -63,7 +67,7 @@ export function createStateService(deps: { store: SnapshotSource; abiCacheSize?:
         const abi = await abiFor(reader, abis, { ...args, blockNum: height.blockNum, json: args.format.json })
         const row = await reader.tableRow({ code: args.account, table: args.table, scope: args.scope, primaryKey: args.primaryKey, blockNum: height.blockNum })
         if (!row) throw RowNotFoundError({ account: args.account, scope: args.scope, table: args.table, primaryKey: args.keyText })
-        return { ...height.header, row: renderRow({ ...row, primaryKey: args.primaryKey }, args.format, abi) }
+        return { ...height.header, row: rowRenderer(args.format, abi)({ ...row, primaryKey: args.primaryKey }) }
       }),
 
     tablesForScopes: (args) =>
@@ -73,7 +77,8 @@ export function createStateService(deps: { store: SnapshotSource; abiCacheSize?:
         const scopes = [...new Set(args.scopes)].sort()
         const rows = await reader.tableRowsOfScopes({ code: args.account, table: args.table, scopes, blockNum: height.blockNum })
         const byScope = new Map<string, WireRow[]>(scopes.map((s) => [s, []]))
-        for (const r of rows) byScope.get(r.scope)?.push(renderRow(r, args.format, abi))
+        const render = rowRenderer(args.format, abi)
+        for (const r of rows) byScope.get(r.scope)?.push(render(r))
         return { ...height.header, tables: scopes.map((scope) => ({ account: args.account, scope, ...withAbiField(args, abi), rows: byScope.get(scope)! })) }
       }),
 
@@ -84,7 +89,7 @@ export function createStateService(deps: { store: SnapshotSource; abiCacheSize?:
         for (const account of [...new Set(args.accounts)].sort()) {
           const abi = await abiFor(reader, abis, { account, table: args.table, blockNum: height.blockNum, json: args.format.json })
           const rows = await reader.tableRows({ code: account, table: args.table, scope: args.scope, blockNum: height.blockNum })
-          tables.push({ account, scope: args.scope, ...withAbiField(args, abi), rows: rows.map((r) => renderRow(r, args.format, abi)) })
+          tables.push({ account, scope: args.scope, ...withAbiField(args, abi), rows: rows.map(rowRenderer(args.format, abi)) })
         }
         return { ...height.header, tables }
       }),
@@ -124,6 +129,13 @@ export function createStateService(deps: { store: SnapshotSource; abiCacheSize?:
         const found = await reader.keyAccounts({ publicKey: args.publicKey, blockNum: height.blockNum })
         if (found.length === 0) throw PublicKeyNotFoundError({ publicKey: args.publicKey })
         return { block_num: height.blockNum, account_names: [...new Set(found.map((f) => f.account))].sort() }
+      }),
+
+    permissionLinks: (args) =>
+      read(async (reader) => {
+        const height = await resolveHeight(reader, args)
+        const links = await reader.permissionLinks({ account: args.account, blockNum: height.blockNum })
+        return { ...height.header, linked_permissions: links.map((l) => ({ contract: l.contract, action: l.action, permission_name: l.permission })) }
       }),
 
     blockByTime: (args) =>

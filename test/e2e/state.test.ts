@@ -25,6 +25,15 @@ async function push(chain: APIClient, actions: ActionSpec[], keys: PrivateKey[] 
   return Number(pushed.processed.block_num)
 }
 
+/** Waits until the chain's head is `blockNum`, so that the next push lands in a later block (two quick pushes may share one). */
+async function produced(chain: APIClient, blockNum: number): Promise<void> {
+  const deadline = Date.now() + 20_000
+  while (Number((await chain.v1.chain.get_info()).head_block_num) < blockNum) {
+    if (Date.now() > deadline) throw new Error(`block ${blockNum} not produced within 20 s`)
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+}
+
 /** Waits until the API's store holds `blockNum` (its /healthz head). */
 async function indexed(p: Platform, blockNum: number): Promise<void> {
   const deadline = Date.now() + 20_000
@@ -76,6 +85,8 @@ test('REST state with @dfuse/client against a running antler dev: reads before a
     { account: 'rawdb', name: 'put', actor: 'rawdb', data: { scope: 'rawdb', table: 'items', key: '1', payer: 'rawdb', value: `${u64le(1n)}${stringHex('first')}` } },
     { account: 'rawdb', name: 'put', actor: 'rawdb', data: { scope: 'alice', table: 'items', key: '2', payer: 'rawdb', value: `${u64le(2n)}${stringHex('second')}` } },
   ])
+  // The layout change must land after the puts: the test reads them at the block before it.
+  await produced(chain, putBlock)
   const abiV2Block = await push(chain, [{ account: 'eosio', name: 'setabi', actor: 'rawdb', data: { account: 'rawdb', abi: rawdbAbi(ITEMS_V2) } }])
   // An account created with a fresh key, whose active key is then replaced.
   const firstKey = PrivateKey.generate('K1')

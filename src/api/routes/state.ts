@@ -147,6 +147,24 @@ export const stateRoutes: FastifyPluginAsyncTypebox<{ state: StateService }> = a
   )
 
   app.get(
+    '/v0/state/permission_links',
+    {
+      schema: {
+        summary: 'Permission links (linkauth) of an account at any height',
+        querystring: Type.Object({ account: P.name, block_num: P.blockNum }),
+        response: {
+          200: Type.Object({
+            ...Header,
+            linked_permissions: Type.Array(Type.Object({ contract: Type.String(), action: Type.String({ description: "'' links every action of the contract" }), permission_name: Type.String() })),
+          }),
+          ...errorResponses,
+        },
+      },
+    },
+    async (request) => state.permissionLinks({ account: nameParam('account', request.query.account), blockNum: request.query.block_num }),
+  )
+
+  app.get(
     '/v0/state/abi',
     {
       schema: {

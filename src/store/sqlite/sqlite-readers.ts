@@ -27,23 +27,55 @@ const SCOPES_AT_HEIGHT = `WITH RECURSIVE s(scope) AS (
         (SELECT v.value IS NOT NULL FROM row_versions AS v WHERE v.code = k.code AND v.tbl = k.tbl AND v.scope = k.scope AND v.pk = k.pk AND v.block_num <= @blockNum ORDER BY v.block_num DESC LIMIT 1) END
   ) ORDER BY s.scope`
 
+/**
+ * A row read's answer as one JSON text of `[scope, pk, payer, hex value, block]` arrays. Building
+ * a JS value per column costs better-sqlite3 more than the read itself (1,000 rows at head: 0.5 ms
+ * to find them, 1.0 ms more for their 4,000 values, a Buffer each; 0.35 ms more as one text parsed
+ * by JSON.parse). The texts come in the head index's order, (scope, pk), which SQLite does not
+ * promise for an aggregate: inKeyOrder checks it (an ORDER BY inside the aggregate sorts every
+ * key the read walks, tombstones and unborn keys included: 15 % more on a 200,000-key scope).
+ */
+const ROW_JSON = (t: string) => `json_array(${t}.scope, ${t}.pk, ${t}.payer, hex(${t}.value), ${t}.block_num)`
+/** Rows of scopes at head (`where` picks the scopes): the current versions. */
+const ROWS_AT_HEAD = (where: string) => `SELECT json_group_array(${ROW_JSON('h')}) FROM row_versions AS h INDEXED BY row_versions_head
+  WHERE h.code = @code AND h.tbl = @table AND ${where} AND h.valid_to IS NULL AND h.value IS NOT NULL`
+/**
+ * Rows of scopes at a height (`where` picks the scopes of `k`). Every key ever written keeps
+ * exactly one current version (a removal is a current tombstone), so the head index lists a
+ * scope's keys; a key whose current version was written by the height has it in force, any other
+ * one's version is one backward seek on the primary key, however many versions it has (a filter
+ * on valid_to would walk all of them). The seek lands on the version's row (WITHOUT ROWID: the
+ * key's B-tree holds it), so the subquery renders it there: one seek a key, not a seek for the
+ * block and a second one to fetch that version (1.2 ms instead of 2.2 for 1,000 keys). A
+ * tombstone, or a key not yet written at the height, renders as NULL, which group_concat skips.
+ */
+const ROWS_AT_HEIGHT = (where: string) => `SELECT '[' || coalesce(group_concat(CASE WHEN k.block_num <= @blockNum THEN CASE WHEN k.value IS NULL THEN NULL ELSE ${ROW_JSON('k')} END ELSE
+    (SELECT CASE WHEN p.value IS NULL THEN NULL ELSE ${ROW_JSON('p')} END FROM row_versions AS p
+      WHERE p.code = k.code AND p.tbl = k.tbl AND p.scope = k.scope AND p.pk = k.pk AND p.block_num <= @blockNum ORDER BY p.block_num DESC LIMIT 1) END, ','), '') || ']'
+  FROM row_versions AS k INDEXED BY row_versions_head WHERE k.code = @code AND k.tbl = @table AND ${where} AND k.valid_to IS NULL`
+
+type RowTuple = [scope: string, pk: string, payer: string, hex: string, blockNum: number]
+
+/** Rows by (scope, pk), as the port answers them: the statement's order, checked (one pass), sorted if SQLite chose another. */
+function inKeyOrder(rows: RowTuple[]): RowTuple[] {
+  for (let i = 1; i < rows.length; i++) {
+    const a = rows[i - 1]
+    const b = rows[i]
+    if (a[0] > b[0] || (a[0] === b[0] && a[1] >= b[1])) return rows.sort((x, y) => (x[0] < y[0] ? -1 : x[0] > y[0] ? 1 : x[1] < y[1] ? -1 : x[1] > y[1] ? 1 : 0))
+  }
+  return rows
+}
+
+/** Bytes from `hex(value)` text, as a Uint8Array (not a Buffer: the port's type). */
+const fromHexText = (hex: string) => u8(Buffer.from(hex, 'hex'))
+
 /** Contract state, ABIs, keys and permissions at any height, over the store's connection. */
 export function createSqliteStateReader(db: Database.Database, position: () => StorePosition | undefined): StateReader {
   const s = {
-    // Rows of scopes at a height. Every key ever written keeps exactly one current version (a
-    // removal is a current tombstone), so the head index lists a scope's keys; each key's version
-    // at the height is then one backward seek, however many versions it has (a filter on valid_to
-    // would walk all of them). The scopes travel as one JSON array: one statement for any number.
-    tableRowsOfScopes: db.prepare(
-      `SELECT k.scope, v.pk, v.payer, v.value, v.block_num FROM row_versions AS k INDEXED BY row_versions_head
-         JOIN row_versions AS v ON v.code = k.code AND v.tbl = k.tbl AND v.scope = k.scope AND v.pk = k.pk AND v.block_num =
-           (SELECT max(p.block_num) FROM row_versions AS p WHERE p.code = k.code AND p.tbl = k.tbl AND p.scope = k.scope AND p.pk = k.pk AND p.block_num <= @blockNum)
-       WHERE k.code = @code AND k.tbl = @table AND k.scope IN (SELECT value FROM json_each(@scopes)) AND k.valid_to IS NULL AND v.value IS NOT NULL ORDER BY k.scope, k.pk`,
-    ),
-    tableRowsOfScopesHead: db.prepare(
-      'SELECT scope, pk, payer, value, block_num FROM row_versions INDEXED BY row_versions_head WHERE code = @code AND tbl = @table AND scope IN (SELECT value FROM json_each(@scopes)) AND valid_to IS NULL AND value IS NOT NULL ORDER BY scope, pk',
-    ),
-    tableRowsHead: db.prepare('SELECT pk, payer, value, block_num FROM row_versions INDEXED BY row_versions_head WHERE code = ? AND tbl = ? AND scope = ? AND valid_to IS NULL AND value IS NOT NULL ORDER BY pk'),
+    tableRowsOfScopes: db.prepare(ROWS_AT_HEIGHT('k.scope IN (SELECT value FROM json_each(@scopes))')).pluck(),
+    tableRowsOfScopesHead: db.prepare(ROWS_AT_HEAD('h.scope IN (SELECT value FROM json_each(@scopes))')).pluck(),
+    tableRowsAt: db.prepare(ROWS_AT_HEIGHT('k.scope = @scope')).pluck(),
+    tableRowsHead: db.prepare(ROWS_AT_HEAD('h.scope = @scope')).pluck(),
     tableRow: db.prepare('SELECT payer, value, block_num FROM row_versions WHERE code = ? AND tbl = ? AND scope = ? AND pk = ? AND block_num <= ? ORDER BY block_num DESC LIMIT 1'),
     scopes: db.prepare(SCOPES_AT_HEIGHT),
     abiAt: db.prepare('SELECT abi, block_num FROM abi_versions WHERE account = ? AND block_num <= ? ORDER BY block_num DESC LIMIT 1'),
@@ -58,13 +90,19 @@ export function createSqliteStateReader(db: Database.Database, position: () => S
 
   return {
     async tableRows({ code, table, scope, blockNum }) {
-      const rows = (atHead(blockNum) ? s.tableRowsHead.all(code, table, scope) : s.tableRowsOfScopes.all({ code, table, scopes: JSON.stringify([scope]), blockNum })) as { pk: string; payer: string; value: Buffer; block_num: number }[]
-      return rows.map((r) => ({ primaryKey: BigInt(`0x${r.pk}`), payer: r.payer, value: u8(r.value), blockNum: r.block_num }))
+      const json = (atHead(blockNum) ? s.tableRowsHead.get({ code, table, scope }) : s.tableRowsAt.get({ code, table, scope, blockNum })) as string
+      const rows = inKeyOrder(JSON.parse(json) as RowTuple[])
+      const out = new Array<{ primaryKey: bigint; payer: string; value: Uint8Array; blockNum: number }>(rows.length)
+      for (let i = 0; i < rows.length; i++) {
+        const r = rows[i]
+        out[i] = { primaryKey: BigInt(`0x${r[1]}`), payer: r[2], value: fromHexText(r[3]), blockNum: r[4] }
+      }
+      return out
     },
     async tableRowsOfScopes({ code, table, scopes, blockNum }) {
       const statement = atHead(blockNum) ? s.tableRowsOfScopesHead : s.tableRowsOfScopes
-      const rows = statement.all({ code, table, scopes: JSON.stringify([...new Set(scopes)]), blockNum }) as { scope: string; pk: string; payer: string; value: Buffer; block_num: number }[]
-      return rows.map((r) => ({ scope: r.scope, primaryKey: BigInt(`0x${r.pk}`), payer: r.payer, value: u8(r.value), blockNum: r.block_num }))
+      const rows = inKeyOrder(JSON.parse(statement.get({ code, table, scopes: JSON.stringify([...new Set(scopes)]), blockNum }) as string) as RowTuple[])
+      return rows.map((r) => ({ scope: r[0], primaryKey: BigInt(`0x${r[1]}`), payer: r[2], value: fromHexText(r[3]), blockNum: r[4] }))
     },
     async tableRow({ code, table, scope, primaryKey, blockNum }) {
       const row = s.tableRow.get(code, table, scope, pkText(primaryKey), blockNum) as { payer: string; value: Buffer | null; block_num: number } | undefined
