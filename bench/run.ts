@@ -3,6 +3,7 @@ import { benchApi } from './api.ts'
 import { benchDevchain } from './devchain.ts'
 import { benchIngest, benchIngestSavanna } from './ingest.ts'
 import { benchSearchOfPostgres, benchSearchOfSqlite } from './search.ts'
+import { benchSearchApi } from './search-api.ts'
 import { benchStateApi } from './state-api.ts'
 import { benchStoreReads } from './store-reads.ts'
 
@@ -17,6 +18,8 @@ import { benchStoreReads } from './store-reads.ts'
  * on such stores (`--api-seconds`, `--api-rounds`); it appends its state fixture to a store once
  * (bench/state-api.ts). `--only ingest-savanna` (or `--savanna` with the ingest figures) compares
  * ingest of a Savanna chain with a legacy one (`--ingest-actions`, `--savanna-rounds`).
+ * `--only search-api --sqlite PATH --postgres URL` (either or both) runs the search figures of
+ * issue 16 through `GET /v0/search/transactions` on such stores (`--api-seconds`, `--api-rounds`).
  */
 const { values } = parseArgs({
   options: {
@@ -101,4 +104,18 @@ if (values.only === 'state-api') {
   }
   console.log(`# state-api: ${[values.sqlite, values.postgres].filter(Boolean).join(' and ')}; autocannon (own process) against antler api --no-auth, warmed up 3 s, then ${rounds} runs of ${seconds} s each, configurations taking turns`)
   print(await benchStateApi({ sqlite: values.sqlite, postgres: values.postgres, seconds, rounds, warmupSeconds: 3 }))
+}
+if (values.only === 'search-api') {
+  const seconds = Number(values['api-seconds'])
+  const rounds = Number(values['api-rounds'])
+  if (!values.sqlite && !values.postgres) {
+    console.error('bench: --only search-api needs --sqlite PATH and/or --postgres URL (stores kept by --keep-sqlite / --keep-postgres of a 1,000,000-action ingest run)')
+    process.exit(2)
+  }
+  if (![seconds, rounds].every((n) => Number.isInteger(n) && n >= 1)) {
+    console.error('bench: --api-seconds and --api-rounds must be whole numbers of at least 1')
+    process.exit(2)
+  }
+  console.log(`# search-api: ${[values.sqlite, values.postgres].filter(Boolean).join(' and ')}; autocannon (own process, 1 connection) against antler api --no-auth, warmed up 3 s, then ${rounds} runs of ${seconds} s each, configurations taking turns`)
+  print(await benchSearchApi({ sqlite: values.sqlite, postgres: values.postgres, seconds, rounds, warmupSeconds: 3 }))
 }

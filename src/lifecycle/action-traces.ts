@@ -21,8 +21,8 @@ function ordinals(a: TracedAction): { ordinal: number; creator: number } {
 }
 
 /** One action trace as nodeos's v1 JSON renders it, without its children. */
-function flatTrace(a: TracedAction, trxId: string, block: BlockRecord, decode: ActionDataDecoder): Omit<WireActionTrace, 'inline_traces'> {
-  const common = { trx_id: trxId, block_num: block.num, block_time: formatNodeosTime(block.timestampMs), producer_block_id: block.id }
+function flatTrace(a: TracedAction, trxId: string, block: BlockRecord, blockTime: string, decode: ActionDataDecoder): Omit<WireActionTrace, 'inline_traces'> {
+  const common = { trx_id: trxId, block_num: block.num, block_time: blockTime, producer_block_id: block.id }
   if ('executed' in a) {
     const x = a.executed
     const trace = x.trace
@@ -87,6 +87,7 @@ export function actionTree(
   })
   for (const list of children.values()) list.sort((x, y) => ordinals(x.action).ordinal - ordinals(y.action).ordinal)
   const creationTree: [number, number, number][] = []
+  const blockTime = formatNodeosTime(block.timestampMs)
   // Ordinals are unique within a trace, so a cycle is impossible; the depth guard bounds a corrupt store.
   const build = (parentOrdinal: number, parentNode: number, depth: number): WireActionTrace[] =>
     depth > 1_000
@@ -94,7 +95,7 @@ export function actionTree(
       : (children.get(parentOrdinal) ?? []).map(({ action, index }) => {
           const node = creationTree.length
           creationTree.push([node, parentNode, index])
-          return { ...flatTrace(action, trxId, block, decode), inline_traces: build(ordinals(action).ordinal, node, depth + 1) }
+          return { ...flatTrace(action, trxId, block, blockTime, decode), inline_traces: build(ordinals(action).ordinal, node, depth + 1) }
         })
   return { traces: build(0, -1, 0), creationTree }
 }

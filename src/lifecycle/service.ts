@@ -3,13 +3,11 @@ import type { ActionRecord, BlockRecord, Store, TransactionRecord } from '../sto
 import { createDecoderSource } from './decoder.ts'
 import { receiversOfOthers } from './row-attribution.ts'
 import { assembleLifecycle, keyRecords, type RecordInBlock } from './assemble.ts'
+import { createLifecycleBatch, MAX_BLOCK_ACTIONS_READ, type LifecycleBatchStore } from './batch.ts'
 import type { LifecycleService, TransactionLifecycle } from './types.ts'
 
-/** What the service reads: block and transaction records, ABIs, the position. */
-export type LifecycleStore = Pick<Store, 'position' | 'transactionHistory' | 'actionsOfTransaction' | 'blockByNum' | 'rowChanges' | 'firstSeqFromBlock' | 'actionsBySeq' | 'abi'>
-
-/** Blocks with more actions than this are not read whole to attribute row changes (dbops then stay empty). */
-const MAX_BLOCK_ACTIONS_READ = 5_000
+/** What the service reads: block and transaction records, ABIs, the position; for many lifecycles at once, the batch reads. */
+export type LifecycleStore = Pick<Store, 'position' | 'transactionHistory' | 'actionsOfTransaction' | 'blockByNum' | 'rowChanges' | 'firstSeqFromBlock' | 'actionsBySeq' | 'abi'> & LifecycleBatchStore
 
 /**
  * Lifecycles assembled from the store. Reads are not one snapshot: the position (LIB) is read first,
@@ -69,15 +67,5 @@ export function createLifecycleService(args: { store: LifecycleStore }): Lifecyc
     return assembleLifecycle({ id, history, lib, execution, creation, cancelation, decode })
   }
 
-  return {
-    lifecycle,
-    async lifecycles(ids) {
-      const out = new Map<string, TransactionLifecycle>()
-      for (const id of new Set(ids)) {
-        const found = await lifecycle(id)
-        if (found) out.set(id, found)
-      }
-      return out
-    },
-  }
+  return { lifecycle, lifecycles: createLifecycleBatch(store, lifecycle) }
 }

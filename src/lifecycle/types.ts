@@ -3,6 +3,8 @@
  * snake_case, the shape `@dfuse/client`'s `TransactionLifecycle` type reads.
  */
 
+import type { ActionRecord, BlockRecord } from '../store/index.ts'
+
 /** DESIGN §7: the docs' statuses plus `forked_out` (the transaction's only block was forked out). */
 export type TransactionStatus = 'pending' | 'delayed' | 'canceled' | 'expired' | 'executed' | 'soft_fail' | 'hard_fail' | 'forked_out'
 
@@ -149,10 +151,18 @@ export interface TransactionLifecycle {
   readonly dtrx_cancelation_irreversible: boolean
 }
 
+/** Reads a caller of `lifecycles` made already (a search page): used instead of reading them again. */
+export interface KnownReads {
+  /** `actionsOfTransaction` of some of the ids. */
+  readonly actions?: ReadonlyMap<string, readonly ActionRecord[]>
+  /** Stored blocks by number. */
+  readonly blocks?: ReadonlyMap<number, BlockRecord>
+}
+
 /** Lifecycles from the store, each read in one snapshot. */
 export interface LifecycleService {
   /** The lifecycle of one transaction id (64 lowercase hex); undefined when the store never saw it. */
   lifecycle(id: string): Promise<TransactionLifecycle | undefined>
-  /** Lifecycles of many ids at once (search results); unknown ids are absent from the map. */
-  lifecycles(ids: readonly string[]): Promise<Map<string, TransactionLifecycle>>
+  /** Lifecycles of many ids at once (search results), in a fixed number of batch reads; unknown ids are absent from the map. */
+  lifecycles(ids: readonly string[], known?: KnownReads): Promise<Map<string, TransactionLifecycle>>
 }

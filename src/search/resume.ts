@@ -54,22 +54,21 @@ export async function pageBounds(store: BoundsStore, range: BlockRange, cursor: 
       return low > range.high ? undefined : seqBounds(store, 'forward', low, range.high)
     }
     if (at.blockNum > range.high) return undefined
-    const { last } = await transactionSpan(store, at)
-    return { direction: 'forward', fromSeq: last + 1, toSeq: await lastSeqThrough(store, range.high), low: at.blockNum, high: range.high }
+    // Independent reads, together (round trips on PostgreSQL).
+    const [{ last }, toSeq] = await Promise.all([transactionSpan(store, at), lastSeqThrough(store, range.high)])
+    return { direction: 'forward', fromSeq: last + 1, toSeq, low: at.blockNum, high: range.high }
   }
   const high = Math.min(at.blockNum, range.virtualHead)
   if (range.low > high) return undefined
   if (cursor.forked || at.blockNum > range.virtualHead) return seqBounds(store, 'backward', range.low, high)
-  const toSeq = await store.firstSeqFromBlock(range.low)
+  const [toSeq, { first }] = await Promise.all([store.firstSeqFromBlock(range.low), transactionSpan(store, at)])
   if (toSeq === undefined) return undefined
-  const { first } = await transactionSpan(store, at)
   return { direction: 'backward', fromSeq: first - 1, toSeq, low: range.low, high }
 }
 
 /** The sequences of blocks [low, high] in the direction of travel; undefined when no action is stored from `low` on. */
 async function seqBounds(store: BoundsStore, direction: 'forward' | 'backward', low: number, high: number): Promise<PageBounds | undefined> {
-  const first = await store.firstSeqFromBlock(low)
+  const [first, last] = await Promise.all([store.firstSeqFromBlock(low), lastSeqThrough(store, high)])
   if (first === undefined) return undefined
-  const last = await lastSeqThrough(store, high)
   return direction === 'forward' ? { direction, fromSeq: first, toSeq: last, low, high } : { direction, fromSeq: last, toSeq: first, low, high }
 }

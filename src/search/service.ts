@@ -1,5 +1,5 @@
 import type { LifecycleService, TransactionLifecycle } from '../lifecycle/index.ts'
-import type { ActionRecord, SearchExpr, Store, StorePosition } from '../store/index.ts'
+import type { ActionRecord, BlockRecord, SearchExpr, Store, StorePosition } from '../store/index.ts'
 import { createCursorCodec, type CursorCodec } from './cursor.ts'
 import { collectRows, type PageStore, type RowDraft } from './page.ts'
 import { parseSearchQuery } from './parser.ts'
@@ -8,7 +8,7 @@ import { SearchForkRaceError } from './request-errors.ts'
 import { pageBounds, type BoundsStore, type CursorState } from './resume.ts'
 
 /** What the search service reads. */
-export type SearchStore = PageStore & BoundsStore & Pick<Store, 'position' | 'blockByNum' | 'snapshot'>
+export type SearchStore = PageStore & BoundsStore & Pick<Store, 'position' | 'blockByNum' | 'snapshot' | 'actionsOfTransactions' | 'blocksByNums'>
 
 /** A search as REST and GraphQL ask it (defaults as `/v0/search/transactions`). */
 export interface SearchRequest {
@@ -90,10 +90,10 @@ interface Attempt {
  * Consistency. The store's snapshot (`SnapshotSource`) covers state and blocks, not the search
  * engine or the lifecycle reads, which are many round trips on PostgreSQL's pool; so a page is
  * read, then checked. A first snapshot reads the position, the block at the top of the page's
- * range (the anchor) and the cursor's block; after every read of the page, a second snapshot
- * checks that both are still the stored blocks at their numbers and reads the ids of the rows'
- * blocks. Blocks are linked by their ids, so an unchanged anchor means no block at or below it
- * was replaced in between: every read saw the same chain up to the anchor, and the page holds
+ * range (the anchor) and the cursor's block; the page's reads (engine, actions, the rows' blocks,
+ * lifecycles: a fixed number of batch reads) follow; then a second snapshot checks that the anchor
+ * and the cursor's block are still the stored blocks at their numbers. Blocks are linked by their
+ * ids, so an unchanged anchor means no block at or below it was replaced in between: every read saw the same chain up to the anchor, and the page holds
  * nothing above it. Otherwise a fork landed under the page and it is read again (at most
  * MAX_ATTEMPTS times, then a retryable 503). Pages of irreversible blocks (the default) never
  * retry: their anchor is at or below LIB.
@@ -136,25 +136,25 @@ export function createSearchService(args: { store: SearchStore; lifecycle: Lifec
     const bounds = await pageBounds(store, range, cursor, position.lib)
     const forked = cursor?.forked === true
     const { rows: drafts, more } = bounds ? await collectRows(store, checked.expr, bounds, checked.params.limit) : { rows: [], more: false }
-    // The transactions' actions give each match its index; a match missing from them was read across a fork.
-    const withIdx = await Promise.all(
-      drafts.map(async (row) => {
-        const all = (await store.actionsOfTransaction(row.trxId)).filter((a) => a.blockNum === row.blockNum)
-        const index = new Map(all.map((a, i) => [a.globalSequence, i]))
-        const actions = [...row.actions].sort((a, b) => (a.globalSequence < b.globalSequence ? -1 : 1))
-        return { ...row, actions, actionIdx: actions.map((a) => index.get(a.globalSequence) ?? -1) }
-      }),
-    )
-    const lifecycles = withLifecycles && withIdx.length ? await lifecycle.lifecycles([...new Set(withIdx.map((r) => r.trxId))]) : undefined
-    const check = await store.snapshot(async (reader) => {
-      if (range.high >= 1 && (await reader.blockByNum(range.high))?.id !== anchorId) return undefined
-      if (cursor && !cursor.forked && (await reader.blockByNum(cursor.position.blockNum))?.id !== cursor.position.blockId) return undefined
-      const ids = new Map<number, string | undefined>()
-      for (const row of withIdx) if (!ids.has(row.blockNum)) ids.set(row.blockNum, (await reader.blockByNum(row.blockNum))?.id)
-      return ids
+    // The transactions' actions (one batch read) give each match its index; a match missing from
+    // them was read across a fork. The rows' blocks are read in the same step: every read between
+    // the two snapshots saw the chain up to the anchor, which the second one checks.
+    const trxIds = [...new Set(drafts.map((r) => r.trxId))]
+    const [actionsOf, blocks] = drafts.length ? await Promise.all([store.actionsOfTransactions(trxIds), store.blocksByNums([...new Set(drafts.map((r) => r.blockNum))])]) : [new Map<string, ActionRecord[]>(), new Map<number, BlockRecord>()]
+    const withIdx = drafts.map((row) => {
+      const all = (actionsOf.get(row.trxId) ?? []).filter((a) => a.blockNum === row.blockNum)
+      const index = new Map(all.map((a, i) => [a.globalSequence, i]))
+      const actions = [...row.actions].sort((a, b) => (a.globalSequence < b.globalSequence ? -1 : 1))
+      return { ...row, actions, actionIdx: actions.map((a) => index.get(a.globalSequence) ?? -1) }
     })
-    if (!check || withIdx.some((r) => r.actionIdx.includes(-1) || check.get(r.blockNum) === undefined)) return 'forked'
-    return { rows: withIdx.map((r) => ({ ...r, blockId: check.get(r.blockNum)! })), more, forked, lifecycles }
+    const lifecycles = withLifecycles && withIdx.length ? await lifecycle.lifecycles(trxIds, { actions: actionsOf, blocks }) : undefined
+    const check = await store.snapshot(async (reader) => {
+      if (range.high >= 1 && (await reader.blockByNum(range.high))?.id !== anchorId) return false
+      if (cursor && !cursor.forked && (await reader.blockByNum(cursor.position.blockNum))?.id !== cursor.position.blockId) return false
+      return true
+    })
+    if (!check || withIdx.some((r) => r.actionIdx.includes(-1) || blocks.get(r.blockNum) === undefined)) return 'forked'
+    return { rows: withIdx.map((r) => ({ ...r, blockId: blocks.get(r.blockNum)!.id })), more, forked, lifecycles }
   }
 
   async function read(request: SearchRequest, withLifecycles: boolean): Promise<{ page: SearchRowsPage; lifecycles: Map<string, TransactionLifecycle> | undefined }> {
@@ -164,13 +164,11 @@ export function createSearchService(args: { store: SearchStore; lifecycle: Lifec
       const result = await attempt(checked, withLifecycles)
       if (result === 'forked') continue
       if (result === 'empty') return { page: { rows: [], cursor: '', forkedHeadWarning: false }, lifecycles: undefined }
-      const rows = result.rows.map((r) => {
-        // The last match delivered in the direction of travel: a cursor resumes after its transaction.
-        const edge = forward ? r.actions[r.actions.length - 1] : r.actions[0]
-        const cursor = codec.encode({ blockNum: r.blockNum, blockId: r.blockId, seq: edge.globalSequence })
-        return { trxId: r.trxId, blockNum: r.blockNum, blockId: r.blockId, actions: r.actions, actionIdx: r.actionIdx, cursor }
-      })
-      const cursor = result.more && rows.length ? rows[rows.length - 1].cursor : ''
+      // The last match delivered in the direction of travel: a cursor resumes after its transaction.
+      const cursorOf = (r: Attempt['rows'][number]) => codec.encode({ blockNum: r.blockNum, blockId: r.blockId, seq: (forward ? r.actions[r.actions.length - 1] : r.actions[0]).globalSequence })
+      // A row's own cursor (GraphQL's) costs an HMAC: the REST answer needs only the page's.
+      const rows = result.rows.map((r) => ({ trxId: r.trxId, blockNum: r.blockNum, blockId: r.blockId, actions: r.actions, actionIdx: r.actionIdx, cursor: withLifecycles ? '' : cursorOf(r) }))
+      const cursor = result.more && rows.length ? cursorOf(result.rows[result.rows.length - 1]) : ''
       return { page: { rows, cursor, forkedHeadWarning: result.forked }, lifecycles: result.lifecycles }
     }
     throw SearchForkRaceError({ attempts: MAX_ATTEMPTS })

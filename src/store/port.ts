@@ -67,6 +67,27 @@ export interface BlockReader {
   rowChanges(blockNum: number): Promise<RowChange[]>
 }
 
+/**
+ * Reads of many transactions and blocks at once, for a page of search results' lifecycles: each is
+ * a fixed number of statements (a round trip or two on PostgreSQL) whatever the number asked, and
+ * answers as the single reads do: an unknown id has an empty history and no actions, an unknown
+ * block no row changes; `blocksByNums` and `actionReceiversOfBlocks` leave unknown blocks out.
+ */
+export interface BatchReader {
+  /** `transactionHistory` of each id (an id the store never saw: empty records and forkedOut). */
+  transactionHistories(ids: readonly string[]): Promise<Map<string, TransactionHistory>>
+  /** `actionsOfTransaction` of each id (its latest inclusion), in execution order. */
+  actionsOfTransactions(ids: readonly string[]): Promise<Map<string, ActionRecord[]>>
+  /** `blockByNum` of each number. */
+  blocksByNums(nums: readonly number[]): Promise<Map<number, BlockRecord>>
+  /** `rowChanges` of each block, in the same order. */
+  rowChangesOfBlocks(nums: readonly number[]): Promise<Map<number, RowChange[]>>
+  /** The receiver and transaction id of each action of each block, in execution order, without the rest of the action (attributing row changes needs only these). */
+  actionReceiversOfBlocks(nums: readonly number[]): Promise<Map<number, { trxId: string; receiver: string }[]>>
+  /** `abi` of each (account, block), in the order asked; a version asked many times is one object. */
+  abisAt(requests: readonly { account: string; blockNum: number }[]): Promise<({ abi: Uint8Array; blockNum: number } | undefined)[]>
+}
+
 /** Search over the postings of every stored action (DESIGN §7 terms). */
 export interface SearchReader {
   /** Matching actions in global-sequence order (or reverse), reading the lists only as far as the answer needs. */
@@ -129,6 +150,6 @@ export interface KeyStore {
 }
 
 /** A store: the writer and every reader, over one database. */
-export interface Store extends StoreWriter, StateReader, BlockReader, SearchReader, StepReader, StoreVerifier, KeyStore, SnapshotSource {
+export interface Store extends StoreWriter, StateReader, BlockReader, BatchReader, SearchReader, StepReader, StoreVerifier, KeyStore, SnapshotSource {
   close(): Promise<void>
 }

@@ -323,7 +323,7 @@ for (const { adapter, skip } of [{ adapter: 'sqlite', skip: false }, { adapter: 
   for (let i = 0; i < 12; i++) produce(`r${i}`)
   await h.synced()
   // The next read of actions first waits for a fork of the last blocks to be indexed.
-  let forkAt: 'actionsBySeq' | 'actionsOfTransaction' | undefined
+  let forkAt: 'actionsBySeq' | 'actionsOfTransactions' | undefined
   let forks = 0
   const racing = new Proxy(h.store, {
     get(target, prop) {
@@ -342,7 +342,7 @@ for (const { adapter, skip } of [{ adapter: 'sqlite', skip: false }, { adapter: 
     },
   }) as SearchStore
   const search = createSearchService({ store: racing, lifecycle: fakeLifecycles, cursorKey: h.cursorKey })
-  for (const at of ['actionsBySeq', 'actionsOfTransaction'] as const) {
+  for (const at of ['actionsBySeq', 'actionsOfTransactions'] as const) {
     for (const sort of ['asc', 'desc'] as const) {
       const request = { query: 'action:transfer', withReversible: true, sort, limit: 6, startBlock: sort === 'asc' ? -8 : 0 }
       forkAt = at

@@ -5,6 +5,7 @@ import { openPostgresStore, type BlockBatch } from '../../src/store/index.ts'
 import { PG_SKIP_REASON, withPostgresDatabase } from '../_helpers/postgres.ts'
 import { runSearchContract } from './contract/search-contract.ts'
 import { runStepPayloadContract } from './contract/step-payload-contract.ts'
+import { runBatchContract } from './contract/batch-contract.ts'
 import { runStoreContract } from './contract/store-contract.ts'
 import { emptyBlock, hash, key, runKeysContract } from './contract/keys-contract.ts'
 import { assertDetailsReadBack, detailedBlock } from './contract/details-fixture.ts'
@@ -17,6 +18,7 @@ const postgres = async (t: TestContext) => {
 runStoreContract('postgres', postgres, PG_SKIP_REASON)
 runSearchContract('postgres', postgres, PG_SKIP_REASON)
 runStepPayloadContract('postgres', postgres, PG_SKIP_REASON)
+runBatchContract('postgres', postgres, PG_SKIP_REASON)
 runKeysContract(
   'postgres',
   async (t) => {

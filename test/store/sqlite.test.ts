@@ -11,6 +11,7 @@ import { tempDir } from '../_helpers/devchain.ts'
 import { runStoreContract } from './contract/store-contract.ts'
 import { runSearchContract } from './contract/search-contract.ts'
 import { runStepPayloadContract } from './contract/step-payload-contract.ts'
+import { runBatchContract } from './contract/batch-contract.ts'
 import { emptyBlock, hash, key, runKeysContract } from './contract/keys-contract.ts'
 import { assertDetailsReadBack, detailedBlock } from './contract/details-fixture.ts'
 
@@ -25,6 +26,11 @@ runSearchContract('sqlite', async (t) => {
 })
 
 runStepPayloadContract('sqlite', async (t) => {
+  const path = join(tempDir(t), 'store.sqlite')
+  return { open: async () => openSqliteStore(path) }
+})
+
+runBatchContract('sqlite', async (t) => {
   const path = join(tempDir(t), 'store.sqlite')
   return { open: async () => openSqliteStore(path) }
 })

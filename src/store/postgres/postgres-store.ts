@@ -18,6 +18,7 @@ import { createPostgresKeys } from './postgres-keys.ts'
 import { insertChunks, insertColumns, type Columns, type Queryable } from './column-insert.ts'
 import { createPlannerStatistics } from './planner-statistics.ts'
 import { createPostgresSnapshotReader, meta, pkText, position } from './postgres-readers.ts'
+import { createPostgresBatchReaders } from './postgres-batch-readers.ts'
 import { keepUndoneBlocks, readStepPayloads, setLibAndPrune } from './postgres-block-content.ts'
 
 /**
@@ -290,6 +291,7 @@ export async function openPostgresStore(url: string, options: OpenStoreOptions =
   const store: Store = {
     ...createPostgresKeys(pool),
     ...createPostgresSnapshotReader(pool),
+    ...createPostgresBatchReaders(pool),
     snapshot: (read) => inTransaction((client) => read(createPostgresSnapshotReader(client)), 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY'),
     async reversibleBlocks(): Promise<BlockRef[]> {
       const lib = Number((await meta(pool, 'lib')) ?? 0)

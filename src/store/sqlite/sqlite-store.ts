@@ -14,6 +14,7 @@ import { openSqliteDatabase } from './open-database.ts'
 import { createSqliteKeys } from './sqlite-keys.ts'
 import { createSqliteStateReader } from './sqlite-readers.ts'
 import { createSqliteBlockContent } from './sqlite-block-content.ts'
+import { createSqliteBatchReaders } from './sqlite-batch-readers.ts'
 import { readOnlyStore, type OpenStoreOptions } from '../read-only.ts'
 import { VERSIONED_TABLES } from '../versioned-tables.ts'
 
@@ -275,6 +276,7 @@ export function openSqliteStore(path: string, options: OpenStoreOptions = {}): S
   const store: Store = {
     ...createSqliteKeys(db),
     ...createSqliteStateReader(db, position),
+    ...createSqliteBatchReaders(db),
     async snapshot(read) {
       // A read transaction: every statement of `read` sees the same committed state. `read` awaits
       // only this store's methods, which run synchronously, so it normally ends before any other

@@ -1,0 +1,393 @@
+import { spawn, type ChildProcess } from 'node:child_process'
+import { once } from 'node:events'
+import { closeSync, mkdtempSync, openSync, rmSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import os, { tmpdir } from 'node:os'
+import { basename, dirname, join } from 'node:path'
+import { createInterface } from 'node:readline'
+import { fileURLToPath } from 'node:url'
+import Database from 'better-sqlite3'
+import pg from 'pg'
+import { createLifecycleService } from '../src/lifecycle/index.ts'
+import { createSearchService, type SearchRequest, type SearchService } from '../src/search/index.ts'
+import { openPostgresStore, openSqliteStore, type Store } from '../src/store/index.ts'
+import { seededRandom } from '../test/_helpers/store.ts'
+import { Children, cpuSeconds, logTail } from './children.ts'
+import { postgresPostingsBytes, sqlitePostingsBytes } from './search.ts'
+
+export interface SearchApiBenchOptions {
+  /** A SQLite store kept by the ingest bench (`--keep-sqlite`), named `store.sqlite` (what `antler api --data-dir` opens). */
+  readonly sqlite: string | undefined
+  /** A PostgreSQL store kept by the ingest bench (`--keep-postgres`). */
+  readonly postgres: string | undefined
+  /** Length of each measured run (HTTP and in-process), seconds. */
+  readonly seconds: number
+  /** Runs of each configuration (configurations take turns, both adapters in the same rotation). */
+  readonly rounds: number
+  readonly warmupSeconds: number
+}
+
+const ANTLER = fileURLToPath(new URL('../bin/antler.js', import.meta.url))
+const AUTOCANNON = createRequire(import.meta.url).resolve('autocannon')
+const SERVER_TIMEOUT_MS = 60 * 60_000
+/** The bar of issue 16: p99 through HTTP, ms, and the index's bytes per action. */
+const BAR_P99_MS = 20
+const BAR_BYTES_PER_ACTION = 100
+/** Distinct requests of each configuration, cycled (seeded start blocks, amounts or cursors). */
+const VARIANTS = 8
+
+interface Server {
+  readonly label: string
+  readonly child: ChildProcess
+  readonly api: string
+}
+
+/** `antler api` on an existing store, auth off, alone in its process; resolves at its `antler ready` line. */
+async function startApi(children: Children, label: string, storeArgs: string[], logPath: string): Promise<Server> {
+  const log = openSync(logPath, 'a')
+  const child = children.track(spawn(process.execPath, [ANTLER, 'api', ...storeArgs, '--no-auth', '--port', '0', '--grpc-port', '0'], { stdio: ['ignore', 'pipe', log] }), SERVER_TIMEOUT_MS)
+  closeSync(log)
+  const lines = createInterface({ input: child.stdout! })
+  try {
+    const ready = await new Promise<Record<string, string>>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error('no ready line within 120 s')), 120_000)
+      lines.on('line', (line) => {
+        if (!line.startsWith('antler ready ')) return
+        clearTimeout(timer)
+        resolve(JSON.parse(line.slice('antler ready '.length)))
+      })
+      child.once('exit', (code, signal) => {
+        clearTimeout(timer)
+        reject(new Error(`exited (${code ?? signal}) before it was ready`))
+      })
+    })
+    return { label, child, api: ready.api }
+  } catch (error) {
+    await children.stop(child)
+    throw new Error(`antler api (${label}): ${(error as Error).message}; its log ends:\n${logTail(logPath)}`, { cause: error })
+  }
+}
+
+/**
+ * The load process: autocannon's programmatic API, each connection cycling through the requests;
+ * an answer counts only if it is 200 with the length of the answer checked before the runs.
+ * CommonJS run by `node -e`, its configuration on stdin (as bench/state-api.ts).
+ */
+const LOAD_SCRIPT = `
+const autocannon = require(process.env.AUTOCANNON_PATH)
+const cfg = JSON.parse(require('node:fs').readFileSync(0, 'utf8'))
+let bad = 0
+const samples = []
+const requests = cfg.requests.map((r) => ({
+  method: 'GET',
+  path: r.path,
+  onResponse: (status, body) => {
+    if (status === 200 && body.length === r.expectLength) return
+    bad++
+    if (samples.length < 3) samples.push(status + ' ' + r.path.slice(0, 120) + ': ' + body.length + ' chars: ' + body.slice(0, 200))
+  },
+}))
+autocannon({ url: cfg.url, connections: cfg.connections, duration: cfg.seconds, requests }, (error, result) => {
+  if (error) {
+    console.error(error)
+    process.exit(1)
+  }
+  process.stdout.write(JSON.stringify({ result, bad, samples }) + '\\n')
+})
+`
+
+interface Cannon {
+  readonly perSecond: number
+  /** autocannon's percentiles, ms (1 ms resolution). */
+  readonly p50: number
+  readonly p99: number
+  readonly answered: number
+  readonly failed: number
+  readonly failures: string[]
+  readonly serverCpuMs?: number
+}
+
+/** One request: its path and what it must answer (checked against the in-process answer first). */
+interface Request {
+  readonly path: string
+  readonly search: SearchRequest
+  expectLength?: number
+  transactions?: number
+}
+
+async function cannon(children: Children, server: Server, requests: readonly Request[], run: { seconds: number; connections: number }): Promise<Cannon> {
+  const config = { url: server.api, connections: run.connections, seconds: run.seconds, requests: requests.map((r) => ({ path: r.path, expectLength: r.expectLength })) }
+  const cpuBefore = cpuSeconds(server.child.pid)
+  const child = children.track(spawn(process.execPath, ['-e', LOAD_SCRIPT], { stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, AUTOCANNON_PATH: AUTOCANNON } }), (run.seconds + 60) * 1000)
+  child.stdin!.end(JSON.stringify(config))
+  let out = ''
+  let err = ''
+  child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()))
+  child.stderr!.on('data', (chunk: Buffer) => (err += chunk.toString()))
+  const [code, signal] = (await once(child, 'exit')) as [number | null, NodeJS.Signals | null]
+  const cpuAfter = cpuSeconds(server.child.pid)
+  if (code !== 0) throw new Error(`load process (${server.label}) exited (${code ?? signal}): ${err.trim().slice(-500)}`)
+  const { result: r, bad, samples } = JSON.parse(out.trim().split('\n').at(-1)!) as {
+    result: { requests: { average: number }; latency: { p50: number; p99: number }; errors: number; timeouts: number; '2xx': number }
+    bad: number
+    samples: string[]
+  }
+  return {
+    perSecond: r.requests.average,
+    p50: r.latency.p50,
+    p99: r.latency.p99,
+    answered: r['2xx'] - bad,
+    failed: bad + r.errors + r.timeouts,
+    failures: samples,
+    serverCpuMs: cpuBefore !== undefined && cpuAfter !== undefined && r['2xx'] > 0 ? ((cpuAfter - cpuBefore) * 1000) / r['2xx'] : undefined,
+  }
+}
+
+/** The query string of a search request, as `@dfuse/client` sends it. */
+function pathOf(s: SearchRequest): string {
+  const params = new URLSearchParams({ q: s.query, limit: String(s.limit ?? 25), sort: s.sort ?? 'asc' })
+  if (s.startBlock !== undefined) params.set('start_block', String(s.startBlock))
+  if (s.cursor) params.set('cursor', s.cursor)
+  return `/v0/search/transactions?${params.toString()}`
+}
+
+/**
+ * Fetches each request once through HTTP and compares the answer with the in-process service's
+ * answer to the same request, serialized: the same JSON, and a non-empty page (the rare query's
+ * may hold fewer than its limit). Under load every answer must then have that length.
+ */
+async function verify(server: Server, search: SearchService, requests: readonly Request[]): Promise<void> {
+  for (const request of requests) {
+    const response = await fetch(server.api + request.path, { signal: AbortSignal.timeout(60_000) })
+    const text = await response.text()
+    const what = `${server.label} ${request.path.slice(0, 200)}`
+    if (response.status !== 200) throw new Error(`${what}: HTTP ${response.status} ${text.slice(0, 300)}`)
+    const local = JSON.stringify(await search.searchTransactions(request.search))
+    if (text !== local) throw new Error(`${what}: the HTTP answer (${text.length} chars) differs from the in-process one (${local.length} chars)`)
+    const answer = JSON.parse(text) as { transactions: unknown[] | null }
+    if (!answer.transactions?.length) throw new Error(`${what}: no transaction`)
+    request.expectLength = text.length
+    request.transactions = answer.transactions.length
+  }
+}
+
+interface LocalRun {
+  readonly p50: number
+  readonly p99: number
+}
+
+/** The requests in-process, one at a time, for `seconds` (at least 5 calls): the service's answer and its JSON, no HTTP. */
+async function localLoop(search: SearchService, requests: readonly Request[], seconds: number): Promise<LocalRun> {
+  const samples: number[] = []
+  const end = performance.now() + seconds * 1000
+  for (let i = 0; samples.length < 5 || performance.now() < end; i++) {
+    const t = performance.now()
+    JSON.stringify(await search.searchTransactions(requests[i % requests.length].search))
+    samples.push(performance.now() - t)
+  }
+  samples.sort((a, b) => a - b)
+  return { p50: samples[Math.floor(samples.length * 0.5)], p99: samples[Math.floor(samples.length * 0.99)] }
+}
+
+const median = (xs: readonly number[]) => {
+  const sorted = [...xs].sort((a, b) => a - b)
+  return sorted.length % 2 ? sorted[(sorted.length - 1) / 2] : (sorted[sorted.length / 2 - 1] + sorted[sorted.length / 2]) / 2
+}
+const fmt = (n: number) => Math.round(n).toLocaleString('en-US')
+
+/** 0.0001 … 1.0000 EOS as the bench chain's transfers carry them (bench/search.ts). */
+const quantity = (units: number) => `"${(units / 10_000).toFixed(4)} EOS"`
+
+interface Configuration {
+  readonly key: string
+  readonly adapter: string
+  readonly name: string
+  readonly server: Server
+  readonly search: SearchService
+  readonly requests: Request[]
+}
+
+/**
+ * The query kinds of issue 16 over the bench chain (src/devchain/builder.ts: blocks of 20
+ * eosio.token transfers alice→bob→carol→alice and 5 rawdb puts), limit 100 each, both orders; each
+ * configuration cycles through VARIANTS seeded requests so that no answer is one cached page.
+ */
+async function configurationsOf(adapter: string, server: Server, search: SearchService, head: number, random: () => number): Promise<Configuration[]> {
+  const startBlock = () => 1 + Math.floor(random() * (head - 1))
+  const kinds: { kind: string; describe: string; requests: (sort: 'asc' | 'desc') => Promise<SearchRequest[]> }[] = [
+    {
+      kind: 'dense',
+      describe: 'dense 2-term `receiver:eosio.token action:transfer`, from a seeded start block',
+      requests: async (sort) => Array.from({ length: VARIANTS }, () => ({ query: 'receiver:eosio.token action:transfer', limit: 100, sort, startBlock: startBlock() })),
+    },
+    {
+      kind: 'rare',
+      describe: 'rare 3-term `data.quantity:"<one of 10,000 amounts>" data.from:alice receiver:bob` (seeded amounts with a match), whole chain',
+      requests: async (sort) => {
+        // Amounts that some transfer from alice carried (a few have none).
+        const out: SearchRequest[] = []
+        for (let tries = 0; out.length < VARIANTS && tries < 1000; tries++) {
+          const request = { query: `data.quantity:${quantity(1 + Math.floor(random() * 10_000))} data.from:alice receiver:bob`, limit: 100, sort }
+          if ((await search.searchRows({ ...request, limit: 1 })).rows.length > 0) out.push(request)
+        }
+        return out
+      },
+    },
+    {
+      kind: 'negation',
+      describe: 'negation `receiver:eosio.token action:transfer -data.to:bob`, from a seeded start block',
+      requests: async (sort) => Array.from({ length: VARIANTS }, () => ({ query: 'receiver:eosio.token action:transfer -data.to:bob', limit: 100, sort, startBlock: startBlock() })),
+    },
+    {
+      kind: 'data',
+      describe: '`data.to:bob` (3 matching actions a transaction), from a seeded start block',
+      requests: async (sort) => Array.from({ length: VARIANTS }, () => ({ query: 'data.to:bob', limit: 100, sort, startBlock: startBlock() })),
+    },
+    {
+      kind: 'cursor',
+      describe: 'deep cursor page: the dense query resumed from the cursor of a page at a seeded block (no start_block)',
+      requests: async (sort) => {
+        const out: SearchRequest[] = []
+        for (let i = 0; i < VARIANTS; i++) {
+          const query = 'receiver:eosio.token action:transfer'
+          const first = await search.searchTransactions({ query, limit: 1, sort, startBlock: startBlock() })
+          out.push({ query, limit: 100, sort, cursor: first.cursor })
+        }
+        return out
+      },
+    },
+  ]
+  const out: Configuration[] = []
+  for (const k of kinds) {
+    for (const sort of ['asc', 'desc'] as const) {
+      const requests = (await k.requests(sort)).map((s) => ({ path: pathOf(s), search: s }))
+      out.push({ key: `${adapter}-${k.kind}-${sort}`, adapter, name: `${adapter}: ${k.describe}, limit 100, ${sort}`, server, search, requests })
+    }
+  }
+  return out
+}
+
+/** The index's bytes and the chain's action traces and input actions (25 a block on the bench chain). */
+async function indexSize(adapter: 'SQLite' | 'PostgreSQL', where: string): Promise<{ bytes: number; traces: number; inputs: number }> {
+  if (adapter === 'SQLite') {
+    const db = new Database(where, { readonly: true })
+    try {
+      const { traces, blocks } = db.prepare('SELECT (SELECT COUNT(*) FROM actions) AS traces, (SELECT COUNT(*) FROM blocks WHERE action_count > 0) AS blocks').get() as { traces: number; blocks: number }
+      return { bytes: sqlitePostingsBytes(where), traces, inputs: blocks * 25 }
+    } finally {
+      db.close()
+    }
+  }
+  const client = new pg.Client({ connectionString: where })
+  await client.connect()
+  try {
+    const { traces, blocks } = (await client.query('SELECT (SELECT COUNT(*) FROM actions)::int AS traces, (SELECT COUNT(*) FROM blocks WHERE action_count > 0)::int AS blocks')).rows[0]
+    return { bytes: await postgresPostingsBytes(client), traces, inputs: blocks * 25 }
+  } finally {
+    await client.end()
+  }
+}
+
+/**
+ * Issue 16's search figures: `GET /v0/search/transactions` on `antler api --no-auth` over a kept
+ * 1,000,000-action bench store (SQLite, PostgreSQL or both at once, each server in its own
+ * process), loaded by autocannon in another process, 1 connection (the latency of a request): a
+ * dense two-term query, a rare three-term one, a negation, a `data.*` query and a deep cursor
+ * page, ascending and descending, limit 100; each next to the same requests answered by the
+ * search service in this process on a read-only store of the same adapter (searchTransactions and
+ * its JSON, no HTTP: the limit). Every distinct request is first fetched through HTTP and compared
+ * with the in-process answer (the same JSON); under load every answer must be 200 with that length.
+ * Configurations are warmed up, then take turns (`rounds` runs of `seconds`, the order rotated).
+ */
+export async function benchSearchApi(options: SearchApiBenchOptions): Promise<Record<string, string | number>> {
+  const dir = mkdtempSync(join(tmpdir(), 'antler-search-api-'))
+  const children = new Children(dir)
+  const figures: Record<string, string | number> = {}
+  const failures: string[] = []
+  const loadAverage = () => os.loadavg().map((l) => l.toFixed(1)).join(' ')
+  figures['load average (1, 5, 15 min) at the start'] = loadAverage()
+  const started = performance.now()
+  const stores: Store[] = []
+  try {
+    const adapters: { label: 'SQLite' | 'PostgreSQL'; where: string; open: () => Promise<Store>; storeArgs: string[] }[] = []
+    if (options.sqlite) {
+      const path = options.sqlite
+      if (basename(path) !== 'store.sqlite') throw new Error(`--sqlite ${path}: antler api opens DIR/store.sqlite; name the kept file store.sqlite`)
+      adapters.push({ label: 'SQLite', where: path, open: async () => openSqliteStore(path, { readOnly: true }), storeArgs: ['--store', 'sqlite', '--data-dir', dirname(path)] })
+    }
+    if (options.postgres) {
+      const url = options.postgres
+      adapters.push({ label: 'PostgreSQL', where: url, open: () => openPostgresStore(url, { readOnly: true }), storeArgs: ['--store', url, '--data-dir', join(dir, 'pg-data')] })
+    }
+    const configurations: Configuration[] = []
+    const sizes = new Map<string, [number, number]>()
+    for (const adapter of adapters) {
+      const size = await indexSize(adapter.label, adapter.where)
+      figures[`${adapter.label}: search index bytes per action trace (per input action)`] = `${(size.bytes / size.traces).toFixed(1)} (${(size.bytes / size.inputs).toFixed(1)}); ${fmt(size.bytes)} bytes, ${fmt(size.traces)} traces`
+      sizes.set(adapter.label, [size.bytes / size.traces, size.bytes / size.inputs])
+      const store = await adapter.open()
+      stores.push(store)
+      const position = await store.position()
+      if (!position) throw new Error(`${adapter.label}: the store is empty`)
+      const lifecycle = createLifecycleService({ store })
+      const search = createSearchService({ store, lifecycle, cursorKey: await store.secret('cursor_key') })
+      const server = await startApi(children, adapter.label, adapter.storeArgs, join(dir, `${adapter.label}.log`))
+      const own = await configurationsOf(adapter.label, server, search, position.lib, seededRandom(16))
+      for (const c of own) await verify(server, search, c.requests)
+      configurations.push(...own)
+      figures[`${adapter.label}: store LIB, transactions per page (mean of the requests)`] = `${position.lib}; ${own.map((c) => `${c.key.slice(adapter.label.length + 1)} ${(c.requests.reduce((s, r) => s + r.transactions!, 0) / c.requests.length).toFixed(1)}`).join(', ')}`
+    }
+    figures['every distinct request checked before the runs'] = 'HTTP answer identical to the in-process service answer (JSON), at least one transaction; under load every answer must be 200 with that length'
+
+    const measured = new Map<string, { http: Cannon[]; local: LocalRun[] }>()
+    console.error(`  search-api bench: ${configurations.length} configurations, warming up`)
+    for (const c of configurations) {
+      const warm = await cannon(children, c.server, c.requests, { seconds: options.warmupSeconds, connections: 1 })
+      if (warm.failed > 0) failures.push(`${c.name} (warm-up): ${warm.failed} failed, ${warm.answered} answered ${warm.failures.join(' | ')}`)
+      await localLoop(c.search, c.requests, 1)
+      measured.set(c.key, { http: [], local: [] })
+    }
+    for (let round = 0; round < options.rounds; round++) {
+      console.error(`  search-api bench: round ${round + 1} of ${options.rounds}`)
+      for (let i = 0; i < configurations.length; i++) {
+        const c = configurations[(round + i) % configurations.length]
+        const run = await cannon(children, c.server, c.requests, { seconds: options.seconds, connections: 1 })
+        if (run.failed > 0 || run.answered === 0) failures.push(`${c.name}, round ${round + 1}: ${run.failed} failed, ${run.answered} answered ${run.failures.join(' | ')}`)
+        measured.get(c.key)!.http.push(run)
+        measured.get(c.key)!.local.push(await localLoop(c.search, c.requests, options.seconds))
+      }
+    }
+    for (const c of configurations) {
+      const m = measured.get(c.key)!
+      const reqs = m.http.reduce((sum, r) => sum + r.perSecond, 0) / m.http.length
+      const cpuRuns = m.http.filter((r) => r.serverCpuMs !== undefined)
+      const cpu = cpuRuns.length === m.http.length ? `, server CPU ${(cpuRuns.reduce((s, r) => s + r.serverCpuMs! * r.answered, 0) / cpuRuns.reduce((s, r) => s + r.answered, 0)).toFixed(1)} ms/request` : ''
+      const bytes = median(c.requests.map((r) => r.expectLength!))
+      figures[`${c.name} · HTTP`] = `p50 ${median(m.http.map((r) => r.p50))} ms, p99 ${median(m.http.map((r) => r.p99))} ms, ${reqs.toFixed(1)} req/s${cpu}, answers ${fmt(bytes)} bytes (median); runs' p99: ${m.http.map((r) => r.p99).join(', ')}`
+      figures[`${c.name} · in-process limit`] = `p50 ${median(m.local.map((r) => r.p50)).toFixed(1)} ms, p99 ${median(m.local.map((r) => r.p99)).toFixed(1)} ms`
+    }
+    for (const adapter of adapters) {
+      const own = configurations.filter((c) => c.adapter === adapter.label)
+      const worst = own.reduce((w, c) => {
+        const p99 = median(measured.get(c.key)!.http.map((r) => r.p99))
+        return p99 > w.p99 ? { p99, key: c.key } : w
+      }, { p99: 0, key: '' })
+      figures[`${adapter.label}: issue 16 bar, p99 < ${BAR_P99_MS} ms through HTTP for each query and order (median p99 of the runs)`] = `${worst.p99 < BAR_P99_MS ? 'HOLDS' : 'DOES NOT HOLD'} (worst ${worst.p99} ms, ${worst.key})`
+      const [perTrace, perInput] = sizes.get(adapter.label)!
+      const verdict = (bytes: number) => `${bytes < BAR_BYTES_PER_ACTION ? 'HOLDS' : 'DOES NOT HOLD'} (${bytes.toFixed(1)})`
+      figures[`${adapter.label}: issue 16 bar, index < ${BAR_BYTES_PER_ACTION} bytes per action`] = `per action trace ${verdict(perTrace)}; per input action ${verdict(perInput)}`
+    }
+    figures['seconds for the figures above'] = ((performance.now() - started) / 1000).toFixed(0)
+  } finally {
+    await children.close()
+    for (const store of stores) await store.close()
+    rmSync(dir, { recursive: true, force: true })
+  }
+  figures['load average (1, 5, 15 min) at the end'] = loadAverage()
+  figures['failed requests (non-200, wrong length, errors, time-outs), all runs'] = failures.length === 0 ? 0 : failures.join('; ')
+  if (failures.length > 0) {
+    console.error(`\n!!! search-api bench: requests failed, the figures above them are not valid:\n!!! ${failures.join('\n!!! ')}\n`)
+    process.exitCode = 1
+  }
+  return figures
+}

@@ -1,0 +1,94 @@
+import type { BatchReader } from '../port.ts'
+import { TRX_ID_OF_ACTION, actionFromRow, blockFromRow, rowChangeFromRow, transactionFromRow, trxIdKey, u8 } from '../row-mapping.ts'
+import type { ActionRecord, BlockRecord, RowChange, TransactionHistory } from '../types.ts'
+import type { Queryable } from './column-insert.ts'
+
+type DbRow = Record<string, unknown>
+
+/** Every record of each id (shared-sql.ts TRANSACTION_RECORDS per id; parameters: id keys, ids). */
+const RECORDS = `SELECT t.* FROM unnest($1::bigint[], $2::text[]) AS r(k, id)
+  CROSS JOIN LATERAL (SELECT * FROM transactions WHERE id_key = r.k AND id = r.id) t ORDER BY t.id, t.block_num, t.block_index`
+const FORKED_OUT = 'SELECT id, block_num, block_id FROM forked_transactions WHERE id = ANY($1::text[]) ORDER BY id, block_num, block_id'
+/** The actions of each id's latest record (shared-sql.ts LATEST_TRANSACTION_RECORD), as actionsOfTransaction reads them. */
+const ACTIONS = `SELECT r.id AS of_trx, a.* FROM unnest($1::bigint[], $2::text[]) AS r(k, id)
+  CROSS JOIN LATERAL (SELECT first_seq, action_count, block_num FROM transactions WHERE id_key = r.k AND id = r.id ORDER BY block_num DESC, block_index ASC LIMIT 1) t
+  CROSS JOIN LATERAL (SELECT * FROM actions WHERE global_seq >= t.first_seq AND global_seq < t.first_seq + t.action_count AND block_num = t.block_num) a
+  ORDER BY a.global_seq`
+const BLOCKS = 'SELECT * FROM blocks WHERE num = ANY($1::bigint[])'
+/** shared-sql.ts ROW_CHANGES_OF_BLOCK for many blocks, in its order within each block (the closed version by one backward seek, as block-content.ts reads it). */
+const ROW_CHANGES = `SELECT n.block_num AS at, n.code, n.tbl, n.scope, n.pk, n.payer, n.value, o.payer AS old_payer, o.value AS old_value, o.block_num AS old_block
+  FROM row_versions n LEFT JOIN LATERAL (SELECT p.payer, p.value, p.block_num FROM row_versions p
+    WHERE p.code = n.code AND p.tbl = n.tbl AND p.scope = n.scope AND p.pk = n.pk AND p.block_num < n.block_num ORDER BY p.block_num DESC LIMIT 1) o ON true
+  WHERE n.block_num = ANY($1::bigint[]) ORDER BY n.block_num, n.code, n.tbl, n.scope, n.pk`
+/** Each block's actions: the global sequences from its first_seq, action_count of them (one range read per block). */
+const RECEIVERS = `SELECT b.num, a.receiver, ${TRX_ID_OF_ACTION} FROM blocks b
+  LEFT JOIN LATERAL (SELECT global_seq, block_num, trx_index, receiver FROM actions WHERE global_seq >= b.first_seq AND global_seq < b.first_seq + b.action_count AND block_num = b.num) a ON true
+  WHERE b.num = ANY($1::bigint[]) ORDER BY a.global_seq`
+/**
+ * The ABI version in force for each (account, block), then each distinct version's bytes once
+ * (parameters: accounts, blocks): rows with `i` set name a request's version, rows without it carry the bytes.
+ */
+const ABIS = `WITH r AS (SELECT r.i, r.account, v.block_num FROM unnest($1::text[], $2::bigint[]) WITH ORDINALITY AS r(account, at, i)
+    CROSS JOIN LATERAL (SELECT block_num FROM abi_versions WHERE account = r.account AND block_num <= r.at ORDER BY block_num DESC LIMIT 1) v)
+  SELECT r.i, r.account, r.block_num, NULL::bytea AS abi FROM r
+  UNION ALL SELECT NULL, a.account, a.block_num, a.abi FROM abi_versions a JOIN (SELECT DISTINCT account, block_num FROM r) d ON a.account = d.account AND a.block_num = d.block_num`
+
+const unique = <T>(xs: readonly T[]) => [...new Set(xs)]
+
+/** The batch reads (port.ts BatchReader) on PostgreSQL: one round trip each (two for histories, sent together). */
+export function createPostgresBatchReaders(q: Queryable): BatchReader {
+  return {
+    async transactionHistories(ids) {
+      const out = new Map<string, TransactionHistory>()
+      if (ids.length === 0) return out
+      const distinct = unique(ids)
+      const [records, forked] = await Promise.all([q.query(RECORDS, [distinct.map(trxIdKey), distinct]), q.query(FORKED_OUT, [distinct])])
+      const histories = new Map(distinct.map((id) => [id, { records: [] as ReturnType<typeof transactionFromRow>[], forkedOut: [] as { blockNum: number; blockId: string }[] }]))
+      for (const r of records.rows as DbRow[]) histories.get(r.id as string)?.records.push(transactionFromRow(r))
+      for (const r of forked.rows as DbRow[]) histories.get(r.id as string)?.forkedOut.push({ blockNum: Number(r.block_num), blockId: r.block_id as string })
+      for (const [id, h] of histories) out.set(id, h)
+      return out
+    },
+    async actionsOfTransactions(ids) {
+      const distinct = unique(ids)
+      const out = new Map<string, ActionRecord[]>(distinct.map((id) => [id, []]))
+      if (distinct.length === 0) return out
+      const rows = (await q.query(ACTIONS, [distinct.map(trxIdKey), distinct])).rows as DbRow[]
+      for (const r of rows) out.get(r.of_trx as string)?.push(actionFromRow(r, r.of_trx as string))
+      return out
+    },
+    async blocksByNums(nums) {
+      const out = new Map<number, BlockRecord>()
+      if (nums.length === 0) return out
+      for (const r of (await q.query(BLOCKS, [unique(nums)])).rows as DbRow[]) out.set(Number(r.num), blockFromRow(r))
+      return out
+    },
+    async rowChangesOfBlocks(nums) {
+      const out = new Map<number, RowChange[]>(nums.map((n) => [n, []]))
+      if (nums.length === 0) return out
+      for (const r of (await q.query(ROW_CHANGES, [unique(nums)])).rows as DbRow[]) out.get(Number(r.at))?.push(rowChangeFromRow(r))
+      return out
+    },
+    async actionReceiversOfBlocks(nums) {
+      const out = new Map<number, { trxId: string; receiver: string }[]>()
+      if (nums.length === 0) return out
+      for (const r of (await q.query(RECEIVERS, [unique(nums)])).rows as DbRow[]) {
+        const num = Number(r.num)
+        const list = out.get(num) ?? []
+        out.set(num, list)
+        // A block without actions is one row without a receiver.
+        if (r.receiver !== null) list.push({ trxId: r.trx_id as string, receiver: r.receiver as string })
+      }
+      return out
+    },
+    async abisAt(requests) {
+      if (requests.length === 0) return []
+      const rows = (await q.query(ABIS, [requests.map((r) => r.account), requests.map((r) => r.blockNum)])).rows as { i: string | null; account: string; block_num: string; abi: Buffer | null }[]
+      const versions = new Map<string, { abi: Uint8Array; blockNum: number } | undefined>()
+      for (const r of rows) if (r.i === null && r.abi) versions.set(`${r.account}:${r.block_num}`, r.abi.length > 0 ? { abi: u8(r.abi), blockNum: Number(r.block_num) } : undefined)
+      const answers: ({ abi: Uint8Array; blockNum: number } | undefined)[] = requests.map(() => undefined)
+      for (const r of rows) if (r.i !== null) answers[Number(r.i) - 1] = versions.get(`${r.account}:${r.block_num}`)
+      return answers
+    },
+  }
+}
