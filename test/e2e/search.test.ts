@@ -6,6 +6,7 @@ import { createDfuseClient, InMemoryApiTokenStore, type DfuseClient, type Search
 import { DEV_PRIVATE_KEY } from '../../src/devchain/index.ts'
 import { expectError, send } from '../_helpers/http.ts'
 import { issueToken, startPlatform, type Platform } from '../_helpers/platform.ts'
+import { pollUntil } from '../_helpers/push.ts'
 
 ;(globalThis as { WebSocket?: unknown }).WebSocket = WebSocket
 
@@ -103,6 +104,8 @@ test('search end to end: @dfuse/client searchTransactions forward and backward w
 
   await t.test('start_block and block_count through the client; no match is transactions null and cursor ""', async () => {
     const from = ascending[2].block
+    // Only irreversible blocks are searched by default: a start block above LIB is refused (a loaded machine lags).
+    await pollUntil(() => health(p), (h) => h.lib >= ascending[4].block, 60_000)
     const page = await client.searchTransactions('data.from:alice', { startBlock: from, blockCount: ascending[4].block - from, limit: 100 })
     assert.deepEqual(page.transactions!.map((r) => r.lifecycle.id), ascending.filter((x) => x.block >= from && x.block <= ascending[4].block).map((x) => x.id))
     const none = await get('q=receiver:nobody')

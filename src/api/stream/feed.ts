@@ -32,12 +32,10 @@ export function followFrom(
   const { store, feed, fromBlock, mode } = args
   let closed = false
   let live: Listener | undefined
-  const run = async () => {
-    const position = await store.position()
-    const lib = position ? Math.min(position.lib, position.head.blockNum) : 0
-    for (let from = fromBlock; from <= lib && !closed; from += REPLAY_BATCH) {
+  const replay = async (first: number, last: number) => {
+    for (let from = first; from <= last && !closed; from += REPLAY_BATCH) {
       const blocks: BlockRecord[] = []
-      for (let num = from; num < Math.min(from + REPLAY_BATCH, lib + 1); num++) {
+      for (let num = from; num < Math.min(from + REPLAY_BATCH, last + 1); num++) {
         const block = await store.blockByNum(num)
         if (block) blocks.push(block)
       }
@@ -45,13 +43,23 @@ export function followFrom(
       const payloads = await store.stepPayloads(steps)
       if (!closed && steps.length) await onItems(steps.map((step, i) => ({ step, payload: payloads[i] })))
     }
+  }
+  const run = async () => {
+    const position = await store.position()
+    const head = position?.head.blockNum ?? 0
+    const lib = position ? Math.min(position.lib, head) : 0
+    // Applied mode starting above LIB: the stored blocks up to head, then the log after head's
+    // apply step, unfiltered (a fork may re-apply a block below the start: it comes after the start).
+    const fromHead = mode === 'apply' && fromBlock > lib && fromBlock <= head
+    const last = fromHead ? head : lib
+    await replay(fromBlock, last)
     if (closed) return
-    // The step after which the log describes everything past LIB's block as it became.
-    const libBlock = lib > 0 ? await store.blockByNum(lib) : undefined
-    const libSteps = libBlock ? await store.stepsOfBlock(libBlock.id) : []
-    const anchor = (mode === 'apply' ? libSteps.filter(isApply) : libSteps.filter((s) => s.type === 'irreversible')).at(-1)
+    const lastBlock = last > 0 ? await store.blockByNum(last) : undefined
+    const lastSteps = lastBlock ? await store.stepsOfBlock(lastBlock.id) : []
+    const anchor = (mode === 'apply' ? lastSteps.filter(isApply) : lastSteps.filter((s) => s.type === 'irreversible')).at(-1)
     const afterSeq = anchor?.seq ?? 0
-    const floor = Math.max(fromBlock, lib + 1)
+    // Only a start above head (or at LIB's anchor, for blocks it replayed) skips blocks below it.
+    const floor = fromHead ? 0 : Math.max(fromBlock, last + 1)
     live = feed.subscribe({
       afterSeq,
       onSteps: (items) => {
