@@ -5,9 +5,10 @@ import { INTEGRITY_CHECKS } from '../integrity-checks.ts'
 import { VERSIONED_TABLES } from '../versioned-tables.ts'
 import type { Store } from '../port.ts'
 import { LATEST_TRANSACTION_RECORD, RECORD_FORKED_TRANSACTIONS, ROW_CHANGES_OF_BLOCK, TRANSACTIONS_BY_ID_PREFIX, TRANSACTION_RECORDS, numbered } from '../shared-sql.ts'
-import { TRX_ID_OF_ACTION, actionFromRow, rowChangeFromRow, stepFromRow, type StepRow, authText, detailsText, prefixUpperBound, ramText, sequenceRanges, transactionFromRow, trxIdKey, trxIdKeyRange, u8 } from '../row-mapping.ts'
-import { postingChunks, truncateChunk, type PostingChunk } from '../search/postings.ts'
-import { searchPostings, type PostingSource } from '../search/query.ts'
+import { TRX_ID_OF_ACTION, actionFromRow, rowChangeFromRow, stepFromRow, type StepRow, authText, detailsText, prefixUpperBound, ramText, sequenceRanges, transactionFromRow, trxIdKey, trxIdKeyRange } from '../row-mapping.ts'
+import { postingChunks, truncateChunk } from '../search/postings.ts'
+import { searchPostings } from '../search/query.ts'
+import { chunkFromRow, createPostgresPostingSource, type PostingRow } from './postgres-postings.ts'
 import type { BlockBatch, StepType } from '../types.ts'
 import { libMoves, writeSteps } from '../write-steps.ts'
 import { failpoint, writtenBlocks } from '../failpoints.ts'
@@ -28,15 +29,6 @@ import { keepUndoneBlocks, readStepPayloads, setLibAndPrune } from './postgres-b
 const INSERT_STEPS = `INSERT INTO steps (type, block_num, block_id)
   SELECT CASE WHEN s.type <> 'apply' THEN s.type WHEN EXISTS (SELECT 1 FROM steps u WHERE u.block_id = s.id AND u.type = 'undo') THEN 'redo' ELSE 'new' END, s.num, s.id
   FROM unnest($1::text[], $2::bigint[], $3::text[]) WITH ORDINALITY AS s(type, num, id, ord) ORDER BY s.ord`
-
-interface PostingRow {
-  term_key: string
-  last_seq: string
-  first_seq: string
-  entries: Buffer
-}
-
-const chunkFromRow = (r: PostingRow): PostingChunk => ({ termKey: Number(r.term_key), firstSeq: Number(r.first_seq), lastSeq: Number(r.last_seq), entries: u8(r.entries) })
 
 /**
  * The production store on PostgreSQL. One writer (the indexer) applies each block in one
@@ -268,25 +260,7 @@ export async function openPostgresStore(url: string, options: OpenStoreOptions =
     return Number(undone[0].num)
   }
 
-  const postingSource: PostingSource = {
-    concurrentReads: true,
-    async chunks(termKey, seq, direction, atMost) {
-      const columns = 'term_key, last_seq, first_seq, entries'
-      const after = (await pool.query<PostingRow>(`SELECT ${columns} FROM postings WHERE term_key = $1 AND last_seq >= $2 ORDER BY last_seq LIMIT $3`, [termKey, seq, atMost])).rows
-      if (direction === 'forward') return after.map(chunkFromRow)
-      const holding = after[0] && Number(after[0].first_seq) <= seq ? [after[0]] : []
-      const before = (await pool.query<PostingRow>(`SELECT ${columns} FROM postings WHERE term_key = $1 AND last_seq < $2 ORDER BY last_seq DESC LIMIT $3`, [termKey, seq, atMost])).rows
-      return [...holding, ...before].map(chunkFromRow)
-    },
-    async chunksAround(termKey, seqs, direction) {
-      // Forward needs the chunk holding or after each seq; backward the one holding or before it.
-      const holdingOrAfter = 'SELECT * FROM postings WHERE term_key = $1 AND last_seq >= s.seq ORDER BY last_seq LIMIT 1'
-      const before = 'SELECT * FROM postings WHERE term_key = $1 AND last_seq < s.seq ORDER BY last_seq DESC LIMIT 1'
-      const lateral = direction === 'forward' ? holdingOrAfter : `(${holdingOrAfter}) UNION ALL (${before})`
-      const rows = await pool.query<PostingRow>(`SELECT DISTINCT ON (p.last_seq) p.term_key, p.last_seq, p.first_seq, p.entries FROM unnest($2::bigint[]) AS s(seq) CROSS JOIN LATERAL (${lateral}) p`, [termKey, seqs])
-      return rows.rows.map(chunkFromRow)
-    },
-  }
+  const postingSource = createPostgresPostingSource(pool)
 
   const store: Store = {
     ...createPostgresKeys(pool),

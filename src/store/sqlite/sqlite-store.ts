@@ -2,9 +2,10 @@ import type { BlockRef } from '../../antelope/index.ts'
 import { StoreIrreversibleUndoError, StoreLinkError } from '../errors.ts'
 import type { Store } from '../port.ts'
 import { INSERT_APPLY_STEP, LATEST_TRANSACTION_RECORD, RECORD_FORKED_TRANSACTIONS, ROW_CHANGES_OF_BLOCK, TRANSACTIONS_BY_ID_PREFIX, TRANSACTION_RECORDS } from '../shared-sql.ts'
-import { TRX_ID_OF_ACTION, actionFromRow, rowChangeFromRow, stepFromRow, type StepRow, authText, blockByTimeClause, detailsText, blockFromRow, prefixUpperBound, ramText, sequenceRanges, transactionFromRow, trxIdKey, trxIdKeyRange, u8 } from '../row-mapping.ts'
-import { postingChunks, truncateChunk, type PostingChunk } from '../search/postings.ts'
-import { searchPostings, type PostingSource } from '../search/query.ts'
+import { TRX_ID_OF_ACTION, actionFromRow, rowChangeFromRow, stepFromRow, type StepRow, authText, blockByTimeClause, detailsText, blockFromRow, prefixUpperBound, ramText, sequenceRanges, transactionFromRow, trxIdKey, trxIdKeyRange } from '../row-mapping.ts'
+import { postingChunks, truncateChunk } from '../search/postings.ts'
+import { searchPostings } from '../search/query.ts'
+import { chunkFromRow, createSqlitePostingSource, type PostingRow } from './sqlite-postings.ts'
 import type { ActionRecord, BlockBatch, Step, StepType, StorePosition, TransactionRecord } from '../types.ts'
 import { writeSteps } from '../write-steps.ts'
 import { failpoint, writtenBlocks } from '../failpoints.ts'
@@ -21,15 +22,6 @@ import { VERSIONED_TABLES } from '../versioned-tables.ts'
 const pkText = (pk: bigint) => pk.toString(16).padStart(16, '0')
 /** The driver binds Buffers only; a view over the same memory avoids a copy per blob. */
 const bufferView = (u: Uint8Array) => Buffer.from(u.buffer, u.byteOffset, u.byteLength)
-
-interface PostingRow {
-  term_key: number
-  last_seq: number
-  first_seq: number
-  entries: Buffer
-}
-
-const chunkFromRow = (r: PostingRow): PostingChunk => ({ termKey: r.term_key, firstSeq: r.first_seq, lastSeq: r.last_seq, entries: u8(r.entries) })
 
 /**
  * The embedded store: one SQLite file (WAL). Writes are synchronous transactions, so each
@@ -67,17 +59,6 @@ export function openSqliteStore(path: string, options: OpenStoreOptions = {}): S
     insertPosting: db.prepare('INSERT INTO postings VALUES (?, ?, ?, ?)'),
     postingsFrom: db.prepare('SELECT term_key, last_seq, first_seq, entries FROM postings WHERE last_seq >= ?'),
     deletePosting: db.prepare('DELETE FROM postings WHERE term_key = ? AND last_seq = ?'),
-    chunksFrom: db.prepare(`SELECT term_key, last_seq, first_seq, entries FROM postings WHERE term_key = ? AND last_seq >= ? ORDER BY last_seq LIMIT ?`),
-    chunksBefore: db.prepare(`SELECT term_key, last_seq, first_seq, entries FROM postings WHERE term_key = ? AND last_seq < ? ORDER BY last_seq DESC LIMIT ?`),
-    // For each seq of a JSON array: the last_seq of the chunk holding it or the next (and, backward, of the one before).
-    chunkAfterEachSeq: db.prepare(
-      'SELECT (SELECT last_seq FROM postings WHERE term_key = @key AND last_seq >= s.value ORDER BY last_seq LIMIT 1) FROM json_each(@seqs) AS s',
-    ),
-    chunkAroundEachSeq: db.prepare(
-      `SELECT (SELECT last_seq FROM postings WHERE term_key = @key AND last_seq >= s.value ORDER BY last_seq LIMIT 1),
-              (SELECT last_seq FROM postings WHERE term_key = @key AND last_seq < s.value ORDER BY last_seq DESC LIMIT 1) FROM json_each(@seqs) AS s`,
-    ),
-    chunksAtLastSeqs: db.prepare('SELECT term_key, last_seq, first_seq, entries FROM postings WHERE term_key = @key AND last_seq IN (SELECT value FROM json_each(@seqs))'),
     // Without INDEXED BY the planner takes the primary key and walks every version of the row: a
     // balance rewritten in every block made this the slowest statement of ingest.
     closeRow: db.prepare('UPDATE row_versions INDEXED BY row_versions_head SET valid_to = ? WHERE code = ? AND tbl = ? AND scope = ? AND pk = ? AND valid_to IS NULL'),
@@ -112,22 +93,7 @@ export function openSqliteStore(path: string, options: OpenStoreOptions = {}): S
   const undoStatements = VERSIONED_TABLES.flatMap((t) => [db.prepare(`DELETE FROM ${t} WHERE block_num >= ?`), db.prepare(`UPDATE ${t} SET valid_to = NULL WHERE valid_to >= ?`)])
   const deleteFrom = ['blocks WHERE num', 'transactions WHERE block_num'].map((w) => db.prepare(`DELETE FROM ${w} >= ?`))
 
-  const postingSource: PostingSource = {
-    async chunks(termKey, seq, direction, atMost) {
-      const after = s.chunksFrom.all(termKey, seq, atMost) as PostingRow[]
-      if (direction === 'forward') return after.map(chunkFromRow)
-      const holding = after[0] && after[0].first_seq <= seq ? [after[0]] : []
-      return [...holding, ...(s.chunksBefore.all(termKey, seq, atMost) as PostingRow[])].map(chunkFromRow)
-    },
-    async chunksAround(termKey, seqs, direction) {
-      // Two statements for any number of seeks: the last_seq of each answer, then those chunks.
-      // The seqs travel as one JSON array, so each statement has one text (prepared once).
-      const picked = (direction === 'forward' ? s.chunkAfterEachSeq : s.chunkAroundEachSeq).raw().all({ key: termKey, seqs: JSON.stringify(seqs) }) as (number | null)[][]
-      const wanted = [...new Set(picked.flat().filter((x): x is number => x !== null))]
-      if (wanted.length === 0) return []
-      return (s.chunksAtLastSeqs.all({ key: termKey, seqs: JSON.stringify(wanted) }) as PostingRow[]).map(chunkFromRow)
-    },
-  }
+  const postingSource = createSqlitePostingSource(db)
 
   const meta = (key: string) => (s.getMeta.get(key) as { value: string } | undefined)?.value
   const step = (type: StepType, num: number, id: string) => s.insertStep.run(type, num, id)
