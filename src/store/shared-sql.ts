@@ -30,6 +30,15 @@ export const ROW_CHANGES_OF_BLOCK = `SELECT n.code, n.tbl, n.scope, n.pk, n.paye
  */
 export const LATEST_TRANSACTION_RECORD = 'SELECT * FROM transactions WHERE id_key = ? AND id = ? ORDER BY block_num DESC, block_index ASC LIMIT 1'
 
+/** A transaction id as stored: 64 lowercase hex digits. */
+export const TRX_ID = /^[0-9a-f]{64}$/
+
+/**
+ * The global-sequence spans of a transaction's executions, ascending (parameters: trxIdKey(id),
+ * id): a trace's actions are consecutive sequences, first_seq and action_count of them.
+ */
+export const TRANSACTION_SPANS = 'SELECT first_seq, first_seq + action_count - 1 AS last_seq FROM transactions WHERE id_key = ? AND id = ? AND first_seq IS NOT NULL AND action_count > 0 ORDER BY first_seq'
+
 /** Every record of a transaction in block order (parameters: trxIdKey(id), id). */
 export const TRANSACTION_RECORDS = 'SELECT * FROM transactions WHERE id_key = ? AND id = ? ORDER BY block_num, block_index'
 

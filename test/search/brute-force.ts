@@ -48,7 +48,7 @@ export async function scanStore(store: Store): Promise<ScannedAction[]> {
     const scheduled = new Map<string, boolean>()
     for (const [i, a] of inBlock.entries()) {
       if (!scheduled.has(a.trxId)) scheduled.set(a.trxId, (await store.transactionHistory(a.trxId)).records.some((r) => r.blockNum === blockNum && r.scheduled))
-      out.push({ action: a, seq: Number(a.globalSequence), terms: new Set(terms[i]), flags: { input: a.creatorActionOrdinal === 0, notif: a.receiver !== a.account, scheduled: scheduled.get(a.trxId)! } })
+      out.push({ action: a, seq: Number(a.globalSequence), terms: new Set([...terms[i], `trx_id:${a.trxId}`]), flags: { input: a.creatorActionOrdinal === 0, notif: a.receiver !== a.account, scheduled: scheduled.get(a.trxId)! } })
     }
   }
   return out

@@ -73,13 +73,10 @@ test('parent.*: a notification has the action that notified it, an inline action
   assert.deepEqual(of(relay[2], 'parent.account'), ['parent.account:eosio.token'])
 })
 
-test('trx_id: every action carries its transaction id', () => {
+test('trx_id is not a posting term: the store answers it from the transactions table', () => {
   const actions = [action(TRX_A, 1, 0, 'rawdb', 'rawdb', 'put'), action(TRX_B, 1, 0, 'rawdb', 'rawdb', 'put'), action(TRX_B, 2, 1, 'alice', 'rawdb', 'put')]
-  assert.deepEqual(
-    blockSearchTerms(actions, [], noData).map((t) => of(t, 'trx_id')),
-    [[`trx_id:${TRX_A}`], [`trx_id:${TRX_B}`], [`trx_id:${TRX_B}`]],
-  )
-  assert.deepEqual(of(actionSearchTerms(actions[0], []), 'trx_id'), [`trx_id:${TRX_A}`])
+  assert.deepEqual(blockSearchTerms(actions, [], noData).map((t) => of(t, 'trx_id')), [[], [], []])
+  assert.deepEqual(of(actionSearchTerms(actions[0], []), 'trx_id'), [])
 })
 
 test('db.table and db.key: a block row change goes to every action of the block whose receiver is the row contract', () => {
@@ -132,5 +129,5 @@ test('terms longer than MAX_TERM_LENGTH are not indexed; the others are', () => 
   assert.deepEqual(data, ['data.to:bob'])
   const terms = actionSearchTerms(action(TRX_A, 1, 0, 'eosio.token', 'eosio.token', 'transfer'), data)
   assert.ok(terms.every((t) => t.length <= MAX_TERM_LENGTH))
-  assert.deepEqual([...terms].sort(), ['account:eosio.token', 'action:transfer', 'auth:rawdb', 'auth:rawdb@active', 'data.to:bob', 'receiver:eosio.token', `trx_id:${TRX_A}`])
+  assert.deepEqual([...terms].sort(), ['account:eosio.token', 'action:transfer', 'auth:rawdb', 'auth:rawdb@active', 'data.to:bob', 'receiver:eosio.token'])
 })

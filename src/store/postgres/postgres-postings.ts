@@ -1,6 +1,7 @@
 import type pg from 'pg'
-import { u8 } from '../row-mapping.ts'
+import { trxIdKey, u8 } from '../row-mapping.ts'
 import type { PostingChunk } from '../search/postings.ts'
+import { TRANSACTION_SPANS, TRX_ID, numbered } from '../shared-sql.ts'
 import type { PostingSource } from '../search/query.ts'
 
 /** A `postings` row as pg returns it (BIGINT columns as strings). */
@@ -32,6 +33,11 @@ export function createPostgresPostingSource(pool: pg.Pool): PostingSource {
       const lateral = direction === 'forward' ? holdingOrAfter : `(${holdingOrAfter}) UNION ALL (${before})`
       const rows = await pool.query<PostingRow>(`SELECT DISTINCT ON (p.last_seq) p.term_key, p.last_seq, p.first_seq, p.entries FROM unnest($2::bigint[]) AS s(seq) CROSS JOIN LATERAL (${lateral}) p`, [termKey, seqs])
       return rows.rows.map(chunkFromRow)
+    },
+    async transactionSpans(trxId) {
+      if (!TRX_ID.test(trxId)) return []
+      const rows = await pool.query<{ first_seq: string; last_seq: string }>({ name: 'antler_trx_spans', text: numbered(TRANSACTION_SPANS), values: [trxIdKey(trxId), trxId] })
+      return rows.rows.map((r) => ({ firstSeq: Number(r.first_seq), lastSeq: Number(r.last_seq) }))
     },
   }
 }

@@ -1,4 +1,5 @@
 import { ALL_ACTIONS_TERM, FLAG_INPUT, FLAG_NOTIF, FLAG_SCHEDULED, decodeEntries, seekEntry, termKey, type ChunkEntries, type PostingChunk, type PostingEntry } from './postings.ts'
+import { TRX_ID_PREFIX } from './terms.ts'
 
 /** A search query as the store evaluates it; the API parses the query language into this. */
 export type SearchExpr =
@@ -27,11 +28,22 @@ export interface PostingSource {
    */
   chunksAround?(termKey: number, seqs: readonly number[], direction: SearchDirection): Promise<PostingChunk[]>
   /**
+   * The global-sequence spans (first and last, inclusive, ascending) of the stored executions of
+   * a transaction id: what `trx_id:` matches, with the every-action list.
+   */
+  transactionSpans(trxId: string): Promise<SeqSpan[]>
+  /**
    * Reads may run at once (a pool of connections, each a round trip away): an AND then prefetches
    * all its confirming lists together instead of in cascade, where each list is read only for the
    * candidates the previous ones may hold (less work when every read is local and serial).
    */
   readonly concurrentReads?: boolean
+}
+
+/** An inclusive range of global sequences. */
+export interface SeqSpan {
+  readonly firstSeq: number
+  readonly lastSeq: number
 }
 
 /** Candidates an AND collects from its leading list before prefetching the others' chunks for them. */
@@ -229,6 +241,28 @@ class TermCursor implements Cursor {
   }
 }
 
+/**
+ * `trx_id:<id>`: the indexed actions (the every-action list, which carries their flags) inside
+ * the transaction's spans. A span is a handful of actions, so each seek is one chunk of that list.
+ */
+class SpanCursor implements Cursor {
+  constructor(
+    private readonly spans: readonly SeqSpan[],
+    private readonly actions: Cursor,
+    private readonly forward: boolean,
+  ) {}
+
+  async seek(target: number): Promise<SearchMatch | undefined> {
+    const spans = this.forward ? this.spans : [...this.spans].reverse()
+    for (const span of spans) {
+      if (this.forward ? span.lastSeq < target : span.firstSeq > target) continue
+      const m = await this.actions.seek(this.forward ? Math.max(target, span.firstSeq) : Math.min(target, span.lastSeq))
+      if (m && m.seq >= span.firstSeq && m.seq <= span.lastSeq) return m
+    }
+    return undefined
+  }
+}
+
 /** Leapfrog intersection of positive cursors, then flag filters and negated cursors on each candidate. */
 class AndCursor implements Cursor {
   /** The leading list's candidates are prefetched for the other lists up to here. */
@@ -311,6 +345,7 @@ class OrCursor implements Cursor {
 
 async function compile(expr: SearchExpr, source: PostingSource, forward: boolean, at: number): Promise<Cursor> {
   const all = (filter: FlagFilter) => new TermCursor(source, termKey(ALL_ACTIONS_TERM), forward, filter)
+  if ('term' in expr && expr.term.startsWith(TRX_ID_PREFIX)) return new SpanCursor(await source.transactionSpans(expr.term.slice(TRX_ID_PREFIX.length)), all(NO_FILTER), forward)
   if ('term' in expr) return new TermCursor(source, termKey(expr.term), forward, NO_FILTER)
   if ('flag' in expr) return all({ mask: FLAG_BITS[expr.flag], value: expr.value ? FLAG_BITS[expr.flag] : 0 })
   if ('or' in expr) return new OrCursor(await Promise.all(expr.or.map((e) => compile(e, source, forward, at))), forward)
@@ -326,7 +361,7 @@ async function compile(expr: SearchExpr, source: PostingSource, forward: boolean
       mask |= FLAG_BITS[p.flag]
       if (p.value) value |= FLAG_BITS[p.flag]
     } else if ('not' in p) negatives.push(await compile(p.not, source, forward, at))
-    else if ('term' in p) terms.push(p.term)
+    else if ('term' in p && !p.term.startsWith(TRX_ID_PREFIX)) terms.push(p.term)
     else others.push(p)
   }
   const filter = { mask, value }
@@ -342,9 +377,17 @@ async function compile(expr: SearchExpr, source: PostingSource, forward: boolean
     for (const c of termCursors.slice(1)) c.readahead = 1
   }
   if (termCursors.length) termCursors[0].filter = filter
-  const cursors: Cursor[] = [...termCursors]
-  for (const o of others) cursors.push(await compile(o, source, forward, at))
-  if (termCursors.length === 0 && (mask !== 0 || cursors.length === 0)) cursors.unshift(all(filter))
+  // A transaction's span holds a few actions: it leads, when the AND has one.
+  const spans = others.filter((o): o is { readonly term: string } => 'term' in o)
+  const cursors: Cursor[] = []
+  for (const o of spans) cursors.push(await compile(o, source, forward, at))
+  cursors.push(...termCursors)
+  for (const o of others) if (!('term' in o)) cursors.push(await compile(o, source, forward, at))
+  if (termCursors.length === 0 && (mask !== 0 || cursors.length === 0)) {
+    // Flags with only a span to filter: the every-action list confirms the span's candidates.
+    if (spans.length) cursors.push(all(filter))
+    else cursors.unshift(all(filter))
+  }
   if (cursors.length === 1 && negatives.length === 0) return cursors[0]
   return new AndCursor(cursors, negatives, forward, source.concurrentReads === true)
 }

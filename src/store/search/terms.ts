@@ -15,6 +15,14 @@ export const SEARCH_DATA_FIELDS: ReadonlySet<string> = new Set([
   'requested', 'requirement', 'symbol', 'threshold', 'to', 'transfer', 'voter', 'voter_name', 'weight',
 ])
 
+/**
+ * The field answered from the transactions table, not from postings: a transaction's actions are
+ * one global-sequence span per stored execution, so `trx_id:<id>` costs an id lookup and no
+ * posting list of its own (a list per transaction was a chunk row per transaction per write: a
+ * third of the index's bytes).
+ */
+export const TRX_ID_PREFIX = 'trx_id:'
+
 /** Terms longer than this are not indexed (a memo-sized value is not a search key). */
 export const MAX_TERM_LENGTH = 128
 /** Values nested deeper than this inside a data field are not indexed. */
@@ -73,12 +81,12 @@ export interface ActionTermContext {
 
 /**
  * The search terms of an executed action: receiver, account, action, auth (actor and
- * actor@permission), ram.consumed/ram.released, trx_id, its `dataTerms` (dataSearchTerms) and
+ * actor@permission), ram.consumed/ram.released, its `dataTerms` (dataSearchTerms) and
  * what `context` adds (parent.*, db.*; see `blockTermContexts`). `input`, `notif` and `scheduled`
  * are flags on every posting, not terms.
  */
 export function actionSearchTerms(action: ActionRecord, dataTerms: readonly string[], context?: ActionTermContext): string[] {
-  const terms = new Set<string>([`receiver:${action.receiver}`, `account:${action.account}`, `action:${action.name}`, `trx_id:${action.trxId}`])
+  const terms = new Set<string>([`receiver:${action.receiver}`, `account:${action.account}`, `action:${action.name}`])
   for (const level of action.authorization) {
     terms.add(`auth:${level.actor}`)
     terms.add(`auth:${level.actor}@${level.permission}`)
@@ -97,7 +105,7 @@ export function actionSearchTerms(action: ActionRecord, dataTerms: readonly stri
   for (const term of context?.rowTerms ?? []) terms.add(term)
   if (context?.creator) terms.add(`creator:${context.creator}`)
   // Only data terms can exceed MAX_TERM_LENGTH (dataSearchTerms drops those): names are at most 13
-  // characters, a transaction id 64, a row term at most 48.
+  // characters, a row term at most 48.
   return [...terms]
 }
 

@@ -1,7 +1,8 @@
 import type Database from 'better-sqlite3'
-import { u8 } from '../row-mapping.ts'
+import { trxIdKey, u8 } from '../row-mapping.ts'
 import type { PostingChunk } from '../search/postings.ts'
-import type { PostingSource } from '../search/query.ts'
+import { TRANSACTION_SPANS, TRX_ID } from '../shared-sql.ts'
+import type { PostingSource, SeqSpan } from '../search/query.ts'
 
 /** A `postings` row as better-sqlite3 returns it. */
 export interface PostingRow {
@@ -27,6 +28,7 @@ export function createSqlitePostingSource(db: Database.Database): PostingSource 
               (SELECT last_seq FROM postings WHERE term_key = @key AND last_seq < s.value ORDER BY last_seq DESC LIMIT 1) FROM json_each(@seqs) AS s`,
     ),
     chunksAtLastSeqs: db.prepare('SELECT term_key, last_seq, first_seq, entries FROM postings WHERE term_key = @key AND last_seq IN (SELECT value FROM json_each(@seqs))'),
+    spans: db.prepare(TRANSACTION_SPANS),
   }
   return {
     async chunks(termKey, seq, direction, atMost) {
@@ -42,6 +44,10 @@ export function createSqlitePostingSource(db: Database.Database): PostingSource 
       const wanted = [...new Set(picked.flat().filter((x): x is number => x !== null))]
       if (wanted.length === 0) return []
       return (s.chunksAtLastSeqs.all({ key: termKey, seqs: JSON.stringify(wanted) }) as PostingRow[]).map(chunkFromRow)
+    },
+    async transactionSpans(trxId) {
+      if (!TRX_ID.test(trxId)) return []
+      return (s.spans.raw().all(trxIdKey(trxId), trxId) as [number, number][]).map(([firstSeq, lastSeq]): SeqSpan => ({ firstSeq, lastSeq }))
     },
   }
 }

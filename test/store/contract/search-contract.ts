@@ -17,7 +17,7 @@ interface ModelAction {
 /**
  * A seeded chain of blocks with random actions and row changes; `seq` continues from the block's
  * parent, as on a real fork. Terms are what ingest computes (store/search/terms.ts), the random
- * vocabulary standing in for `data.*`: so `db.*`, `parent.*` and `trx_id` are written with the
+ * vocabulary standing in for `data.*`: so `db.*` and `parent.*` are written with the
  * block and undone with it.
  */
 function randomBlock(num: number, branch: string, parentId: string, firstSeq: number, random: () => number): { batch: BlockBatch; model: ModelAction[] } {
@@ -69,7 +69,8 @@ function randomBlock(num: number, branch: string, parentId: string, firstSeq: nu
   const rows = [...rowsByKey.values()]
   const terms = blockSearchTerms(actions, rows, (i) => vocabulary[i])
   const withTerms = actions.map((a, i) => ({ ...a, searchTerms: terms[i] }))
-  const model = withTerms.map((a, i) => ({ seq: Number(a.globalSequence), block: num, terms: new Set(terms[i]), flags: flags[i] }))
+  // `trx_id:` is answered from the transactions table: a term of the model, not of the postings.
+  const model = withTerms.map((a, i) => ({ seq: Number(a.globalSequence), block: num, terms: new Set([...terms[i], `trx_id:${a.trxId}`]), flags: flags[i] }))
   const id = `${num.toString(16).padStart(8, '0')}${branch.repeat(56)}`
   return {
     batch: {
