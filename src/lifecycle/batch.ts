@@ -37,9 +37,9 @@ export function createLifecycleBatch(store: LifecycleBatchStore, single: (id: st
     const out = new Map<string, TransactionLifecycle>()
     if (distinct.length === 0) return out
     const missingActions = known.actions ? distinct.filter((id) => !known.actions!.has(id)) : distinct
-    const [position, histories, readActions] = await Promise.all([store.position(), store.transactionHistories(distinct), store.actionsOfTransactions(missingActions)])
+    const [position, histories, readActions] = await Promise.all([known.position ?? store.position(), store.transactionHistories(distinct), store.actionsOfTransactions(missingActions)])
     const lib = position?.lib ?? 0
-    const actionsOf = (id: string) => known.actions?.get(id) ?? readActions.get(id) ?? []
+    const actionsOf = (id: string): readonly ActionRecord[] => known.actions?.get(id) ?? readActions.get(id) ?? []
 
     // The blocks every history names, except those the caller read already.
     const keys = new Map(distinct.map((id) => [id, keyRecords(histories.get(id) ?? { records: [], forkedOut: [] })]))

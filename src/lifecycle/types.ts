@@ -3,7 +3,7 @@
  * snake_case, the shape `@dfuse/client`'s `TransactionLifecycle` type reads.
  */
 
-import type { ActionRecord, BlockRecord } from '../store/index.ts'
+import type { ActionRecord, BlockRecord, StorePosition } from '../store/index.ts'
 
 /** DESIGN §7: the docs' statuses plus `forked_out` (the transaction's only block was forked out). */
 export type TransactionStatus = 'pending' | 'delayed' | 'canceled' | 'expired' | 'executed' | 'soft_fail' | 'hard_fail' | 'forked_out'
@@ -157,6 +157,8 @@ export interface KnownReads {
   readonly actions?: ReadonlyMap<string, readonly ActionRecord[]>
   /** Stored blocks by number. */
   readonly blocks?: ReadonlyMap<number, BlockRecord>
+  /** The store's position, read by the caller for the same answer (its LIB sets the irreversibility flags). */
+  readonly position?: StorePosition
 }
 
 /** Lifecycles from the store, each read in one snapshot. */

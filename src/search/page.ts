@@ -1,13 +1,15 @@
 import type { ActionRecord, SearchDirection, SearchExpr, Store } from '../store/index.ts'
 
-/** What collecting a page reads: the engine and actions. */
-export type PageStore = Pick<Store, 'searchActions' | 'actionsBySeq'>
+/** What collecting a page reads: the engine and the matches' transactions. */
+export type PageStore = Pick<Store, 'searchActions' | 'executionsOfActions'>
 
 /** The matching actions of one transaction, in the order the search walks (ascending or descending sequence). */
 export interface RowDraft {
   readonly trxId: string
   readonly blockNum: number
   readonly actions: ActionRecord[]
+  /** Every action of the transaction's execution, in execution order (the matches' indexes, the lifecycle). */
+  readonly execution: readonly ActionRecord[]
 }
 
 /** Where a page is read: global sequences from `fromSeq` to `toSeq` (inclusive, in the direction of travel) within blocks [low, high]. */
@@ -40,7 +42,12 @@ export async function collectRows(store: PageStore, query: SearchExpr, bounds: P
     if (matches.length === 0) return { rows, more: false }
     // An action missing here was removed by a fork after the engine read its posting: the page's
     // consistency check (service.ts) sees that fork and reads the page again.
-    for (const action of await store.actionsBySeq(matches.map((m) => m.seq))) {
+    const executions = await store.executionsOfActions(matches.map((m) => m.seq))
+    for (const { seq } of matches) {
+      const execution = executions.get(seq)
+      // An execution's actions are consecutive sequences.
+      const action = execution?.actions[seq - execution.actions[0].globalSequence]
+      if (!execution || action?.globalSequence !== seq) continue
       if (forward ? action.blockNum > bounds.high : action.blockNum < bounds.low) return { rows, more: false }
       if (forward ? action.blockNum < bounds.low : action.blockNum > bounds.high) continue
       const last = rows[rows.length - 1]
@@ -49,7 +56,7 @@ export async function collectRows(store: PageStore, query: SearchExpr, bounds: P
         continue
       }
       if (rows.length === limit) return { rows, more: true }
-      rows.push({ trxId: action.trxId, blockNum: action.blockNum, actions: [action] })
+      rows.push({ trxId: action.trxId, blockNum: action.blockNum, actions: [action], execution: execution.actions })
     }
     if (matches.length < batch) return { rows, more: false }
     at = forward ? matches[matches.length - 1].seq + 1 : matches[matches.length - 1].seq - 1

@@ -5,7 +5,7 @@ import type { PageBounds } from './page.ts'
 import type { BlockRange } from './range.ts'
 
 /** What turning a range and a cursor into sequence bounds reads. */
-export type BoundsStore = ForkStore & Pick<Store, 'firstSeqFromBlock' | 'actionsBySeq' | 'actionsOfTransaction'>
+export type BoundsStore = ForkStore & Pick<Store, 'firstSeqFromBlock' | 'executionsOfActions'>
 
 /** Where a cursor stands against the store's chain, read with the page's first snapshot. */
 export interface CursorState {
@@ -22,10 +22,9 @@ async function lastSeqThrough(store: BoundsStore, blockNum: number): Promise<num
 
 /** The first and last global sequence of the transaction holding the cursor's action (the action alone when it is not found). */
 async function transactionSpan(store: BoundsStore, cursor: SearchPosition): Promise<{ first: number; last: number }> {
-  const [action] = await store.actionsBySeq([cursor.seq])
-  if (!action || action.blockNum !== cursor.blockNum) return { first: cursor.seq, last: cursor.seq }
-  const seqs = (await store.actionsOfTransaction(action.trxId)).filter((a) => a.blockNum === cursor.blockNum).map((a) => a.globalSequence)
-  if (!seqs.includes(cursor.seq)) return { first: cursor.seq, last: cursor.seq }
+  const execution = (await store.executionsOfActions([cursor.seq])).get(cursor.seq)
+  if (!execution || execution.blockNum !== cursor.blockNum) return { first: cursor.seq, last: cursor.seq }
+  const seqs = execution.actions.map((a) => a.globalSequence)
   return { first: Math.min(...seqs), last: Math.max(...seqs) }
 }
 

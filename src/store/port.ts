@@ -67,6 +67,13 @@ export interface BlockReader {
   rowChanges(blockNum: number): Promise<RowChange[]>
 }
 
+/** The actions of one transaction's execution (its span of global sequences in one block). */
+export interface ExecutionActions {
+  readonly trxId: string
+  readonly blockNum: number
+  readonly actions: readonly ActionRecord[]
+}
+
 /**
  * Reads of many transactions and blocks at once, for a page of search results' lifecycles: each is
  * a fixed number of statements (a round trip or two on PostgreSQL) whatever the number asked, and
@@ -78,6 +85,13 @@ export interface BatchReader {
   transactionHistories(ids: readonly string[]): Promise<Map<string, TransactionHistory>>
   /** `actionsOfTransaction` of each id (its latest inclusion), in execution order. */
   actionsOfTransactions(ids: readonly string[]): Promise<Map<string, ActionRecord[]>>
+  /**
+   * For each stored action of `seqs`, the transaction execution holding it: its id, block and
+   * every action of that execution in execution order (one object per execution, however many of
+   * `seqs` it holds); unknown sequences are left out. A page of search matches gets its
+   * transactions without an id lookup.
+   */
+  executionsOfActions(seqs: readonly number[]): Promise<Map<number, ExecutionActions>>
   /** `blockByNum` of each number. */
   blocksByNums(nums: readonly number[]): Promise<Map<number, BlockRecord>>
   /** `rowChanges` of each block, in the same order. */

@@ -191,8 +191,7 @@ function instrumented(store: SearchStore, options: { flips?: number; flipAt?: nu
       calls.push({ limit: args.limit })
       return store.searchActions(args)
     },
-    actionsBySeq: (s) => store.actionsBySeq(s),
-    actionsOfTransaction: (id) => store.actionsOfTransaction(id),
+    executionsOfActions: (s) => store.executionsOfActions(s),
     firstSeqFromBlock: (n) => store.firstSeqFromBlock(n),
     stepsAfter: (s, l) => store.stepsAfter(s, l),
     stepsOfBlock: (id) => store.stepsOfBlock(id),
@@ -236,14 +235,17 @@ test('search service: early termination, and a page read across a fork is read a
   assert.ok(grouped.rows.every((r) => r.actions.length === 3))
   assert.ok(counted.calls.length <= 3 && counted.calls.reduce((sum, c) => sum + c.limit, 0) <= 11 + 22 + 44, JSON.stringify(counted.calls))
 
-  // Two checks fail (a fork under the page), the third passes: the same answer, read three times.
+  // A page of irreversible blocks (the default) is pinned: no fork can reach it, no snapshot.
+  assert.equal(counted.snapshots(), 0)
+  // Two checks fail (a fork under a page reaching reversible blocks), the third passes: the same answer, read three times.
+  const reversible = { query: 'receiver:eosio.token', limit: 5, withReversible: true, sort: 'desc' as const }
   const flaky = instrumented(h.store, { flips: 2 })
-  const retried = await createSearchService({ store: flaky.wrapped, lifecycle: fakeLifecycles, cursorKey: h.cursorKey }).searchRows({ query: 'receiver:eosio.token', limit: 5 })
-  assert.deepEqual(retried.rows.map(key), (await h.search.searchRows({ query: 'receiver:eosio.token', limit: 5 })).rows.map(key))
+  const retried = await createSearchService({ store: flaky.wrapped, lifecycle: fakeLifecycles, cursorKey: h.cursorKey }).searchRows(reversible)
+  assert.deepEqual(retried.rows.map(key), (await h.search.searchRows(reversible)).rows.map(key))
   assert.equal(flaky.snapshots(), 6)
   const broken = instrumented(h.store, { flips: 100 })
   await assert.rejects(
-    createSearchService({ store: broken.wrapped, lifecycle: fakeLifecycles, cursorKey: h.cursorKey }).searchRows({ query: 'receiver:eosio.token', limit: 5 }),
+    createSearchService({ store: broken.wrapped, lifecycle: fakeLifecycles, cursorKey: h.cursorKey }).searchRows(reversible),
     (e: unknown) => e instanceof AntlerError && e.code === 'service_unavailable_error' && e.status === 503 && e.retryable === true,
   )
 })
@@ -323,7 +325,7 @@ for (const { adapter, skip } of [{ adapter: 'sqlite', skip: false }, { adapter: 
   for (let i = 0; i < 12; i++) produce(`r${i}`)
   await h.synced()
   // The next read of actions first waits for a fork of the last blocks to be indexed.
-  let forkAt: 'actionsBySeq' | 'actionsOfTransactions' | undefined
+  let forkAt: 'executionsOfActions' | 'blocksByNums' | undefined
   let forks = 0
   const racing = new Proxy(h.store, {
     get(target, prop) {
@@ -342,7 +344,7 @@ for (const { adapter, skip } of [{ adapter: 'sqlite', skip: false }, { adapter: 
     },
   }) as SearchStore
   const search = createSearchService({ store: racing, lifecycle: fakeLifecycles, cursorKey: h.cursorKey })
-  for (const at of ['actionsBySeq', 'actionsOfTransactions'] as const) {
+  for (const at of ['executionsOfActions', 'blocksByNums'] as const) {
     for (const sort of ['asc', 'desc'] as const) {
       const request = { query: 'action:transfer', withReversible: true, sort, limit: 6, startBlock: sort === 'asc' ? -8 : 0 }
       forkAt = at

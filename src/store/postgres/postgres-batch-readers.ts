@@ -1,4 +1,4 @@
-import type { BatchReader } from '../port.ts'
+import type { BatchReader, ExecutionActions } from '../port.ts'
 import { TRX_ID_OF_ACTION, actionFromRow, blockFromRow, rowChangeFromRow, transactionFromRow, trxIdKey, u8 } from '../row-mapping.ts'
 import type { ActionRecord, BlockRecord, RowChange, TransactionHistory } from '../types.ts'
 import type { Queryable } from './column-insert.ts'
@@ -14,6 +14,12 @@ const ACTIONS = `SELECT r.id AS of_trx, a.* FROM unnest($1::bigint[], $2::text[]
   CROSS JOIN LATERAL (SELECT first_seq, action_count, block_num FROM transactions WHERE id_key = r.k AND id = r.id ORDER BY block_num DESC, block_index ASC LIMIT 1) t
   CROSS JOIN LATERAL (SELECT * FROM actions WHERE global_seq >= t.first_seq AND global_seq < t.first_seq + t.action_count AND block_num = t.block_num) a
   ORDER BY a.global_seq`
+/** The executions holding each sequence (parameter: seqs): each transaction's span read once, by the action's place, not by id. */
+const EXECUTIONS = `WITH t AS (SELECT DISTINCT t.id, t.block_num, t.first_seq, t.action_count FROM unnest($1::bigint[]) AS s(seq)
+    CROSS JOIN LATERAL (SELECT block_num, trx_index FROM actions WHERE global_seq = s.seq LIMIT 1) a
+    JOIN transactions t ON t.block_num = a.block_num AND t.block_index = a.trx_index)
+  SELECT t.id AS of_trx, x.* FROM t CROSS JOIN LATERAL (SELECT * FROM actions WHERE global_seq >= t.first_seq AND global_seq < t.first_seq + t.action_count AND block_num = t.block_num) x
+  ORDER BY x.global_seq`
 const BLOCKS = 'SELECT * FROM blocks WHERE num = ANY($1::bigint[])'
 /** shared-sql.ts ROW_CHANGES_OF_BLOCK for many blocks, in its order within each block (the closed version by one backward seek, as block-content.ts reads it). */
 const ROW_CHANGES = `SELECT n.block_num AS at, n.code, n.tbl, n.scope, n.pk, n.payer, n.value, o.payer AS old_payer, o.value AS old_value, o.block_num AS old_block
@@ -55,6 +61,20 @@ export function createPostgresBatchReaders(q: Queryable): BatchReader {
       if (distinct.length === 0) return out
       const rows = (await q.query(ACTIONS, [distinct.map(trxIdKey), distinct])).rows as DbRow[]
       for (const r of rows) out.get(r.of_trx as string)?.push(actionFromRow(r, r.of_trx as string))
+      return out
+    },
+    async executionsOfActions(seqs) {
+      const out = new Map<number, ExecutionActions>()
+      if (seqs.length === 0) return out
+      const executions: { trxId: string; blockNum: number; actions: ActionRecord[] }[] = []
+      for (const r of (await q.query(EXECUTIONS, [unique(seqs)])).rows as DbRow[]) {
+        const action = actionFromRow(r, r.of_trx as string)
+        let last = executions[executions.length - 1]
+        if (!last || last.trxId !== action.trxId || last.blockNum !== action.blockNum) executions.push((last = { trxId: action.trxId, blockNum: action.blockNum, actions: [] }))
+        last.actions.push(action)
+      }
+      const asked = new Set(seqs)
+      for (const e of executions) for (const a of e.actions) if (asked.has(a.globalSequence)) out.set(a.globalSequence, e)
       return out
     },
     async blocksByNums(nums) {

@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3'
-import type { BatchReader } from '../port.ts'
+import type { BatchReader, ExecutionActions } from '../port.ts'
 import { TRX_ID_OF_ACTION, actionFromRow, blockFromRow, rowChangeFromRow, transactionFromRow, trxIdKey, u8 } from '../row-mapping.ts'
 import { LATEST_TRANSACTION_RECORD, TRANSACTION_RECORDS } from '../shared-sql.ts'
 import type { ActionRecord, BlockRecord, RowChange, TransactionHistory } from '../types.ts'
@@ -20,6 +20,8 @@ export function createSqliteBatchReaders(db: Database.Database): BatchReader {
     forkedOut: db.prepare('SELECT block_num, block_id FROM forked_transactions WHERE id = ? ORDER BY block_num, block_id'),
     latest: db.prepare(LATEST_TRANSACTION_RECORD),
     actionsInRange: db.prepare('SELECT * FROM actions WHERE global_seq >= ? AND global_seq < ? ORDER BY global_seq'),
+    // The transaction holding an action, by the action's place (no id lookup).
+    execution: db.prepare('SELECT t.id, t.block_num, t.first_seq, t.action_count FROM actions a JOIN transactions t ON t.block_num = a.block_num AND t.block_index = a.trx_index WHERE a.global_seq = ?'),
     blocks: db.prepare('SELECT * FROM blocks WHERE num IN (SELECT value FROM json_each(?))'),
     // shared-sql.ts ROW_CHANGES_OF_BLOCK for a list of blocks, in its order within each block.
     rowChanges: db.prepare(`SELECT n.block_num AS at, n.code, n.tbl, n.scope, n.pk, n.payer, n.value, o.payer AS old_payer, o.value AS old_value, o.block_num AS old_block
@@ -52,6 +54,21 @@ export function createSqliteBatchReaders(db: Database.Database): BatchReader {
         if (out.has(id)) continue
         const trx = s.latest.get(trxIdKey(id), id) as { first_seq: number | null; action_count: number } | undefined
         out.set(id, !trx || trx.first_seq === null ? [] : (s.actionsInRange.all(trx.first_seq, trx.first_seq + trx.action_count) as DbRow[]).map((r) => actionFromRow(r, id)))
+      }
+      return out
+    },
+    async executionsOfActions(seqs) {
+      const out = new Map<number, ExecutionActions>()
+      // Matches come in runs of one transaction: the execution read last usually holds the next one.
+      let last: { execution: ExecutionActions; firstSeq: number; lastSeq: number } | undefined
+      for (const seq of seqs) {
+        if (!last || seq < last.firstSeq || seq > last.lastSeq) {
+          const t = s.execution.get(seq) as { id: string; block_num: number; first_seq: number | null; action_count: number } | undefined
+          if (!t || t.first_seq === null) continue
+          const actions = (s.actionsInRange.all(t.first_seq, t.first_seq + t.action_count) as DbRow[]).map((r) => actionFromRow(r, t.id))
+          last = { execution: { trxId: t.id, blockNum: t.block_num, actions }, firstSeq: t.first_seq, lastSeq: t.first_seq + t.action_count - 1 }
+        }
+        out.set(seq, last.execution)
       }
       return out
     },

@@ -82,6 +82,22 @@ export function runBatchContract(name: string, factory: StoreFactory, skip: stri
     assert.deepEqual(await store.transactionHistories([]), new Map())
     assert.deepEqual(await store.actionsOfTransactions([]), new Map())
 
+    // The executions holding actions: every action of a stored transaction maps to its whole execution.
+    const firstSeq = (await store.firstSeqFromBlock(1))!
+    const lastSeq = (await store.firstSeqFromBlock(7)) ?? firstSeq + 200
+    const seqs = [...Array.from({ length: lastSeq - firstSeq + 3 }, (_, i) => firstSeq + i), 999_999, firstSeq]
+    const executions = await store.executionsOfActions(seqs)
+    const stored = await store.actionsBySeq(seqs.slice(0, -1))
+    assert.deepEqual([...executions.keys()].sort((a, b) => a - b), stored.map((a) => a.globalSequence), 'every stored action, no unknown one')
+    for (const action of stored) {
+      const e = executions.get(action.globalSequence)!
+      assert.deepEqual({ trxId: e.trxId, blockNum: e.blockNum }, { trxId: action.trxId, blockNum: action.blockNum })
+      assert.deepEqual(e.actions, (await store.actionsOfTransaction(action.trxId)).filter((a) => a.blockNum === action.blockNum), `execution of ${action.globalSequence}`)
+      assert.equal(e, executions.get(e.actions[0].globalSequence), 'one object per execution')
+    }
+    assert.ok(stored.length > 5 && new Set(executions.values()).size < stored.length, 'executions of several actions')
+    assert.deepEqual(await store.executionsOfActions([]), new Map())
+
     const nums = [1, 2, 3, 4, 5, 6, 7, 8, 3]
     const blocks = await store.blocksByNums(nums)
     const changes = await store.rowChangesOfBlocks(nums)
