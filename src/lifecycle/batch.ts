@@ -37,16 +37,16 @@ export function createLifecycleBatch(store: LifecycleBatchStore, single: (id: st
     const out = new Map<string, TransactionLifecycle>()
     if (distinct.length === 0) return out
     const missingActions = known.actions ? distinct.filter((id) => !known.actions!.has(id)) : distinct
-    const [position, histories, readActions] = await Promise.all([known.position ?? store.position(), store.transactionHistories(distinct), store.actionsOfTransactions(missingActions)])
+    const [position, histories, readActions, knownBlocks] = await Promise.all([known.position ?? store.position(), store.transactionHistories(distinct), store.actionsOfTransactions(missingActions), known.blocks])
     const lib = position?.lib ?? 0
     const actionsOf = (id: string): readonly ActionRecord[] => known.actions?.get(id) ?? readActions.get(id) ?? []
 
     // The blocks every history names, except those the caller read already.
     const keys = new Map(distinct.map((id) => [id, keyRecords(histories.get(id) ?? { records: [], forkedOut: [] })]))
     const wanted = new Set<number>()
-    for (const k of keys.values()) for (const r of [k.execution, k.creation]) if (r && !known.blocks?.has(r.blockNum)) wanted.add(r.blockNum)
+    for (const k of keys.values()) for (const r of [k.execution, k.creation]) if (r && !knownBlocks?.has(r.blockNum)) wanted.add(r.blockNum)
     const readBlocks = await store.blocksByNums([...wanted])
-    const blockOf = (num: number) => known.blocks?.get(num) ?? readBlocks.get(num)
+    const blockOf = (num: number) => knownBlocks?.get(num) ?? readBlocks.get(num)
 
     const pending: Pending[] = []
     const singles = new Set<string>()

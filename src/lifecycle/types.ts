@@ -155,8 +155,8 @@ export interface TransactionLifecycle {
 export interface KnownReads {
   /** `actionsOfTransaction` of some of the ids. */
   readonly actions?: ReadonlyMap<string, readonly ActionRecord[]>
-  /** Stored blocks by number. */
-  readonly blocks?: ReadonlyMap<number, BlockRecord>
+  /** Stored blocks by number (or their read, still running: it is awaited with the histories). */
+  readonly blocks?: ReadonlyMap<number, BlockRecord> | Promise<ReadonlyMap<number, BlockRecord>>
   /** The store's position, read by the caller for the same answer (its LIB sets the irreversibility flags). */
   readonly position?: StorePosition
 }

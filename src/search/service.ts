@@ -153,7 +153,8 @@ export function createSearchService(args: { store: SearchStore; lifecycle: Lifec
     // chain up to the anchor, which the second one checks.
     const { rows: drafts, more } = bounds ? await collectRows(store, checked.expr, bounds, checked.params.limit) : { rows: [], more: false }
     const trxIds = [...new Set(drafts.map((r) => r.trxId))]
-    const blocks = drafts.length ? await store.blocksByNums([...new Set(drafts.map((r) => r.blockNum))]) : new Map<number, BlockRecord>()
+    // The lifecycles' first reads run while the blocks are read.
+    const reading = drafts.length ? store.blocksByNums([...new Set(drafts.map((r) => r.blockNum))]) : Promise.resolve(new Map<number, BlockRecord>())
     const withIdx = drafts.map((row) => {
       const first = row.execution[0].globalSequence
       const actions = [...row.actions].sort((a, b) => (a.globalSequence < b.globalSequence ? -1 : 1))
@@ -161,7 +162,7 @@ export function createSearchService(args: { store: SearchStore; lifecycle: Lifec
     })
     // A transaction's execution is its latest one: only executed actions are indexed.
     const actionsOf = new Map<string, readonly ActionRecord[]>(drafts.map((r) => [r.trxId, r.execution]))
-    const lifecycles = withLifecycles && withIdx.length ? await lifecycle.lifecycles(trxIds, { actions: actionsOf, blocks, position }) : undefined
+    const [lifecycles, blocks] = await Promise.all([withLifecycles && withIdx.length ? lifecycle.lifecycles(trxIds, { actions: actionsOf, blocks: reading, position }) : undefined, reading])
     const check =
       pinned ||
       (await store.snapshot(async (reader) => {
