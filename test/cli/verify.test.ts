@@ -35,7 +35,7 @@ test('antler verify is clean on a good store and names each corruption, exiting 
   const db = new Database(join(dataDir, 'store.sqlite'))
   db.prepare("UPDATE blocks SET id = 'ff' || substr(id, 3) WHERE num = 4").run()
   db.prepare('DELETE FROM blocks WHERE num = 7').run()
-  db.prepare("INSERT INTO row_versions SELECT code, tbl, scope, pk, block_num + 1000, NULL, payer, value FROM row_versions WHERE valid_to IS NULL LIMIT 1").run()
+  db.prepare("INSERT INTO row_versions SELECT code, tbl, scope, pk, block_num + 1000, NULL, payer, value, first_block FROM row_versions WHERE valid_to IS NULL LIMIT 1").run()
   db.close()
   const dirty = await verify(dataDir, devchain.chainApi)
   assert.equal(dirty.status, 1)

@@ -38,16 +38,16 @@ test('postgres: a writer upgrades a store of the previous schema version in plac
   client.on('error', () => undefined)
   const tables = async () => (await client.query("SELECT string_agg(tablename, ',' ORDER BY tablename) AS t FROM pg_tables WHERE tablename IN ('api_keys', 'secrets')")).rows[0].t
   const version = async () => (await client.query("SELECT value FROM meta WHERE key = 'schema_version'")).rows[0].value
-  // Version 3's layout: no api_keys, no secrets, none of version 5's columns.
-  await client.query("UPDATE meta SET value = '3' WHERE key = 'schema_version'; DROP TABLE api_keys; DROP TABLE secrets; ALTER TABLE blocks DROP COLUMN header; ALTER TABLE transactions DROP COLUMN details; ALTER TABLE actions DROP COLUMN trace")
+  // Version 3's layout: no api_keys, no secrets, none of version 5's and 6's columns.
+  await client.query("UPDATE meta SET value = '3' WHERE key = 'schema_version'; DROP TABLE api_keys; DROP TABLE secrets; ALTER TABLE blocks DROP COLUMN header; ALTER TABLE transactions DROP COLUMN details; ALTER TABLE actions DROP COLUMN trace; DROP INDEX row_versions_born; ALTER TABLE row_versions DROP COLUMN first_block")
 
   await assert.rejects(openPostgresStore(url, { readOnly: true }), (e: Error & { code?: string }) => {
     assert.equal(e.code, 'store_schema_version_error')
-    assert.match(e.message, /has schema version 3, this build reads 5; open it once with antler dev, serve or index to upgrade it$/)
+    assert.match(e.message, /has schema version 3, this build reads 6; open it once with antler dev, serve or index to upgrade it$/)
     return true
   })
   const upgraded = await openPostgresStore(url)
-  assert.equal(await version(), '5')
+  assert.equal(await version(), '6')
   assert.equal(await tables(), 'api_keys,secrets')
   assert.equal((await upgraded.position())?.head.blockNum, 1)
   assert.equal((await upgraded.blockByNum(1))?.header, undefined, 'a block stored before version 5 reads without its header')
@@ -64,7 +64,7 @@ test('postgres: a writer upgrades a store of the previous schema version in plac
   await client.query("UPDATE meta SET value = '2' WHERE key = 'schema_version'; DROP TABLE api_keys")
   await assert.rejects(openPostgresStore(url), (e: Error & { code?: string }) => {
     assert.equal(e.code, 'store_schema_version_error')
-    assert.match(e.message, /has schema version 2, this build reads 5; run the antler build that wrote it, or index into a new store$/)
+    assert.match(e.message, /has schema version 2, this build reads 6; run the antler build that wrote it, or index into a new store$/)
     return true
   })
   assert.equal(await version(), '2', 'the refused open changed nothing')

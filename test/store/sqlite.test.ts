@@ -69,20 +69,20 @@ test('sqlite: a writer upgrades a store of the previous schema version in place;
   const old = openSqliteStore(path)
   await old.applyBlock(emptyBlock(1), 0)
   await old.close()
-  // Version 3's layout: no api_keys, no secrets, none of version 5's columns.
-  raw(path, (db) => db.exec("UPDATE meta SET value = '3' WHERE key = 'schema_version'; DROP TABLE api_keys; DROP TABLE secrets; ALTER TABLE blocks DROP COLUMN header; ALTER TABLE transactions DROP COLUMN details; ALTER TABLE actions DROP COLUMN trace"))
+  // Version 3's layout: no api_keys, no secrets, none of version 5's and 6's columns.
+  raw(path, (db) => db.exec("UPDATE meta SET value = '3' WHERE key = 'schema_version'; DROP TABLE api_keys; DROP TABLE secrets; ALTER TABLE blocks DROP COLUMN header; ALTER TABLE transactions DROP COLUMN details; ALTER TABLE actions DROP COLUMN trace; DROP INDEX row_versions_born; ALTER TABLE row_versions DROP COLUMN first_block"))
   assert.deepEqual(tables(path), [])
 
   assert.throws(() => openSqliteStore(path, { readOnly: true }), (e: Error & { code?: string }) => {
     assert.equal(e.code, 'store_schema_version_error')
-    assert.match(e.message, /has schema version 3, this build reads 5; open it once with antler dev, serve or index to upgrade it$/)
+    assert.match(e.message, /has schema version 3, this build reads 6; open it once with antler dev, serve or index to upgrade it$/)
     return true
   })
   assert.equal(version(path), '3', 'the refused read-only open wrote nothing')
 
   const upgraded = openSqliteStore(path)
   t.after(() => upgraded.close())
-  assert.equal(version(path), '5')
+  assert.equal(version(path), '6')
   assert.deepEqual(tables(path), ['api_keys', 'secrets'])
   assert.equal((await upgraded.position())?.head.blockNum, 1)
   assert.equal((await upgraded.blockByNum(1))?.header, undefined, 'a block stored before version 5 reads without its header')
@@ -103,7 +103,7 @@ test('sqlite: a store of any other schema version is refused by a writer too, an
   raw(path, (db) => db.exec("UPDATE meta SET value = '2' WHERE key = 'schema_version'; DROP TABLE api_keys"))
   assert.throws(() => openSqliteStore(path), (e: Error & { code?: string }) => {
     assert.equal(e.code, 'store_schema_version_error')
-    assert.match(e.message, /has schema version 2, this build reads 5; run the antler build that wrote it, or index into a new store$/)
+    assert.match(e.message, /has schema version 2, this build reads 6; run the antler build that wrote it, or index into a new store$/)
     return true
   })
   assert.equal(version(path), '2')

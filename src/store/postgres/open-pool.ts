@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto'
 import pg from 'pg'
 import { StoreNotFoundError, StoreSchemaVersionError } from '../errors.ts'
 import { SECRET_NAMES } from '../types.ts'
-import { POSTGRES_MIGRATION_5, POSTGRES_SCHEMA, POSTGRES_SCHEMA_VERSION, POSTGRES_UPGRADABLE_VERSIONS } from './schema.ts'
+import { POSTGRES_MIGRATION_5, POSTGRES_MIGRATION_6, POSTGRES_SCHEMA, POSTGRES_SCHEMA_VERSION, POSTGRES_UPGRADABLE_VERSIONS, ROW_VERSIONS_BORN } from './schema.ts'
 
 /** The URL with its password masked, for messages. */
 function shown(url: string): string {
@@ -45,8 +45,23 @@ async function checkVersion(pool: pg.Pool, store: string): Promise<void> {
   if (Number(found) !== POSTGRES_SCHEMA_VERSION) throw StoreSchemaVersionError({ store, found, expected: POSTGRES_SCHEMA_VERSION, upgradable: POSTGRES_UPGRADABLE_VERSIONS.includes(Number(found)) })
 }
 
+/**
+ * Creates or upgrades the schema in one transaction (an interrupted upgrade leaves the store at its
+ * old version, unchanged). Version 6's backfill rewrites tuples of `row_versions`: they are
+ * vacuumed after the commit (VACUUM runs outside a transaction), not left to autovacuum, which
+ * may be off.
+ */
 async function createSchema(pool: pg.Pool, store: string): Promise<void> {
   const client = await pool.connect()
+  try {
+    if (await createSchemaIn(client, store)) await client.query('VACUUM (ANALYZE) row_versions')
+  } finally {
+    client.release()
+  }
+}
+
+/** The schema's transaction; true when it filled version 6's column. */
+async function createSchemaIn(client: pg.PoolClient, store: string): Promise<boolean> {
   try {
     await client.query('BEGIN')
     // Concurrent first opens take turns, so exactly one creates the schema and its secrets.
@@ -60,13 +75,21 @@ async function createSchema(pool: pg.Pool, store: string): Promise<void> {
     // that would queue behind (and hold up) a running indexer's writes.
     if (found !== String(POSTGRES_SCHEMA_VERSION)) await client.query(POSTGRES_SCHEMA)
     if (found !== undefined && Number(found) < 5) await client.query(POSTGRES_MIGRATION_5)
+    const backfill = found !== undefined && Number(found) < 6
+    if (backfill) {
+      const lib = Number((await client.query<{ value: string }>("SELECT value FROM meta WHERE key = 'lib'")).rows[0]?.value ?? 0)
+      const [addColumn, current, reopenable] = POSTGRES_MIGRATION_6
+      await client.query(addColumn)
+      await client.query(current)
+      await client.query(reopenable, [lib])
+    }
+    if (found !== String(POSTGRES_SCHEMA_VERSION)) await client.query(ROW_VERSIONS_BORN)
     await client.query('INSERT INTO secrets SELECT * FROM unnest($1::text[], $2::bytea[]) ON CONFLICT DO NOTHING', [SECRET_NAMES, SECRET_NAMES.map(() => randomBytes(32))])
     await client.query("INSERT INTO meta VALUES ('schema_version', $1) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value", [String(POSTGRES_SCHEMA_VERSION)])
     await client.query('COMMIT')
+    return backfill
   } catch (error) {
     await client.query('ROLLBACK').catch(() => undefined)
     throw error
-  } finally {
-    client.release()
   }
 }

@@ -172,15 +172,18 @@ export async function openPostgresStore(url: string, options: OpenStoreOptions =
   /**
    * Row versions of a write: each pre-write current version of a changed key is closed at the key's
    * first change, and a key changed again within the write gets its earlier versions closed here.
+   * Every version keeps its key's first block: the closed version's (RETURNING), or, for a key new
+   * to the store, the block of its first change in the write.
    */
   async function writeRowVersions(c: pg.PoolClient, batches: readonly BlockBatch[]): Promise<void> {
-    const versions: { code: string; tbl: string; scope: string; pk: string; blockNum: number; validTo: number | null; payer: string; value: Buffer | null }[] = []
+    const versions: { key: string; code: string; tbl: string; scope: string; pk: string; blockNum: number; validTo: number | null; payer: string; value: Buffer | null }[] = []
     const latest = new Map<string, number>()
     const firstChanges: (typeof versions)[number][] = []
     for (const { block: b, rows } of batches) {
       for (const r of rows) {
-        const v = { code: r.code, tbl: r.table, scope: r.scope, pk: pkText(r.primaryKey), blockNum: b.num, validTo: null, payer: r.payer, value: r.value === undefined ? null : Buffer.from(r.value) }
-        const key = `${v.code}\u0000${v.tbl}\u0000${v.scope}\u0000${v.pk}`
+        const pk = pkText(r.primaryKey)
+        const key = `${r.code}\u0000${r.table}\u0000${r.scope}\u0000${pk}`
+        const v = { key, code: r.code, tbl: r.table, scope: r.scope, pk, blockNum: b.num, validTo: null, payer: r.payer, value: r.value === undefined ? null : Buffer.from(r.value) }
         const previous = latest.get(key)
         if (previous === undefined) firstChanges.push(v)
         else versions[previous].validTo = b.num
@@ -190,10 +193,14 @@ export async function openPostgresStore(url: string, options: OpenStoreOptions =
     }
     if (versions.length === 0) return
     const f = firstChanges
-    await c.query(
-      'UPDATE row_versions v SET valid_to = k.block_num FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[]) AS k(code, tbl, scope, pk, block_num) WHERE v.code = k.code AND v.tbl = k.tbl AND v.scope = k.scope AND v.pk = k.pk AND v.valid_to IS NULL',
-      [f.map((x) => x.code), f.map((x) => x.tbl), f.map((x) => x.scope), f.map((x) => x.pk), f.map((x) => x.blockNum)],
-    )
+    const closed = await c.query<[string, string | null]>({
+      text: `UPDATE row_versions v SET valid_to = k.block_num FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[]) WITH ORDINALITY AS k(code, tbl, scope, pk, block_num, i)
+        WHERE v.code = k.code AND v.tbl = k.tbl AND v.scope = k.scope AND v.pk = k.pk AND v.valid_to IS NULL RETURNING k.i, v.first_block`,
+      values: [f.map((x) => x.code), f.map((x) => x.tbl), f.map((x) => x.scope), f.map((x) => x.pk), f.map((x) => x.blockNum)],
+      rowMode: 'array',
+    })
+    const firstBlock = new Map<string, number>(f.map((x) => [x.key, x.blockNum]))
+    for (const [i, first] of closed.rows) if (first !== null) firstBlock.set(f[Number(i) - 1].key, Number(first))
     const v = versions
     await insertGrowing(c, 'row_versions', [
       ['text', v.map((x) => x.code)],
@@ -204,6 +211,7 @@ export async function openPostgresStore(url: string, options: OpenStoreOptions =
       ['bigint', v.map((x) => x.validTo)],
       ['text', v.map((x) => x.payer)],
       ['bytea', v.map((x) => x.value)],
+      ['bigint', v.map((x) => firstBlock.get(x.key))],
     ])
   }
 

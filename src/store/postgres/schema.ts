@@ -3,12 +3,13 @@
  * tables that grow with the chain (transactions, actions, row_versions) partitioned by block range,
  * one partition per `PARTITION_BLOCKS` blocks, created as blocks arrive.
  */
-export const POSTGRES_SCHEMA_VERSION = 5
+export const POSTGRES_SCHEMA_VERSION = 6
 /**
  * Versions a writer upgrades in place: 4 added `api_keys` and `secrets`, 5 the lifecycle columns
- * (POSTGRES_MIGRATION_5); the IF NOT EXISTS below creates what is missing.
+ * (POSTGRES_MIGRATION_5), 6 `row_versions.first_block` (POSTGRES_MIGRATION_6, then
+ * ROW_VERSIONS_BORN); the IF NOT EXISTS below creates what is missing.
  */
-export const POSTGRES_UPGRADABLE_VERSIONS: readonly number[] = [3, 4]
+export const POSTGRES_UPGRADABLE_VERSIONS: readonly number[] = [3, 4, 5]
 
 /** Version 5's columns (NULL on rows written before): the full block header, a trace's details, an action's trace details (JSON). Metadata-only on PostgreSQL 11+. */
 export const POSTGRES_MIGRATION_5 = `
@@ -16,6 +17,25 @@ ALTER TABLE blocks ADD COLUMN IF NOT EXISTS header TEXT;
 ALTER TABLE transactions ADD COLUMN IF NOT EXISTS details TEXT;
 ALTER TABLE actions ADD COLUMN IF NOT EXISTS trace TEXT;
 `
+/**
+ * Version 6's column: a row version's `first_block`, the block where its key got its first version
+ * (kept by a key erased and written again; sqlite/schema.ts ADDED_COLUMNS), filled (`$1`: LIB) on
+ * the versions that are or may become current: the current ones, and, for each key written above
+ * LIB, its versions from the last one at or below LIB, which undo may reopen (undo never cuts at or
+ * below LIB). Older closed versions keep NULL: no read or write uses them. The partitions follow
+ * the ALTER. The UPDATEs rewrite those tuples: open-pool.ts vacuums the table after the commit.
+ */
+export const POSTGRES_MIGRATION_6 = [
+  'ALTER TABLE row_versions ADD COLUMN IF NOT EXISTS first_block BIGINT',
+  `UPDATE row_versions v SET first_block = (SELECT min(p.block_num) FROM row_versions p WHERE p.code = v.code AND p.tbl = v.tbl AND p.scope = v.scope AND p.pk = v.pk)
+    WHERE v.valid_to IS NULL`,
+  `UPDATE row_versions v SET first_block = (SELECT min(p.block_num) FROM row_versions p WHERE p.code = k.code AND p.tbl = k.tbl AND p.scope = k.scope AND p.pk = k.pk)
+    FROM (SELECT DISTINCT code, tbl, scope, pk FROM row_versions WHERE block_num > $1) k
+    WHERE v.code = k.code AND v.tbl = k.tbl AND v.scope = k.scope AND v.pk = k.pk AND v.first_block IS NULL AND v.block_num >=
+      coalesce((SELECT max(c.block_num) FROM row_versions c WHERE c.code = k.code AND c.tbl = k.tbl AND c.scope = k.scope AND c.pk = k.pk AND c.block_num <= $1), 0)`,
+] as const
+/** Each scope's current versions by first block: a past height's keys (created once the column is filled). */
+export const ROW_VERSIONS_BORN = 'CREATE INDEX IF NOT EXISTS row_versions_born ON row_versions (code, tbl, scope, first_block, pk) WHERE valid_to IS NULL'
 export const PARTITION_BLOCKS = 1_000_000
 export const PARTITIONED_TABLES = ['transactions', 'actions', 'row_versions'] as const
 
@@ -51,7 +71,7 @@ CREATE INDEX IF NOT EXISTS postings_last_seq ON postings (last_seq);
 
 CREATE TABLE IF NOT EXISTS row_versions (
   code TEXT NOT NULL, tbl TEXT NOT NULL, scope TEXT NOT NULL, pk TEXT NOT NULL, block_num BIGINT NOT NULL,
-  valid_to BIGINT, payer TEXT NOT NULL, value BYTEA,
+  valid_to BIGINT, payer TEXT NOT NULL, value BYTEA, first_block BIGINT,
   PRIMARY KEY (code, tbl, scope, pk, block_num)
 ) PARTITION BY RANGE (block_num);
 CREATE INDEX IF NOT EXISTS row_versions_head ON row_versions (code, tbl, scope, pk) WHERE valid_to IS NULL;

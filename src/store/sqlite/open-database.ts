@@ -4,7 +4,7 @@ import { existsSync, mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { StoreNotFoundError, StoreSchemaVersionError } from '../errors.ts'
 import { SECRET_NAMES } from '../types.ts'
-import { ADDED_COLUMNS, SQLITE_SCHEMA, SQLITE_SCHEMA_VERSION, SQLITE_UPGRADABLE_VERSIONS } from './schema.ts'
+import { ADDED_COLUMNS, BACKFILL_FIRST_BLOCK, ROW_VERSIONS_BORN, SQLITE_SCHEMA, SQLITE_SCHEMA_VERSION, SQLITE_UPGRADABLE_VERSIONS } from './schema.ts'
 
 /**
  * Opens the SQLite file of a store. A writer creates the schema and its secrets, or upgrades a
@@ -52,11 +52,22 @@ function createSchema(db: Database.Database, path: string): void {
   }
   db.exec(SQLITE_SCHEMA)
   // SQLite has no ADD COLUMN IF NOT EXISTS: tables an older version created lack them.
-  for (const { table, column } of ADDED_COLUMNS) {
+  for (const { table, column, type } of ADDED_COLUMNS) {
     const columns = db.prepare(`SELECT name FROM pragma_table_info('${table}')`).pluck().all() as string[]
-    if (!columns.includes(column)) db.exec(`ALTER TABLE ${table} ADD COLUMN ${column} TEXT`)
+    if (!columns.includes(column)) db.exec(`ALTER TABLE ${table} ADD COLUMN ${column} ${type}`)
   }
+  // In this transaction: an interrupted upgrade leaves the store at its old version, unchanged.
+  if (found !== undefined && Number(found) < 6) backfillFirstBlock(db)
+  db.exec(ROW_VERSIONS_BORN)
   const insertSecret = db.prepare('INSERT OR IGNORE INTO secrets VALUES (?, ?)')
   for (const name of SECRET_NAMES) insertSecret.run(name, randomBytes(32))
   if (found !== String(SQLITE_SCHEMA_VERSION)) db.prepare("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)").run(String(SQLITE_SCHEMA_VERSION))
+}
+
+/** Version 6's `first_block` on the versions that are or may become current (schema.ts BACKFILL_FIRST_BLOCK). */
+function backfillFirstBlock(db: Database.Database): void {
+  db.prepare(BACKFILL_FIRST_BLOCK.current).run()
+  const lib = Number((db.prepare("SELECT value FROM meta WHERE key = 'lib'").pluck().get() as string | undefined) ?? 0)
+  const reopenable = db.prepare(BACKFILL_FIRST_BLOCK.reopenable)
+  for (const key of db.prepare(BACKFILL_FIRST_BLOCK.keysAboveLib).all(lib) as Record<string, string>[]) reopenable.run({ ...key, lib })
 }

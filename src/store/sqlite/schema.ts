@@ -8,19 +8,47 @@
  * every row version closes exactly one predecessor of the same key in the same block, so undo
  * reopens by the keys of the versions it deletes.
  */
-export const SQLITE_SCHEMA_VERSION = 5
+export const SQLITE_SCHEMA_VERSION = 6
 /**
  * Versions a writer upgrades in place: 4 added `api_keys` and `secrets` (created by the IF NOT
- * EXISTS below), 5 the lifecycle columns (ADDED_COLUMNS).
+ * EXISTS below), 5 the lifecycle columns, 6 `row_versions.first_block` (ADDED_COLUMNS, then
+ * BACKFILL_FIRST_BLOCK and ROW_VERSIONS_BORN).
  */
-export const SQLITE_UPGRADABLE_VERSIONS: readonly number[] = [3, 4]
+export const SQLITE_UPGRADABLE_VERSIONS: readonly number[] = [3, 4, 5]
 
-/** Columns version 5 appended (NULL on rows written before): the full block header, a trace's details, an action's trace details (JSON). */
-export const ADDED_COLUMNS: readonly { readonly table: string; readonly column: string }[] = [
-  { table: 'blocks', column: 'header' },
-  { table: 'transactions', column: 'details' },
-  { table: 'actions', column: 'trace' },
+/**
+ * Columns appended after version 4 (NULL on rows written before). Version 5: the full block
+ * header, a trace's details, an action's trace details (JSON). Version 6: a row version's
+ * `first_block`, the block where its key got its first version (kept by a key erased and
+ * written again), which ROW_VERSIONS_BORN indexes so that a read at a past height walks only the
+ * keys written by then.
+ */
+export const ADDED_COLUMNS: readonly { readonly table: string; readonly column: string; readonly type: 'TEXT' | 'INTEGER' }[] = [
+  { table: 'blocks', column: 'header', type: 'TEXT' },
+  { table: 'transactions', column: 'details', type: 'TEXT' },
+  { table: 'actions', column: 'trace', type: 'TEXT' },
+  { table: 'row_versions', column: 'first_block', type: 'INTEGER' },
 ]
+
+/**
+ * Version 6's backfill of `first_block` (a store upgraded from 5 or older), on the versions that
+ * are or may become current: the current ones (through the head index), and, for each key written
+ * above LIB (`@lib`), its versions from the last one at or below LIB, which undo may reopen (undo
+ * never cuts at or below LIB). Older closed versions keep NULL: no read or write uses them.
+ */
+export const BACKFILL_FIRST_BLOCK = {
+  current: `UPDATE row_versions INDEXED BY row_versions_head SET first_block =
+    (SELECT min(p.block_num) FROM row_versions AS p WHERE p.code = row_versions.code AND p.tbl = row_versions.tbl AND p.scope = row_versions.scope AND p.pk = row_versions.pk)
+    WHERE valid_to IS NULL`,
+  keysAboveLib: 'SELECT DISTINCT code, tbl, scope, pk FROM row_versions INDEXED BY row_versions_block WHERE block_num > ?',
+  reopenable: `UPDATE row_versions SET first_block =
+      (SELECT min(block_num) FROM row_versions WHERE code = @code AND tbl = @tbl AND scope = @scope AND pk = @pk)
+    WHERE code = @code AND tbl = @tbl AND scope = @scope AND pk = @pk AND first_block IS NULL AND block_num >=
+      coalesce((SELECT max(block_num) FROM row_versions WHERE code = @code AND tbl = @tbl AND scope = @scope AND pk = @pk AND block_num <= @lib), 0)`,
+}
+
+/** Each scope's current versions by first block: a past height's keys (created once the column is filled). */
+export const ROW_VERSIONS_BORN = 'CREATE INDEX IF NOT EXISTS row_versions_born ON row_versions (code, tbl, scope, first_block, pk) WHERE valid_to IS NULL'
 
 export const SQLITE_SCHEMA = `
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -59,7 +87,7 @@ CREATE INDEX IF NOT EXISTS postings_last_seq ON postings (last_seq);
 
 CREATE TABLE IF NOT EXISTS row_versions (
   code TEXT NOT NULL, tbl TEXT NOT NULL, scope TEXT NOT NULL, pk TEXT NOT NULL, block_num INTEGER NOT NULL,
-  valid_to INTEGER, payer TEXT NOT NULL, value BLOB,
+  valid_to INTEGER, payer TEXT NOT NULL, value BLOB, first_block INTEGER,
   PRIMARY KEY (code, tbl, scope, pk, block_num)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS row_versions_head ON row_versions (code, tbl, scope, pk) WHERE valid_to IS NULL;

@@ -10,10 +10,12 @@ const pkText = (pk: bigint) => pk.toString(16).padStart(16, '0')
  * Scopes holding rows at a height. Every key ever written keeps exactly one current version (a
  * removal is a current tombstone), so the head index lists every scope the table ever had: the
  * next one is one seek past the last (a skip scan, whatever the number of keys and versions
- * below it). A scope is kept at its first key holding a row at the height: a current version
- * written by then is the version in force (so near head a scope costs one probe), an older one is
- * found by one backward seek. The cost follows the scopes (and the keys of emptied scopes), not
- * the versions: filtering every version on valid_to walked the table's whole history.
+ * below it). A scope is kept at its first key holding a row at the height, among the keys the
+ * born index lists for it by then (a scope created after the height has none, and costs one
+ * probe): a current version written by then is the version in force (so near head a scope costs
+ * one probe), an older one is found by one backward seek. The cost follows the scopes (and the
+ * keys of emptied scopes), not the versions: filtering every version on valid_to walked the
+ * table's whole history.
  */
 const SCOPES_AT_HEIGHT = `WITH RECURSIVE s(scope) AS (
     SELECT (SELECT h.scope FROM row_versions AS h INDEXED BY row_versions_head WHERE h.code = @code AND h.tbl = @table AND h.valid_to IS NULL ORDER BY h.scope LIMIT 1)
@@ -22,7 +24,7 @@ const SCOPES_AT_HEIGHT = `WITH RECURSIVE s(scope) AS (
       FROM s WHERE s.scope IS NOT NULL
   )
   SELECT s.scope FROM s WHERE s.scope IS NOT NULL AND EXISTS (
-    SELECT 1 FROM row_versions AS k INDEXED BY row_versions_head WHERE k.code = @code AND k.tbl = @table AND k.scope = s.scope AND k.valid_to IS NULL
+    SELECT 1 FROM row_versions AS k INDEXED BY row_versions_born WHERE k.code = @code AND k.tbl = @table AND k.scope = s.scope AND k.valid_to IS NULL AND k.first_block <= @blockNum
       AND CASE WHEN k.block_num <= @blockNum THEN k.value IS NOT NULL ELSE
         (SELECT v.value IS NOT NULL FROM row_versions AS v WHERE v.code = k.code AND v.tbl = k.tbl AND v.scope = k.scope AND v.pk = k.pk AND v.block_num <= @blockNum ORDER BY v.block_num DESC LIMIT 1) END
   ) ORDER BY s.scope`
@@ -31,9 +33,11 @@ const SCOPES_AT_HEIGHT = `WITH RECURSIVE s(scope) AS (
  * A row read's answer as one JSON text of `[scope, pk, payer, hex value, block]` arrays. Building
  * a JS value per column costs better-sqlite3 more than the read itself (1,000 rows at head: 0.5 ms
  * to find them, 1.0 ms more for their 4,000 values, a Buffer each; 0.35 ms more as one text parsed
- * by JSON.parse). The texts come in the head index's order, (scope, pk), which SQLite does not
- * promise for an aggregate: inKeyOrder checks it (an ORDER BY inside the aggregate sorts every
- * key the read walks, tombstones and unborn keys included: 15 % more on a 200,000-key scope).
+ * by JSON.parse). The texts come in the index's order: the head index's (scope, pk) at head, the
+ * born index's (scope, first block, pk) at a past height; SQLite promises neither for an
+ * aggregate, and the second is not the key order: inKeyOrder checks it, and sorts the rows when it
+ * differs (an ORDER BY inside the aggregate sorts every key the read walks, tombstones included:
+ * 15 % more on a 200,000-key scope).
  */
 const ROW_JSON = (t: string) => `json_array(${t}.scope, ${t}.pk, ${t}.payer, hex(${t}.value), ${t}.block_num)`
 /** Rows of scopes at head (`where` picks the scopes): the current versions. */
@@ -41,22 +45,25 @@ const ROWS_AT_HEAD = (where: string) => `SELECT json_group_array(${ROW_JSON('h')
   WHERE h.code = @code AND h.tbl = @table AND ${where} AND h.valid_to IS NULL AND h.value IS NOT NULL`
 /**
  * Rows of scopes at a height (`where` picks the scopes of `k`). Every key ever written keeps
- * exactly one current version (a removal is a current tombstone), so the head index lists a
- * scope's keys; a key whose current version was written by the height has it in force, any other
- * one's version is one backward seek on the primary key, however many versions it has (a filter
- * on valid_to would walk all of them). The seek lands on the version's row (WITHOUT ROWID: the
- * key's B-tree holds it), so the subquery renders it there: one seek a key, not a seek for the
- * block and a second one to fetch that version (1.2 ms instead of 2.2 for 1,000 keys). A
- * tombstone, or a key not yet written at the height, renders as NULL, which group_concat skips.
+ * exactly one current version (a removal is a current tombstone) carrying the block of the key's
+ * first version, so the born index lists the keys a scope had by the height, and only those (a
+ * scope of 200,000 keys at head and 1,000 at the height: 460 ms through the head index, 1.3 ms);
+ * it lists them by first block, so inKeyOrder sorts them. A key whose current version was
+ * written by the height has it in force, any other one's version is one backward seek on the
+ * primary key, however many versions it has (a filter on valid_to would walk all of them). The
+ * seek lands on the version's row (WITHOUT ROWID: the key's B-tree holds it), so the subquery
+ * renders it there: one seek a key, not a seek for the block and a second one to fetch that
+ * version (1.2 ms instead of 2.2 for 1,000 keys). A tombstone, or a key erased at the height,
+ * renders as NULL, which group_concat skips.
  */
 const ROWS_AT_HEIGHT = (where: string) => `SELECT '[' || coalesce(group_concat(CASE WHEN k.block_num <= @blockNum THEN CASE WHEN k.value IS NULL THEN NULL ELSE ${ROW_JSON('k')} END ELSE
     (SELECT CASE WHEN p.value IS NULL THEN NULL ELSE ${ROW_JSON('p')} END FROM row_versions AS p
       WHERE p.code = k.code AND p.tbl = k.tbl AND p.scope = k.scope AND p.pk = k.pk AND p.block_num <= @blockNum ORDER BY p.block_num DESC LIMIT 1) END, ','), '') || ']'
-  FROM row_versions AS k INDEXED BY row_versions_head WHERE k.code = @code AND k.tbl = @table AND ${where} AND k.valid_to IS NULL`
+  FROM row_versions AS k INDEXED BY row_versions_born WHERE k.code = @code AND k.tbl = @table AND ${where} AND k.valid_to IS NULL AND k.first_block <= @blockNum`
 
 type RowTuple = [scope: string, pk: string, payer: string, hex: string, blockNum: number]
 
-/** Rows by (scope, pk), as the port answers them: the statement's order, checked (one pass), sorted if SQLite chose another. */
+/** Rows by (scope, pk), as the port answers them: the statement's order, checked (one pass), sorted if it is another (a past height's, by first block). */
 function inKeyOrder(rows: RowTuple[]): RowTuple[] {
   for (let i = 1; i < rows.length; i++) {
     const a = rows[i - 1]

@@ -60,9 +60,10 @@ export function openSqliteStore(path: string, options: OpenStoreOptions = {}): S
     postingsFrom: db.prepare('SELECT term_key, last_seq, first_seq, entries FROM postings WHERE last_seq >= ?'),
     deletePosting: db.prepare('DELETE FROM postings WHERE term_key = ? AND last_seq = ?'),
     // Without INDEXED BY the planner takes the primary key and walks every version of the row: a
-    // balance rewritten in every block made this the slowest statement of ingest.
-    closeRow: db.prepare('UPDATE row_versions INDEXED BY row_versions_head SET valid_to = ? WHERE code = ? AND tbl = ? AND scope = ? AND pk = ? AND valid_to IS NULL'),
-    insertRow: db.prepare('INSERT INTO row_versions VALUES (?, ?, ?, ?, ?, NULL, ?, ?)'),
+    // balance rewritten in every block made this the slowest statement of ingest. It returns the
+    // closed version's first block, which the new version keeps (a new key's is its own block).
+    closeRow: db.prepare('UPDATE row_versions INDEXED BY row_versions_head SET valid_to = ? WHERE code = ? AND tbl = ? AND scope = ? AND pk = ? AND valid_to IS NULL RETURNING first_block').pluck(),
+    insertRow: db.prepare('INSERT INTO row_versions VALUES (?, ?, ?, ?, ?, NULL, ?, ?, ?)'),
     // INDEXED BY: to skip sorting for DISTINCT, the planner would walk the whole table in key order.
     rowKeysFrom: db.prepare('SELECT DISTINCT code, tbl, scope, pk FROM row_versions INDEXED BY row_versions_block WHERE block_num >= ?'),
     // Only a key's last version below the cut can have been closed at or after it: found by one
@@ -153,8 +154,8 @@ export function openSqliteStore(path: string, options: OpenStoreOptions = {}): S
     if (cursor.applied.length === 0) failpoint?.('between-statements', writtenBlocks(write))
     for (const r of batch.rows) {
       const pk = pkText(r.primaryKey)
-      s.closeRow.run(b.num, r.code, r.table, r.scope, pk)
-      s.insertRow.run(r.code, r.table, r.scope, pk, b.num, r.payer, r.value === undefined ? null : bufferView(r.value))
+      const firstBlock = s.closeRow.get(b.num, r.code, r.table, r.scope, pk) as number | undefined
+      s.insertRow.run(r.code, r.table, r.scope, pk, b.num, r.payer, r.value === undefined ? null : bufferView(r.value), firstBlock ?? b.num)
     }
     for (const a of batch.abis) {
       s.closeAbi.run(b.num, a.account)
