@@ -23,8 +23,10 @@ export const MAX_CHUNK_ENTRIES = 256
 
 /**
  * The 53-bit key of a term (cyrb53). Keys stand for terms in the store; a collision between two
- * terms is possible in principle (p ≈ 1e-9 per query at ten million terms), so the API confirms
- * each match against the action's own terms before returning it.
+ * terms is possible in principle: a query term shares its list with another term with p ≈ 1e-9 at
+ * ten million distinct terms (N / 2^53). Matches are not re-checked against the action's own
+ * terms (that would recompute every match's terms, ABI decoding and row attribution included,
+ * doubling a page's cost for that chance).
  */
 export function termKey(term: string): number {
   let h1 = 0xdeadbeef
