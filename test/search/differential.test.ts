@@ -26,7 +26,12 @@ import { startHarness, transferAction, type Adapter, type SearchHarness } from '
 const SEED = process.env.ANTLER_TEST_SEED !== undefined ? Number(process.env.ANTLER_TEST_SEED) >>> 0 : randomInt(2 ** 31)
 const LIB_DEPTH = 10
 const BLOCKS = 120
-const QUERIES = 70
+/**
+ * Random queries per adapter. PostgreSQL answers the same service code over round trips (a page
+ * reads a dozen): 70 there took 175-200 s under CI's load and pushed the file past its 240 s
+ * budget; the query side is the same on both, the adapter's reads are what its share checks.
+ */
+const QUERIES: Record<Adapter, number> = { sqlite: 70, postgres: 30 }
 const FORK_ROUNDS = 12
 
 const USERS = ['alice', 'bob', 'carol'] as const
@@ -164,7 +169,7 @@ for (const { adapter, skip } of ADAPTERS) test(`search differential on ${adapter
   await t.test('random queries: the service equals the brute force, each way, through random pages', async () => {
     const position = (await h.store.position())!
     let nonEmpty = 0
-    for (let q = 0; q < QUERIES; q++) {
+    for (let q = 0; q < QUERIES[adapter]; q++) {
       const query = randomQuery(rand, pool)
       const expr = parseSearchQuery(query)
       for (const withReversible of [false, true]) {
@@ -187,7 +192,7 @@ for (const { adapter, skip } of ADAPTERS) test(`search differential on ${adapter
       }
     }
     t.diagnostic(`runs that matched something: ${nonEmpty}`)
-    assert.ok(nonEmpty > QUERIES / 2, `queries that match something: ${nonEmpty}`)
+    assert.ok(nonEmpty > QUERIES[adapter] / 2, `queries that match something: ${nonEmpty}`)
   })
 
   await t.test('a fork between two pages: the pages after it continue on the new chain, every match once', async () => {
