@@ -24,8 +24,8 @@ async function lastSeqThrough(store: BoundsStore, blockNum: number): Promise<num
 async function transactionSpan(store: BoundsStore, cursor: SearchPosition): Promise<{ first: number; last: number }> {
   const execution = (await store.executionsOfActions([cursor.seq])).get(cursor.seq)
   if (!execution || execution.blockNum !== cursor.blockNum) return { first: cursor.seq, last: cursor.seq }
-  const seqs = execution.actions.map((a) => a.globalSequence)
-  return { first: Math.min(...seqs), last: Math.max(...seqs) }
+  // In execution order: consecutive sequences.
+  return { first: execution.actions[0].globalSequence, last: execution.actions[execution.actions.length - 1].globalSequence }
 }
 
 /**

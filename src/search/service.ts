@@ -119,26 +119,26 @@ export function createSearchService(args: { store: SearchStore; lifecycle: Lifec
   /**
    * The position, the range, the anchor's id and the cursor's standing. A page of irreversible
    * blocks whose cursor (if any) is irreversible too is pinned: no fork can touch what it reads, so
-   * it needs neither snapshot (on PostgreSQL, six round trips of a page's fifteen). Otherwise the
-   * first snapshot reads them together.
+   * it needs no consistency check. An irreversible-only page (the default) is read without a
+   * snapshot when it is pinned (on PostgreSQL, six round trips of a page's fifteen); any other
+   * page reads these in the first snapshot.
    */
   async function start(checked: Checked): Promise<{ position: StorePosition; range: BlockRange; anchorId: string | undefined; cursor: CursorState | undefined; pinned: boolean } | undefined> {
-    const position = await store.position()
-    if (!position) return undefined
-    const range = blockRange(checked.params, position)
     const at = checked.cursor
-    if (range.high <= position.lib && (!at || at.blockNum <= position.lib)) {
-      const cursor = at && { position: at, forked: (await store.blockByNum(at.blockNum))?.id !== at.blockId }
-      return { position, range, anchorId: undefined, cursor, pinned: true }
+    const pinnedAt = (range: BlockRange, lib: number) => range.high <= lib && (!at || at.blockNum <= lib)
+    const standing = async (reader: Pick<Store, 'blockByNum'>): Promise<CursorState | undefined> => at && { position: at, forked: (await reader.blockByNum(at.blockNum))?.id !== at.blockId }
+    if (!checked.params.withReversible) {
+      const position = await store.position()
+      if (!position) return undefined
+      const range = blockRange(checked.params, position)
+      if (pinnedAt(range, position.lib)) return { position, range, anchorId: undefined, cursor: await standing(store), pinned: true }
     }
     return store.snapshot(async (reader) => {
       const position = await reader.position()
       if (!position) return undefined
       const range = blockRange(checked.params, position)
       const anchorId = range.high >= 1 ? (await reader.blockByNum(range.high))?.id : undefined
-      let cursor: CursorState | undefined
-      if (checked.cursor) cursor = { position: checked.cursor, forked: (await reader.blockByNum(checked.cursor.blockNum))?.id !== checked.cursor.blockId }
-      return { position, range, anchorId, cursor, pinned: false }
+      return { position, range, anchorId, cursor: await standing(reader), pinned: pinnedAt(range, position.lib) }
     })
   }
 

@@ -159,8 +159,8 @@ class OrCursor implements Cursor {
 
 async function compile(expr: SearchExpr, source: PostingSource, forward: boolean, at: number): Promise<Cursor> {
   const all = (filter: FlagFilter) => new TermCursor(source, termKey(ALL_ACTIONS_TERM), forward, filter)
-  if ('term' in expr && expr.term.startsWith(TRX_ID_PREFIX)) return new SpanCursor(await source.transactionSpans(expr.term.slice(TRX_ID_PREFIX.length)), all(NO_FILTER), forward)
-  if ('term' in expr) return new TermCursor(source, termKey(expr.term), forward, NO_FILTER)
+  const spanOf = async (term: string) => new SpanCursor(await source.transactionSpans(term.slice(TRX_ID_PREFIX.length)), all(NO_FILTER), forward)
+  if ('term' in expr) return expr.term.startsWith(TRX_ID_PREFIX) ? spanOf(expr.term) : new TermCursor(source, termKey(expr.term), forward, NO_FILTER)
   if ('flag' in expr) return all({ mask: FLAG_BITS[expr.flag], value: expr.value ? FLAG_BITS[expr.flag] : 0 })
   if ('or' in expr) return new OrCursor(await Promise.all(expr.or.map((e) => compile(e, source, forward, at))), forward)
   const parts = 'and' in expr ? expr.and : [expr]
@@ -168,6 +168,7 @@ async function compile(expr: SearchExpr, source: PostingSource, forward: boolean
   let mask = 0
   let value = 0
   const terms: string[] = []
+  const spans: Cursor[] = []
   const others: SearchExpr[] = []
   const negatives: Cursor[] = []
   for (const p of parts) {
@@ -175,7 +176,8 @@ async function compile(expr: SearchExpr, source: PostingSource, forward: boolean
       mask |= FLAG_BITS[p.flag]
       if (p.value) value |= FLAG_BITS[p.flag]
     } else if ('not' in p) negatives.push(await compile(p.not, source, forward, at))
-    else if ('term' in p && !p.term.startsWith(TRX_ID_PREFIX)) terms.push(p.term)
+    else if ('term' in p && p.term.startsWith(TRX_ID_PREFIX)) spans.push(await spanOf(p.term))
+    else if ('term' in p) terms.push(p.term)
     else others.push(p)
   }
   const filter = { mask, value }
@@ -192,11 +194,8 @@ async function compile(expr: SearchExpr, source: PostingSource, forward: boolean
   }
   if (termCursors.length) termCursors[0].filter = filter
   // A transaction's span holds a few actions: it leads, when the AND has one.
-  const spans = others.filter((o): o is { readonly term: string } => 'term' in o)
-  const cursors: Cursor[] = []
-  for (const o of spans) cursors.push(await compile(o, source, forward, at))
-  cursors.push(...termCursors)
-  for (const o of others) if (!('term' in o)) cursors.push(await compile(o, source, forward, at))
+  const cursors: Cursor[] = [...spans, ...termCursors]
+  for (const o of others) cursors.push(await compile(o, source, forward, at))
   if (termCursors.length === 0 && (mask !== 0 || cursors.length === 0)) {
     // Flags with only a span to filter: the every-action list confirms the span's candidates.
     if (spans.length) cursors.push(all(filter))
