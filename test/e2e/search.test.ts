@@ -104,10 +104,12 @@ test('search end to end: @dfuse/client searchTransactions forward and backward w
 
   await t.test('start_block and block_count through the client; no match is transactions null and cursor ""', async () => {
     const from = ascending[2].block
+    // The range is [start, start + block_count] and block_count is at least 1 (transactions 2 and 4 may share a block).
+    const blockCount = Math.max(1, ascending[4].block - from)
     // Only irreversible blocks are searched by default: a start block above LIB is refused (a loaded machine lags).
-    await pollUntil(() => health(p), (h) => h.lib >= ascending[4].block, 60_000)
-    const page = await client.searchTransactions('data.from:alice', { startBlock: from, blockCount: ascending[4].block - from, limit: 100 })
-    assert.deepEqual(page.transactions!.map((r) => r.lifecycle.id), ascending.filter((x) => x.block >= from && x.block <= ascending[4].block).map((x) => x.id))
+    await pollUntil(() => health(p), (h) => h.lib >= from + blockCount, 60_000)
+    const page = await client.searchTransactions('data.from:alice', { startBlock: from, blockCount, limit: 100 })
+    assert.deepEqual(page.transactions!.map((r) => r.lifecycle.id), ascending.filter((x) => x.block >= from && x.block <= from + blockCount).map((x) => x.id))
     const none = await get('q=receiver:nobody')
     assert.equal(none.status, 200)
     assert.deepEqual(none.body, { cursor: '', transactions: null })
