@@ -1,7 +1,7 @@
 import type pg from 'pg'
 import { trxIdKey, u8 } from '../row-mapping.ts'
 import type { PostingChunk } from '../search/postings.ts'
-import { TRANSACTION_SPANS, TRX_ID, numbered } from '../shared-sql.ts'
+import { TRANSACTION_SPANS, numbered } from '../shared-sql.ts'
 import type { PostingSource } from '../search/query.ts'
 
 /** A `postings` row as pg returns it (BIGINT columns as strings). */
@@ -35,7 +35,6 @@ export function createPostgresPostingSource(pool: pg.Pool): PostingSource {
       return rows.rows.map(chunkFromRow)
     },
     async transactionSpans(trxId) {
-      if (!TRX_ID.test(trxId)) return []
       const rows = await pool.query<{ first_seq: string; last_seq: string }>({ name: 'antler_trx_spans', text: numbered(TRANSACTION_SPANS), values: [trxIdKey(trxId), trxId] })
       return rows.rows.map((r) => ({ firstSeq: Number(r.first_seq), lastSeq: Number(r.last_seq) }))
     },

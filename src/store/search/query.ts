@@ -1,6 +1,7 @@
 import { ALL_ACTIONS_TERM, FLAG_INPUT, FLAG_NOTIF, FLAG_SCHEDULED, termKey, type PostingChunk, type PostingEntry } from './postings.ts'
 import { NO_FILTER, PREFETCH_CANDIDATES, TermCursor, type Cursor, type FlagFilter } from './term-cursor.ts'
 import { TRX_ID_PREFIX } from './terms.ts'
+import { TRX_ID } from '../shared-sql.ts'
 
 /** A search query as the store evaluates it; the API parses the query language into this. */
 export type SearchExpr =
@@ -30,7 +31,8 @@ export interface PostingSource {
   chunksAround?(termKey: number, seqs: readonly number[], direction: SearchDirection): Promise<PostingChunk[]>
   /**
    * The global-sequence spans (first and last, inclusive, ascending) of the stored executions of
-   * a transaction id: what `trx_id:` matches, with the every-action list.
+   * a transaction id (64 lowercase hex digits: the engine asks for no other): what `trx_id:`
+   * matches, with the every-action list.
    */
   transactionSpans(trxId: string): Promise<SeqSpan[]>
   /**
@@ -159,7 +161,9 @@ class OrCursor implements Cursor {
 
 async function compile(expr: SearchExpr, source: PostingSource, forward: boolean, at: number): Promise<Cursor> {
   const all = (filter: FlagFilter) => new TermCursor(source, termKey(ALL_ACTIONS_TERM), forward, filter)
-  const spanOf = async (term: string) => new SpanCursor(await source.transactionSpans(term.slice(TRX_ID_PREFIX.length)), all(NO_FILTER), forward)
+  // An id that cannot be stored (not 64 lowercase hex digits) has no span.
+  const spansOf = (id: string) => (TRX_ID.test(id) ? source.transactionSpans(id) : Promise.resolve([]))
+  const spanOf = async (term: string) => new SpanCursor(await spansOf(term.slice(TRX_ID_PREFIX.length)), all(NO_FILTER), forward)
   if ('term' in expr) return expr.term.startsWith(TRX_ID_PREFIX) ? spanOf(expr.term) : new TermCursor(source, termKey(expr.term), forward, NO_FILTER)
   if ('flag' in expr) return all({ mask: FLAG_BITS[expr.flag], value: expr.value ? FLAG_BITS[expr.flag] : 0 })
   if ('or' in expr) return new OrCursor(await Promise.all(expr.or.map((e) => compile(e, source, forward, at))), forward)

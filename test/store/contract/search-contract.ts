@@ -154,6 +154,8 @@ export function runSearchContract(name: string, factory: StoreFactory, skip: str
     const lastTrx = trxZero(chain[chain.length - 1].id)
     const trxQueries: SearchExpr[] = [{ term: `trx_id:${lastTrx}` }, { and: [{ term: `trx_id:${lastTrx}` }, { flag: 'input', value: true }] }, { or: undone.map((id) => ({ term: `trx_id:${id}` })) }]
     assert.ok(all.some((a) => a.terms.has(`trx_id:${lastTrx}`)) && undone.length > 0)
+    // An id that cannot be stored matches nothing (and is not an error): upper case, short, not hex.
+    for (const id of [lastTrx.toUpperCase(), lastTrx.slice(1), 'nothex']) assert.deepEqual(await store.searchActions({ query: { term: `trx_id:${id}` }, direction: 'forward', limit: 10 }), [])
     for (const query of [...QUERIES, ...trxQueries]) {
       for (const direction of ['forward', 'backward'] as const) {
         const expected = all.filter((a) => matches(query, a)).map((a) => a.seq)
