@@ -1,5 +1,16 @@
 #!/usr/bin/env node
 // Runs the TypeScript sources directly through tsx so no build step is needed after `npm install`.
+const MIN_NODE_MAJOR = 22
+
+// Antler needs Node 22 or later (better-sqlite3 13 is built for it). `npm start`, `npm test` and
+// `npx antler` run the Node the project pins (the npm `node` package, first on their PATH); a bare
+// `node bin/antler.js` under an older Node stops here with one line.
+if (Number(process.versions.node.split('.')[0]) < MIN_NODE_MAJOR) {
+  process.stderr.write(
+    `antler needs Node.js ${MIN_NODE_MAJOR} or later (this is ${process.versions.node}); run it through npm (npm start, npx antler) to use the pinned one\n`,
+  )
+  process.exit(2)
+}
 
 // A signal that arrives while the CLI is still loading stops it cleanly (exit 0); once a command
 // registers its own shutdown (src/cli/process.ts), that handler takes over. Installed before
