@@ -37,14 +37,22 @@ const LIFTED_LIMITS = JSON.stringify({
 const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref())
 
 /** Runs `node bin/antler.js ARGS` (stderr to `logPath`) and returns the fields of its `antler ready {…}` line. */
-async function startAntler(children: Children, args: string[], logPath: string, timeoutMs = 120_000): Promise<{ child: ChildProcess; ready: Record<string, string> }> {
+async function startAntler(
+  children: Children,
+  args: string[],
+  logPath: string,
+  timeoutMs = 120_000,
+): Promise<{ child: ChildProcess; ready: Record<string, string> }> {
   const log = openSync(logPath, 'a')
   const child = children.track(spawn(process.execPath, [ANTLER, ...args], { stdio: ['ignore', 'pipe', log] }))
   closeSync(log)
   const lines = createInterface({ input: child.stdout! })
   try {
     const ready = await new Promise<Record<string, string>>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`antler ${args[0]}: no ready line within ${timeoutMs} ms`)), timeoutMs)
+      const timer = setTimeout(
+        () => reject(new Error(`antler ${args[0]}: no ready line within ${timeoutMs} ms`)),
+        timeoutMs,
+      )
       lines.on('line', (line) => {
         if (!line.startsWith('antler ready ')) return
         clearTimeout(timer)
@@ -84,8 +92,21 @@ interface Cannon {
 }
 
 /** One autocannon run in a process of its own (never on the event loop of a server under test). */
-async function cannon(children: Children, load: Load, run: { seconds: number; connections: number; rate?: number; serverPid?: number }): Promise<Cannon> {
-  const args = [AUTOCANNON, '--json', '-c', String(run.connections), '-d', String(run.seconds), '-m', load.method ?? 'GET']
+async function cannon(
+  children: Children,
+  load: Load,
+  run: { seconds: number; connections: number; rate?: number; serverPid?: number },
+): Promise<Cannon> {
+  const args = [
+    AUTOCANNON,
+    '--json',
+    '-c',
+    String(run.connections),
+    '-d',
+    String(run.seconds),
+    '-m',
+    load.method ?? 'GET',
+  ]
   for (const [name, value] of Object.entries(load.headers ?? {})) args.push('-H', `${name}=${value}`)
   if (load.body !== undefined) args.push('-b', load.body)
   if (run.rate !== undefined) args.push('-R', String(run.rate))
@@ -119,7 +140,10 @@ async function cannon(children: Children, load: Load, run: { seconds: number; co
     codes: Object.entries(r.statusCodeStats)
       .map(([status, { count }]) => `${status}×${count}`)
       .join(' '),
-    serverCpuMs: cpuBefore !== undefined && cpuAfter !== undefined && r['2xx'] > 0 ? ((cpuAfter - cpuBefore) * 1000) / r['2xx'] : undefined,
+    serverCpuMs:
+      cpuBefore !== undefined && cpuAfter !== undefined && r['2xx'] > 0
+        ? ((cpuAfter - cpuBefore) * 1000) / r['2xx']
+        : undefined,
   }
 }
 
@@ -130,7 +154,11 @@ async function getJson<T>(url: string, init?: RequestInit): Promise<T> {
 }
 
 async function issueToken(api: string, apiKey: string): Promise<string> {
-  const { token } = await getJson<{ token: string }>(`${api}/v1/auth/issue`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ api_key: apiKey }) })
+  const { token } = await getJson<{ token: string }>(`${api}/v1/auth/issue`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ api_key: apiKey }),
+  })
   return token
 }
 
@@ -156,10 +184,14 @@ interface Configuration {
 function summary(runs: readonly Cannon[]): Cannon {
   const median = (xs: number[]) => {
     const sorted = [...xs].sort((a, b) => a - b)
-    return sorted.length % 2 ? sorted[(sorted.length - 1) / 2] : (sorted[sorted.length / 2 - 1] + sorted[sorted.length / 2]) / 2
+    return sorted.length % 2
+      ? sorted[(sorted.length - 1) / 2]
+      : (sorted[sorted.length / 2 - 1] + sorted[sorted.length / 2]) / 2
   }
   const answered = runs.reduce((sum, c) => sum + c.answered2xx, 0)
-  const cpuMs = runs.every((c) => c.serverCpuMs !== undefined) ? runs.reduce((sum, c) => sum + c.serverCpuMs! * c.answered2xx, 0) / answered : undefined
+  const cpuMs = runs.every((c) => c.serverCpuMs !== undefined)
+    ? runs.reduce((sum, c) => sum + c.serverCpuMs! * c.answered2xx, 0) / answered
+    : undefined
   return {
     perSecond: runs.reduce((sum, c) => sum + c.perSecond, 0) / runs.length,
     p50: median(runs.map((c) => c.p50)),
@@ -190,28 +222,60 @@ export async function benchApi(options: ApiBenchOptions): Promise<Record<string,
   const figures: Record<string, string | number> = {}
   const failures: string[] = []
   const check = (name: string, c: Cannon) => {
-    if (c.failed > 0 || c.answered2xx === 0) failures.push(`${name}: ${c.failed} failed, ${c.answered2xx} 2xx (${c.codes || 'no answers'})`)
+    if (c.failed > 0 || c.answered2xx === 0)
+      failures.push(`${name}: ${c.failed} failed, ${c.answered2xx} 2xx (${c.codes || 'no answers'})`)
   }
   let servers = 0
-  const loadAverage = () => os.loadavg().map((l) => l.toFixed(1)).join(' ')
+  const loadAverage = () =>
+    os
+      .loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ')
   figures['load average (1, 5, 15 min) at the start'] = loadAverage()
   const started = performance.now()
 
   const startDev = async (flags: string[]): Promise<Server> => {
     const n = ++servers
-    const devFlags = ['--port', '0', '--grpc-port', '0', '--chain-port', '0', '--ship-port', '0', '--block-time', '500', '--workload', 'none', '--rate-limits', LIFTED_LIMITS]
-    const { child, ready } = await startAntler(children, ['dev', '--data-dir', join(dir, `dev-${n}`), ...devFlags, ...flags], join(dir, `dev-${n}.log`))
+    const devFlags = [
+      '--port',
+      '0',
+      '--grpc-port',
+      '0',
+      '--chain-port',
+      '0',
+      '--ship-port',
+      '0',
+      '--block-time',
+      '500',
+      '--workload',
+      'none',
+      '--rate-limits',
+      LIFTED_LIMITS,
+    ]
+    const { child, ready } = await startAntler(
+      children,
+      ['dev', '--data-dir', join(dir, `dev-${n}`), ...devFlags, ...flags],
+      join(dir, `dev-${n}.log`),
+    )
     return { child, ready, token: flags.includes('--no-auth') ? undefined : await issueToken(ready.api, ready.apiKey) }
   }
 
   /** Warms every configuration up, then runs them in turns; returns each one's runs. */
   const takeTurns = async (configurations: readonly Configuration[]): Promise<Map<string, Cannon[]>> => {
     const runs = new Map<string, Cannon[]>(configurations.map((c) => [c.key, []]))
-    for (const c of configurations) check(`${c.name} (warm-up)`, await cannon(children, c.load, { seconds: options.warmupSeconds, connections: options.connections }))
+    for (const c of configurations)
+      check(
+        `${c.name} (warm-up)`,
+        await cannon(children, c.load, { seconds: options.warmupSeconds, connections: options.connections }),
+      )
     for (let round = 0; round < options.rounds; round++) {
       for (let i = 0; i < configurations.length; i++) {
         const c = configurations[(round + i) % configurations.length]
-        const run = await cannon(children, c.load, { seconds: options.seconds, connections: options.connections, serverPid: c.server.child.pid })
+        const run = await cannon(children, c.load, {
+          seconds: options.seconds,
+          connections: options.connections,
+          serverPid: c.server.child.pid,
+        })
         check(`${c.name}, round ${round + 1}`, run)
         runs.get(c.key)!.push(run)
       }
@@ -220,19 +284,38 @@ export async function benchApi(options: ApiBenchOptions): Promise<Record<string,
   }
 
   const record = (configurations: readonly Configuration[], runs: Map<string, Cannon[]>) => {
-    for (const c of configurations) figures[c.name] = `${show(summary(runs.get(c.key)!))}; each run: ${runs.get(c.key)!.map((r) => fmt(r.perSecond)).join(', ')} req/s`
+    for (const c of configurations)
+      figures[c.name] = `${show(summary(runs.get(c.key)!))}; each run: ${runs
+        .get(c.key)!
+        .map((r) => fmt(r.perSecond))
+        .join(', ')} req/s`
   }
 
   try {
     const publicServers = [await startDev([]), await startDev([]), await startDev([])]
     const group1: Configuration[] = [
-      { key: 'ceiling', name: 'GET /.well-known/jwks.json (the ceiling: public, no store read)', server: publicServers[0], load: { url: `${publicServers[0].ready.api}/.well-known/jwks.json` } },
-      { key: 'health', name: 'GET /healthz (public, reads the store)', server: publicServers[1], load: { url: `${publicServers[1].ready.api}/healthz` } },
+      {
+        key: 'ceiling',
+        name: 'GET /.well-known/jwks.json (the ceiling: public, no store read)',
+        server: publicServers[0],
+        load: { url: `${publicServers[0].ready.api}/.well-known/jwks.json` },
+      },
+      {
+        key: 'health',
+        name: 'GET /healthz (public, reads the store)',
+        server: publicServers[1],
+        load: { url: `${publicServers[1].ready.api}/healthz` },
+      },
       {
         key: 'issue',
         name: 'POST /v1/auth/issue (token issuance: an API key looked up, an ES256 signature)',
         server: publicServers[2],
-        load: { url: `${publicServers[2].ready.api}/v1/auth/issue`, method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ api_key: publicServers[2].ready.apiKey }) },
+        load: {
+          url: `${publicServers[2].ready.api}/v1/auth/issue`,
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ api_key: publicServers[2].ready.apiKey }),
+        },
       },
     ]
     const runs1 = await takeTurns(group1)
@@ -242,9 +325,27 @@ export async function benchApi(options: ApiBenchOptions): Promise<Record<string,
     const withToken = await startDev([])
     const open = await startDev(['--no-auth'])
     const group2: Configuration[] = [
-      { key: 'auth', name: 'GET /v1/chain/get_info via the passthrough, with a token', server: withToken, load: { url: `${withToken.ready.api}/v1/chain/get_info`, headers: { authorization: `Bearer ${withToken.token}` } } },
-      { key: 'noAuth', name: 'GET /v1/chain/get_info via the passthrough, --no-auth', server: open, load: { url: `${open.ready.api}/v1/chain/get_info` } },
-      { key: 'direct', name: 'GET /v1/chain/get_info from the devchain directly (the passthrough limit, same process)', server: withToken, load: { url: `${withToken.ready.chainApi}/v1/chain/get_info` } },
+      {
+        key: 'auth',
+        name: 'GET /v1/chain/get_info via the passthrough, with a token',
+        server: withToken,
+        load: {
+          url: `${withToken.ready.api}/v1/chain/get_info`,
+          headers: { authorization: `Bearer ${withToken.token}` },
+        },
+      },
+      {
+        key: 'noAuth',
+        name: 'GET /v1/chain/get_info via the passthrough, --no-auth',
+        server: open,
+        load: { url: `${open.ready.api}/v1/chain/get_info` },
+      },
+      {
+        key: 'direct',
+        name: 'GET /v1/chain/get_info from the devchain directly (the passthrough limit, same process)',
+        server: withToken,
+        load: { url: `${withToken.ready.chainApi}/v1/chain/get_info` },
+      },
     ]
     const runs2 = await takeTurns(group2)
     await children.stop(withToken.child)
@@ -255,8 +356,11 @@ export async function benchApi(options: ApiBenchOptions): Promise<Record<string,
     const ratio = (a: string, b: string) => (all.get(a)!.perSecond / all.get(b)!.perSecond).toFixed(2)
     const auth = runs2.get('auth')!
     const noAuth = runs2.get('noAuth')!
-    figures['passthrough with a token / --no-auth, req/s'] = `${ratio('auth', 'noAuth')} (round by round: ${auth.map((c, i) => (c.perSecond / noAuth[i].perSecond).toFixed(2)).join(', ')})`
-    figures['passthrough --no-auth / with a token, server CPU per request'] = (all.get('noAuth')!.serverCpuMs! / all.get('auth')!.serverCpuMs!).toFixed(2)
+    figures['passthrough with a token / --no-auth, req/s'] =
+      `${ratio('auth', 'noAuth')} (round by round: ${auth.map((c, i) => (c.perSecond / noAuth[i].perSecond).toFixed(2)).join(', ')})`
+    figures['passthrough --no-auth / with a token, server CPU per request'] = (
+      all.get('noAuth')!.serverCpuMs! / all.get('auth')!.serverCpuMs!
+    ).toFixed(2)
     figures['passthrough with a token / devchain directly'] = ratio('auth', 'direct')
     figures['passthrough --no-auth / devchain directly'] = ratio('noAuth', 'direct')
     figures['/healthz / ceiling'] = ratio('health', 'ceiling')
@@ -272,7 +376,9 @@ export async function benchApi(options: ApiBenchOptions): Promise<Record<string,
   figures['load average (1, 5, 15 min) at the end'] = loadAverage()
   figures['failed requests (non-2xx, errors, time-outs), all runs'] = failures.length === 0 ? 0 : failures.join('; ')
   if (failures.length > 0) {
-    console.error(`\n!!! api bench: requests failed, the figures above them are not valid:\n!!! ${failures.join('\n!!! ')}\n`)
+    console.error(
+      `\n!!! api bench: requests failed, the figures above them are not valid:\n!!! ${failures.join('\n!!! ')}\n`,
+    )
     process.exitCode = 1
   }
   return figures
@@ -287,28 +393,82 @@ interface Health {
  * indexes a backlog served by the bench feed (its own process), then the same once it has caught
  * up. The passthrough goes to an idle `antler devchain` of its own (the feed serves SHiP only).
  */
-async function catchUp(options: ApiBenchOptions, dir: string, children: Children, figures: Record<string, string | number>, check: (name: string, c: Cannon) => void): Promise<void> {
+async function catchUp(
+  options: ApiBenchOptions,
+  dir: string,
+  children: Children,
+  figures: Record<string, string | number>,
+  check: (name: string, c: Cannon) => void,
+): Promise<void> {
   console.error(`  api bench: building a backlog of ${options.backlogBlocks} blocks`)
   let feed: BenchFeed | undefined
   try {
     const building = performance.now()
-    // No handle on the feed process until it serves; if it never does, it exits with this process (its IPC channel closes).
+    // No handle on the feed process until it serves; if it never does, it exits with this process (its IPC channel
+    // closes).
     let timer: NodeJS.Timeout | undefined
-    const timeout = new Promise<never>((_resolve, reject) => (timer = setTimeout(() => reject(new Error('the backlog was not built within 10 minutes')), 600_000)))
+    const timeout = new Promise<never>(
+      (_resolve, reject) =>
+        (timer = setTimeout(() => reject(new Error('the backlog was not built within 10 minutes')), 600_000)),
+    )
     feed = await Promise.race([startBenchFeed(options.backlogBlocks), timeout]).finally(() => clearTimeout(timer))
-    figures['catch-up: seconds to build the backlog (its own process, before any load)'] = ((performance.now() - building) / 1000).toFixed(0)
-    const chain = await startAntler(children, ['devchain', '--data-dir', join(dir, 'chain'), '--chain-port', '0', '--ship-port', '0', '--block-time', '500', '--workload', 'none'], join(dir, 'chain.log'))
+    figures['catch-up: seconds to build the backlog (its own process, before any load)'] = (
+      (performance.now() - building) /
+      1000
+    ).toFixed(0)
+    const chain = await startAntler(
+      children,
+      [
+        'devchain',
+        '--data-dir',
+        join(dir, 'chain'),
+        '--chain-port',
+        '0',
+        '--ship-port',
+        '0',
+        '--block-time',
+        '500',
+        '--workload',
+        'none',
+      ],
+      join(dir, 'chain.log'),
+    )
     const dataDir = join(dir, 'serve')
-    const { stdout } = await promisify(execFile)(process.execPath, [ANTLER, 'keys', 'create', '--data-dir', dataDir, '--type', 'server', '--name', 'bench', '--json'], { timeout: 60_000 })
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      [ANTLER, 'keys', 'create', '--data-dir', dataDir, '--type', 'server', '--name', 'bench', '--json'],
+      { timeout: 60_000 },
+    )
     const apiKey = (JSON.parse(stdout.trim().split('\n').at(-1)!) as { key: string }).key
     const started = performance.now()
-    const serve = await startAntler(children, ['serve', '--data-dir', dataDir, '--port', '0', '--grpc-port', '0', '--ship', feed.url, '--chain-api', chain.ready.chainApi, '--rate-limits', LIFTED_LIMITS], join(dir, 'serve.log'))
+    const serve = await startAntler(
+      children,
+      [
+        'serve',
+        '--data-dir',
+        dataDir,
+        '--port',
+        '0',
+        '--grpc-port',
+        '0',
+        '--ship',
+        feed.url,
+        '--chain-api',
+        chain.ready.chainApi,
+        '--rate-limits',
+        LIFTED_LIMITS,
+      ],
+      join(dir, 'serve.log'),
+    )
     const api = serve.ready.api
     const token = await issueToken(api, apiKey)
     const head = async () => (await getJson<Health>(`${api}/healthz`)).head_block_num ?? 0
     const loads: [string, Load][] = [
       ['GET /healthz', { url: `${api}/healthz` }],
-      ['GET /v1/chain/get_info via the passthrough, with a token', { url: `${api}/v1/chain/get_info`, headers: { authorization: `Bearer ${token}` } }],
+      [
+        'GET /v1/chain/get_info via the passthrough, with a token',
+        { url: `${api}/v1/chain/get_info`, headers: { authorization: `Bearer ${token}` } },
+      ],
     ]
     const rated = { connections: options.connections, rate: options.latencyRate }
     const phase = async (label: string, catchingUp: boolean) => {
@@ -318,19 +478,22 @@ async function catchUp(options: ApiBenchOptions, dir: string, children: Children
         const c = await cannon(children, l, { ...rated, seconds: 2 * options.seconds })
         const to = await head()
         check(`${name}, ${label}`, c)
-        figures[`${name} at ${options.latencyRate} req/s, ${label}`] = `p50 ${c.p50} ms, p99 ${c.p99} ms (${fmt(c.perSecond)} req/s answered; indexer ${from} → ${to} of ${feed!.head}${!catchingUp ? '' : from >= feed!.head ? ', NOT during catch-up: it had caught up before the run' : to >= feed!.head ? ', caught up during the run' : ''})`
+        figures[`${name} at ${options.latencyRate} req/s, ${label}`] =
+          `p50 ${c.p50} ms, p99 ${c.p99} ms (${fmt(c.perSecond)} req/s answered; indexer ${from} → ${to} of ${feed!.head}${!catchingUp ? '' : from >= feed!.head ? ', NOT during catch-up: it had caught up before the run' : to >= feed!.head ? ', caught up during the run' : ''})`
       }
     }
     await phase('during catch-up', true)
     const deadline = Date.now() + 600_000
     let last = await head()
     while (last < feed.head) {
-      if (Date.now() > deadline) throw new Error(`the indexer did not catch up within 10 minutes (at ${last} of ${feed.head})`)
+      if (Date.now() > deadline)
+        throw new Error(`the indexer did not catch up within 10 minutes (at ${last} of ${feed.head})`)
       await delay(250)
       last = await head()
     }
     const seconds = (performance.now() - started) / 1000
-    figures['catch-up: blocks, seconds from the start of antler serve (under the load above)'] = `${feed.head}, ${seconds.toFixed(1)} s (${fmt(feed.head / seconds)} blocks/s)`
+    figures['catch-up: blocks, seconds from the start of antler serve (under the load above)'] =
+      `${feed.head}, ${seconds.toFixed(1)} s (${fmt(feed.head / seconds)} blocks/s)`
     await phase('idle (caught up)', false)
     await children.stop(serve.child)
     await children.stop(chain.child)

@@ -2,7 +2,10 @@ import type { ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
 import { readFileSync, rmSync } from 'node:fs'
 
-/** Every child process: stopped at the end, on error, and killed (and `dir` removed) if the bench process exits or is interrupted. */
+/**
+ * Every child process: stopped at the end, on error, and killed (and `dir` removed) if the bench process exits or is
+ * interrupted.
+ */
 export class Children {
   private readonly live = new Set<ChildProcess>()
   private readonly onExit = () => {

@@ -13,7 +13,11 @@ export interface DevchainBenchOptions {
 }
 
 /** Counts SHiP frames and bytes as fast as they come (no decoding): the serving rate. */
-async function countFrames(url: string, from: number, to: number): Promise<{ blocks: number; bytes: number; seconds: number; sample: Uint8Array[] }> {
+async function countFrames(
+  url: string,
+  from: number,
+  to: number,
+): Promise<{ blocks: number; bytes: number; seconds: number; sample: Uint8Array[] }> {
   const ws = new WebSocket(url, { perMessageDeflate: false, maxPayload: 256 * 1024 * 1024 })
   const credits = 1000
   let blocks = 0
@@ -25,7 +29,23 @@ async function countFrames(url: string, from: number, to: number): Promise<{ blo
     ws.on('error', reject)
     ws.on('message', (data: Buffer, isBinary: boolean) => {
       if (!isBinary) {
-        ws.send(encodeRequest({ kind: 'blocks', request: { v1: false, startBlockNum: from, endBlockNum: to + 1, maxMessagesInFlight: credits, havePositions: [], irreversibleOnly: false, fetchBlock: true, fetchTraces: true, fetchDeltas: true, fetchFinalityData: false } }))
+        ws.send(
+          encodeRequest({
+            kind: 'blocks',
+            request: {
+              v1: false,
+              startBlockNum: from,
+              endBlockNum: to + 1,
+              maxMessagesInFlight: credits,
+              havePositions: [],
+              irreversibleOnly: false,
+              fetchBlock: true,
+              fetchTraces: true,
+              fetchDeltas: true,
+              fetchFinalityData: false,
+            },
+          }),
+        )
         return
       }
       blocks++
@@ -66,12 +86,16 @@ export async function benchDevchain(options: DevchainBenchOptions): Promise<Reco
     const firstBuilt = chain.head.num + 1
     const started = performance.now()
     let lastReport = started
-    const built = buildChain(chain, { blocks, transfersPerBlock: options.transfersPerBlock, rawdbPutsPerBlock: options.rawdbPutsPerBlock }, (p) => {
-      if (performance.now() - lastReport > 10_000) {
-        lastReport = performance.now()
-        console.error(`  built ${p.blocks}/${blocks} blocks, ${p.actions} actions`)
-      }
-    })
+    const built = buildChain(
+      chain,
+      { blocks, transfersPerBlock: options.transfersPerBlock, rawdbPutsPerBlock: options.rawdbPutsPerBlock },
+      (p) => {
+        if (performance.now() - lastReport > 10_000) {
+          lastReport = performance.now()
+          console.error(`  built ${p.blocks}/${blocks} blocks, ${p.actions} actions`)
+        }
+      },
+    )
     const buildSeconds = (performance.now() - started) / 1000
     const rss = process.memoryUsage().rss
 

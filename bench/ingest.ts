@@ -20,7 +20,13 @@ export interface IngestBenchOptions {
 
 /** Reads the whole feed and normalizes every block without storing it: the limit ingest is compared to. */
 async function decodeOnly(ship: string, endBlock: number, fetchFinalityData = false): Promise<number> {
-  const reader = createShipReader({ url: ship, startBlockNum: 1, endBlockNum: endBlock + 1, maxMessagesInFlight: 50, fetchFinalityData })
+  const reader = createShipReader({
+    url: ship,
+    startBlockNum: 1,
+    endBlockNum: endBlock + 1,
+    maxMessagesInFlight: 50,
+    fetchFinalityData,
+  })
   const started = performance.now()
   let actions = 0
   for await (const result of reader.blocks()) actions += normalizeBlock(result).actions.length
@@ -29,10 +35,20 @@ async function decodeOnly(ship: string, endBlock: number, fetchFinalityData = fa
 }
 
 /** Indexes the whole feed; rates count stored action traces (a transfer is three: token, from, to). */
-async function ingest(ship: string, store: Store, endBlock: number): Promise<{ actions: number; actionsPerSecond: number; blocksPerSecond: number }> {
+async function ingest(
+  ship: string,
+  store: Store,
+  endBlock: number,
+): Promise<{ actions: number; actionsPerSecond: number; blocksPerSecond: number }> {
   let actions = 0
   const started = performance.now()
-  await createIndexer({ shipUrl: ship, store, endBlockNum: endBlock, maxMessagesInFlight: 50, onBlock: (b) => (actions += b.actions) }).run()
+  await createIndexer({
+    shipUrl: ship,
+    store,
+    endBlockNum: endBlock,
+    maxMessagesInFlight: 50,
+    onBlock: (b) => (actions += b.actions),
+  }).run()
   const seconds = (performance.now() - started) / 1000
   return { actions, actionsPerSecond: actions / seconds, blocksPerSecond: endBlock / seconds }
 }
@@ -57,7 +73,10 @@ async function withPeakRss<T>(work: () => Promise<T>): Promise<{ result: T; peak
  * every block's finality data is decoded too) and an ingest of each into a fresh SQLite file.
  * The best of the rounds is compared, which keeps this machine's noise out of the ratio.
  */
-export async function benchIngestSavanna(options: { actions: number; rounds: number }): Promise<Record<string, string | number>> {
+export async function benchIngestSavanna(options: {
+  actions: number
+  rounds: number
+}): Promise<Record<string, string | number>> {
   const dir = mkdtempSync(join(tmpdir(), 'antler-ingest-savanna-'))
   const blocks = Math.ceil(options.actions / 25)
   const legacyFeed = await startBenchFeed(blocks)
@@ -68,7 +87,10 @@ export async function benchIngestSavanna(options: { actions: number; rounds: num
     for (let round = 0; round < options.rounds; round++) {
       best.legacyDecode = Math.max(best.legacyDecode, await decodeOnly(legacyFeed.url, legacyFeed.head))
       best.savannaDecode = Math.max(best.savannaDecode, await decodeOnly(savannaFeed.url, savannaFeed.head, true))
-      for (const [kind, feed] of [['legacy', legacyFeed], ['savanna', savannaFeed]] as const) {
+      for (const [kind, feed] of [
+        ['legacy', legacyFeed],
+        ['savanna', savannaFeed],
+      ] as const) {
         const path = join(dir, `${kind}-${round}.sqlite`)
         const store = openSqliteStore(path)
         const rate = await ingest(feed.url, store, feed.head)
@@ -82,9 +104,13 @@ export async function benchIngestSavanna(options: { actions: number; rounds: num
     return {
       'savanna: blocks per chain': blocks,
       [`savanna: decode-only legacy, best of ${options.rounds}: action traces/s`]: Math.round(best.legacyDecode),
-      [`savanna: decode-only Savanna with finality_data, best of ${options.rounds}: action traces/s`]: Math.round(best.savannaDecode),
+      [`savanna: decode-only Savanna with finality_data, best of ${options.rounds}: action traces/s`]: Math.round(
+        best.savannaDecode,
+      ),
       [`savanna: ingest legacy into SQLite, best of ${options.rounds}: action traces/s`]: Math.round(best.legacyIngest),
-      [`savanna: ingest Savanna into SQLite, best of ${options.rounds}: action traces/s`]: Math.round(best.savannaIngest),
+      [`savanna: ingest Savanna into SQLite, best of ${options.rounds}: action traces/s`]: Math.round(
+        best.savannaIngest,
+      ),
       'savanna: Savanna / legacy decode-only': (best.savannaDecode / best.legacyDecode).toFixed(3),
       'savanna: Savanna / legacy ingest': ratio.toFixed(3),
       'savanna: bar (Savanna ingest within 10 % of legacy)': ratio >= 0.9 ? 'met' : 'NOT met',
@@ -119,7 +145,10 @@ export async function benchIngest(options: IngestBenchOptions): Promise<Record<s
     const s = await withPeakRss(() => ingest(ship, sqlite, end))
     record('SQLite', s.result, s.peakRssMiB)
     const inputActions = end * 25
-    for (const [k, v] of Object.entries(await benchSearch(sqlite, sqlitePostingsBytes(sqlitePath), s.result.actions, inputActions))) figures[`SQLite search: ${k}`] = v
+    for (const [k, v] of Object.entries(
+      await benchSearch(sqlite, sqlitePostingsBytes(sqlitePath), s.result.actions, inputActions),
+    ))
+      figures[`SQLite search: ${k}`] = v
     await sqlite.close()
     if (options.keepSqlite) renameSync(sqlitePath, options.keepSqlite)
     if (options.postgresUrl) {
@@ -137,7 +166,8 @@ export async function benchIngest(options: IngestBenchOptions): Promise<Record<s
         await client.connect()
         const pgIndexBytes = await postgresPostingsBytes(client)
         await client.end()
-        for (const [k, v] of Object.entries(await benchSearch(store, pgIndexBytes, p.result.actions, inputActions))) figures[`PostgreSQL search: ${k}`] = v
+        for (const [k, v] of Object.entries(await benchSearch(store, pgIndexBytes, p.result.actions, inputActions)))
+          figures[`PostgreSQL search: ${k}`] = v
         await store.close()
         if (options.keepPostgres) figures['PostgreSQL store kept at'] = url.toString()
       } finally {
@@ -145,7 +175,9 @@ export async function benchIngest(options: IngestBenchOptions): Promise<Record<s
         await admin.end()
       }
     }
-    figures['peak RSS of the bench process (indexer, both stores, search) MiB'] = Math.round(process.resourceUsage().maxRSS / 1024)
+    figures['peak RSS of the bench process (indexer, both stores, search) MiB'] = Math.round(
+      process.resourceUsage().maxRSS / 1024,
+    )
     figures['peak RSS of the chain process (build, SHiP server) MiB'] = await feed.stop()
     return figures
   } finally {

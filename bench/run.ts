@@ -51,19 +51,38 @@ const print = (figures: Record<string, string | number>) => {
   for (const [name, value] of Object.entries(figures)) console.log(`${name}: ${value}`)
 }
 if (!values.only || values.only === 'devchain') {
-  console.log(`# devchain: ${actions} actions, ${values['transfers-per-block']} transfers + ${values['rawdb-per-block']} rawdb puts per block`)
-  print(await benchDevchain({ actions, transfersPerBlock: Number(values['transfers-per-block']), rawdbPutsPerBlock: Number(values['rawdb-per-block']) }))
+  console.log(
+    `# devchain: ${actions} actions, ${values['transfers-per-block']} transfers + ${values['rawdb-per-block']} rawdb puts per block`,
+  )
+  print(
+    await benchDevchain({
+      actions,
+      transfersPerBlock: Number(values['transfers-per-block']),
+      rawdbPutsPerBlock: Number(values['rawdb-per-block']),
+    }),
+  )
 }
 if (!values.only || values.only === 'ingest') {
   const ingestActions = Number(values['ingest-actions'])
   const postgresUrl = process.env.ANTLER_BENCH_PG ?? process.env.ANTLER_TEST_PG
-  console.log(`# ingest: ${ingestActions} actions (20 transfers + 5 rawdb puts per block), SQLite${postgresUrl ? ' and PostgreSQL' : ' (set ANTLER_BENCH_PG for PostgreSQL)'}`)
-  print(await benchIngest({ actions: ingestActions, postgresUrl, keepSqlite: values['keep-sqlite'], keepPostgres: values['keep-postgres'] }))
+  console.log(
+    `# ingest: ${ingestActions} actions (20 transfers + 5 rawdb puts per block), SQLite${postgresUrl ? ' and PostgreSQL' : ' (set ANTLER_BENCH_PG for PostgreSQL)'}`,
+  )
+  print(
+    await benchIngest({
+      actions: ingestActions,
+      postgresUrl,
+      keepSqlite: values['keep-sqlite'],
+      keepPostgres: values['keep-postgres'],
+    }),
+  )
 }
 if (values.only === 'ingest-savanna' || (values.savanna && (!values.only || values.only === 'ingest'))) {
   const ingestActions = Number(values['ingest-actions'])
   const rounds = Number(values['savanna-rounds'])
-  console.log(`# ingest, Savanna against legacy: ${ingestActions} actions per chain (20 transfers + 5 rawdb puts per block), SQLite, best of ${rounds} rounds taking turns`)
+  console.log(
+    `# ingest, Savanna against legacy: ${ingestActions} actions per chain (20 transfers + 5 rawdb puts per block), SQLite, best of ${rounds} rounds taking turns`,
+  )
   print(await benchIngestSavanna({ actions: ingestActions, rounds }))
 }
 if (!values.only || values.only === 'reads') {
@@ -76,16 +95,26 @@ if (!values.only || values.only === 'api') {
   const connections = Number(values['api-connections'])
   const backlogBlocks = Number(values['api-backlog'])
   const rounds = Number(values['api-rounds'])
-  if (![seconds, connections, rounds].every((n) => Number.isInteger(n) && n >= 1) || !Number.isInteger(backlogBlocks) || backlogBlocks < 0) {
-    console.error('bench: --api-seconds, --api-connections and --api-rounds must be whole numbers of at least 1, --api-backlog a whole number')
+  if (
+    ![seconds, connections, rounds].every((n) => Number.isInteger(n) && n >= 1) ||
+    !Number.isInteger(backlogBlocks) ||
+    backlogBlocks < 0
+  ) {
+    console.error(
+      'bench: --api-seconds, --api-connections and --api-rounds must be whole numbers of at least 1, --api-backlog a whole number',
+    )
     process.exit(2)
   }
-  console.log(`# api: autocannon (own process), ${connections} connections; a fresh antler dev (--workload none) per configuration, warmed up 3 s, then ${rounds} runs of ${seconds} s each, configurations taking turns; catch-up backlog ${backlogBlocks} blocks`)
+  console.log(
+    `# api: autocannon (own process), ${connections} connections; a fresh antler dev (--workload none) per configuration, warmed up 3 s, then ${rounds} runs of ${seconds} s each, configurations taking turns; catch-up backlog ${backlogBlocks} blocks`,
+  )
   print(await benchApi({ seconds, warmupSeconds: 3, connections, rounds, backlogBlocks, latencyRate: 200 }))
 }
 if (values.only === 'search') {
   if (!values.sqlite === !values.postgres) {
-    console.error('bench: --only search needs --sqlite PATH or --postgres URL (a store kept by --keep-sqlite or --keep-postgres)')
+    console.error(
+      'bench: --only search needs --sqlite PATH or --postgres URL (a store kept by --keep-sqlite or --keep-postgres)',
+    )
     process.exit(2)
   }
   console.log(`# search: ${values.sqlite ?? values.postgres}`)
@@ -95,27 +124,35 @@ if (values.only === 'state-api') {
   const seconds = Number(values['api-seconds'])
   const rounds = Number(values['api-rounds'])
   if (!values.sqlite && !values.postgres) {
-    console.error('bench: --only state-api needs --sqlite PATH and/or --postgres URL (stores kept by --keep-sqlite / --keep-postgres of a 1,000,000-action ingest run)')
+    console.error(
+      'bench: --only state-api needs --sqlite PATH and/or --postgres URL (stores kept by --keep-sqlite / --keep-postgres of a 1,000,000-action ingest run)',
+    )
     process.exit(2)
   }
   if (![seconds, rounds].every((n) => Number.isInteger(n) && n >= 1)) {
     console.error('bench: --api-seconds and --api-rounds must be whole numbers of at least 1')
     process.exit(2)
   }
-  console.log(`# state-api: ${[values.sqlite, values.postgres].filter(Boolean).join(' and ')}; autocannon (own process) against antler api --no-auth, warmed up 3 s, then ${rounds} runs of ${seconds} s each, configurations taking turns`)
+  console.log(
+    `# state-api: ${[values.sqlite, values.postgres].filter(Boolean).join(' and ')}; autocannon (own process) against antler api --no-auth, warmed up 3 s, then ${rounds} runs of ${seconds} s each, configurations taking turns`,
+  )
   print(await benchStateApi({ sqlite: values.sqlite, postgres: values.postgres, seconds, rounds, warmupSeconds: 3 }))
 }
 if (values.only === 'search-api') {
   const seconds = Number(values['api-seconds'])
   const rounds = Number(values['api-rounds'])
   if (!values.sqlite && !values.postgres) {
-    console.error('bench: --only search-api needs --sqlite PATH and/or --postgres URL (stores kept by --keep-sqlite / --keep-postgres of a 1,000,000-action ingest run)')
+    console.error(
+      'bench: --only search-api needs --sqlite PATH and/or --postgres URL (stores kept by --keep-sqlite / --keep-postgres of a 1,000,000-action ingest run)',
+    )
     process.exit(2)
   }
   if (![seconds, rounds].every((n) => Number.isInteger(n) && n >= 1)) {
     console.error('bench: --api-seconds and --api-rounds must be whole numbers of at least 1')
     process.exit(2)
   }
-  console.log(`# search-api: ${[values.sqlite, values.postgres].filter(Boolean).join(' and ')}; autocannon (own process, 1 connection) against antler api --no-auth, warmed up 3 s, then ${rounds} runs of ${seconds} s each, configurations taking turns`)
+  console.log(
+    `# search-api: ${[values.sqlite, values.postgres].filter(Boolean).join(' and ')}; autocannon (own process, 1 connection) against antler api --no-auth, warmed up 3 s, then ${rounds} runs of ${seconds} s each, configurations taking turns`,
+  )
   print(await benchSearchApi({ sqlite: values.sqlite, postgres: values.postgres, seconds, rounds, warmupSeconds: 3 }))
 }

@@ -16,7 +16,10 @@ import { Children, cpuSeconds, logTail } from './children.ts'
 import { postgresPostingsBytes, sqlitePostingsBytes } from './search.ts'
 
 export interface SearchApiBenchOptions {
-  /** A SQLite store kept by the ingest bench (`--keep-sqlite`), named `store.sqlite` (what `antler api --data-dir` opens). */
+  /**
+   * A SQLite store kept by the ingest bench (`--keep-sqlite`), named `store.sqlite` (what `antler api --data-dir`
+   * opens).
+   */
   readonly sqlite: string | undefined
   /** A PostgreSQL store kept by the ingest bench (`--keep-postgres`). */
   readonly postgres: string | undefined
@@ -45,7 +48,12 @@ interface Server {
 /** `antler api` on an existing store, auth off, alone in its process; resolves at its `antler ready` line. */
 async function startApi(children: Children, label: string, storeArgs: string[], logPath: string): Promise<Server> {
   const log = openSync(logPath, 'a')
-  const child = children.track(spawn(process.execPath, [ANTLER, 'api', ...storeArgs, '--no-auth', '--port', '0', '--grpc-port', '0'], { stdio: ['ignore', 'pipe', log] }), SERVER_TIMEOUT_MS)
+  const child = children.track(
+    spawn(process.execPath, [ANTLER, 'api', ...storeArgs, '--no-auth', '--port', '0', '--grpc-port', '0'], {
+      stdio: ['ignore', 'pipe', log],
+    }),
+    SERVER_TIMEOUT_MS,
+  )
   closeSync(log)
   const lines = createInterface({ input: child.stdout! })
   try {
@@ -64,7 +72,9 @@ async function startApi(children: Children, label: string, storeArgs: string[], 
     return { label, child, api: ready.api }
   } catch (error) {
     await children.stop(child)
-    throw new Error(`antler api (${label}): ${(error as Error).message}; its log ends:\n${logTail(logPath)}`, { cause: error })
+    throw new Error(`antler api (${label}): ${(error as Error).message}; its log ends:\n${logTail(logPath)}`, {
+      cause: error,
+    })
   }
 }
 
@@ -115,10 +125,26 @@ interface Request {
   transactions?: number
 }
 
-async function cannon(children: Children, server: Server, requests: readonly Request[], run: { seconds: number; connections: number }): Promise<Cannon> {
-  const config = { url: server.api, connections: run.connections, seconds: run.seconds, requests: requests.map((r) => ({ path: r.path, expectLength: r.expectLength })) }
+async function cannon(
+  children: Children,
+  server: Server,
+  requests: readonly Request[],
+  run: { seconds: number; connections: number },
+): Promise<Cannon> {
+  const config = {
+    url: server.api,
+    connections: run.connections,
+    seconds: run.seconds,
+    requests: requests.map((r) => ({ path: r.path, expectLength: r.expectLength })),
+  }
   const cpuBefore = cpuSeconds(server.child.pid)
-  const child = children.track(spawn(process.execPath, ['-e', LOAD_SCRIPT], { stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, AUTOCANNON_PATH: AUTOCANNON } }), (run.seconds + 60) * 1000)
+  const child = children.track(
+    spawn(process.execPath, ['-e', LOAD_SCRIPT], {
+      stdio: ['pipe', 'pipe', 'pipe'],
+      env: { ...process.env, AUTOCANNON_PATH: AUTOCANNON },
+    }),
+    (run.seconds + 60) * 1000,
+  )
   child.stdin!.end(JSON.stringify(config))
   let out = ''
   let err = ''
@@ -126,9 +152,20 @@ async function cannon(children: Children, server: Server, requests: readonly Req
   child.stderr!.on('data', (chunk: Buffer) => (err += chunk.toString()))
   const [code, signal] = (await once(child, 'exit')) as [number | null, NodeJS.Signals | null]
   const cpuAfter = cpuSeconds(server.child.pid)
-  if (code !== 0) throw new Error(`load process (${server.label}) exited (${code ?? signal}): ${err.trim().slice(-500)}`)
-  const { result: r, bad, samples } = JSON.parse(out.trim().split('\n').at(-1)!) as {
-    result: { requests: { average: number }; latency: { p50: number; p99: number }; errors: number; timeouts: number; '2xx': number }
+  if (code !== 0)
+    throw new Error(`load process (${server.label}) exited (${code ?? signal}): ${err.trim().slice(-500)}`)
+  const {
+    result: r,
+    bad,
+    samples,
+  } = JSON.parse(out.trim().split('\n').at(-1)!) as {
+    result: {
+      requests: { average: number }
+      latency: { p50: number; p99: number }
+      errors: number
+      timeouts: number
+      '2xx': number
+    }
     bad: number
     samples: string[]
   }
@@ -139,7 +176,10 @@ async function cannon(children: Children, server: Server, requests: readonly Req
     answered: r['2xx'] - bad,
     failed: bad + r.errors + r.timeouts,
     failures: samples,
-    serverCpuMs: cpuBefore !== undefined && cpuAfter !== undefined && r['2xx'] > 0 ? ((cpuAfter - cpuBefore) * 1000) / r['2xx'] : undefined,
+    serverCpuMs:
+      cpuBefore !== undefined && cpuAfter !== undefined && r['2xx'] > 0
+        ? ((cpuAfter - cpuBefore) * 1000) / r['2xx']
+        : undefined,
   }
 }
 
@@ -163,7 +203,10 @@ async function verify(server: Server, search: SearchService, requests: readonly 
     const what = `${server.label} ${request.path.slice(0, 200)}`
     if (response.status !== 200) throw new Error(`${what}: HTTP ${response.status} ${text.slice(0, 300)}`)
     const local = JSON.stringify(await search.searchTransactions(request.search))
-    if (text !== local) throw new Error(`${what}: the HTTP answer (${text.length} chars) differs from the in-process one (${local.length} chars)`)
+    if (text !== local)
+      throw new Error(
+        `${what}: the HTTP answer (${text.length} chars) differs from the in-process one (${local.length} chars)`,
+      )
     const answer = JSON.parse(text) as { transactions: unknown[] | null }
     if (!answer.transactions?.length) throw new Error(`${what}: no transaction`)
     request.expectLength = text.length
@@ -176,7 +219,9 @@ interface LocalRun {
   readonly p99: number
 }
 
-/** The requests in-process, one at a time, for `seconds` (at least 5 calls): the service's answer and its JSON, no HTTP. */
+/**
+ * The requests in-process, one at a time, for `seconds` (at least 5 calls): the service's answer and its JSON, no HTTP.
+ */
 async function localLoop(search: SearchService, requests: readonly Request[], seconds: number): Promise<LocalRun> {
   const samples: number[] = []
   const end = performance.now() + seconds * 1000
@@ -191,7 +236,9 @@ async function localLoop(search: SearchService, requests: readonly Request[], se
 
 const median = (xs: readonly number[]) => {
   const sorted = [...xs].sort((a, b) => a - b)
-  return sorted.length % 2 ? sorted[(sorted.length - 1) / 2] : (sorted[sorted.length / 2 - 1] + sorted[sorted.length / 2]) / 2
+  return sorted.length % 2
+    ? sorted[(sorted.length - 1) / 2]
+    : (sorted[sorted.length / 2 - 1] + sorted[sorted.length / 2]) / 2
 }
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US')
 
@@ -212,22 +259,39 @@ interface Configuration {
  * eosio.token transfers alice→bob→carol→alice and 5 rawdb puts), limit 100 each, both orders; each
  * configuration cycles through VARIANTS seeded requests so that no answer is one cached page.
  */
-async function configurationsOf(adapter: string, server: Server, search: SearchService, head: number, random: () => number): Promise<Configuration[]> {
+async function configurationsOf(
+  adapter: string,
+  server: Server,
+  search: SearchService,
+  head: number,
+  random: () => number,
+): Promise<Configuration[]> {
   const startBlock = () => 1 + Math.floor(random() * (head - 1))
   const kinds: { kind: string; describe: string; requests: (sort: 'asc' | 'desc') => Promise<SearchRequest[]> }[] = [
     {
       kind: 'dense',
       describe: 'dense 2-term `receiver:eosio.token action:transfer`, from a seeded start block',
-      requests: async (sort) => Array.from({ length: VARIANTS }, () => ({ query: 'receiver:eosio.token action:transfer', limit: 100, sort, startBlock: startBlock() })),
+      requests: async (sort) =>
+        Array.from({ length: VARIANTS }, () => ({
+          query: 'receiver:eosio.token action:transfer',
+          limit: 100,
+          sort,
+          startBlock: startBlock(),
+        })),
     },
     {
       kind: 'rare',
-      describe: 'rare 3-term `data.quantity:"<one of 10,000 amounts>" data.from:alice receiver:bob` (seeded amounts with a match), whole chain',
+      describe:
+        'rare 3-term `data.quantity:"<one of 10,000 amounts>" data.from:alice receiver:bob` (seeded amounts with a match), whole chain',
       requests: async (sort) => {
         // Amounts that some transfer from alice carried (a few have none).
         const out: SearchRequest[] = []
         for (let tries = 0; out.length < VARIANTS && tries < 1000; tries++) {
-          const request = { query: `data.quantity:${quantity(1 + Math.floor(random() * 10_000))} data.from:alice receiver:bob`, limit: 100, sort }
+          const request = {
+            query: `data.quantity:${quantity(1 + Math.floor(random() * 10_000))} data.from:alice receiver:bob`,
+            limit: 100,
+            sort,
+          }
           if ((await search.searchRows({ ...request, limit: 1 })).rows.length > 0) out.push(request)
         }
         return out
@@ -236,16 +300,24 @@ async function configurationsOf(adapter: string, server: Server, search: SearchS
     {
       kind: 'negation',
       describe: 'negation `receiver:eosio.token action:transfer -data.to:bob`, from a seeded start block',
-      requests: async (sort) => Array.from({ length: VARIANTS }, () => ({ query: 'receiver:eosio.token action:transfer -data.to:bob', limit: 100, sort, startBlock: startBlock() })),
+      requests: async (sort) =>
+        Array.from({ length: VARIANTS }, () => ({
+          query: 'receiver:eosio.token action:transfer -data.to:bob',
+          limit: 100,
+          sort,
+          startBlock: startBlock(),
+        })),
     },
     {
       kind: 'data',
       describe: '`data.to:bob` (3 matching actions a transaction), from a seeded start block',
-      requests: async (sort) => Array.from({ length: VARIANTS }, () => ({ query: 'data.to:bob', limit: 100, sort, startBlock: startBlock() })),
+      requests: async (sort) =>
+        Array.from({ length: VARIANTS }, () => ({ query: 'data.to:bob', limit: 100, sort, startBlock: startBlock() })),
     },
     {
       kind: 'cursor',
-      describe: 'deep cursor page: the dense query resumed from the cursor of a page at a seeded block (no start_block)',
+      describe:
+        'deep cursor page: the dense query resumed from the cursor of a page at a seeded block (no start_block)',
       requests: async (sort) => {
         const out: SearchRequest[] = []
         for (let i = 0; i < VARIANTS; i++) {
@@ -261,18 +333,32 @@ async function configurationsOf(adapter: string, server: Server, search: SearchS
   for (const k of kinds) {
     for (const sort of ['asc', 'desc'] as const) {
       const requests = (await k.requests(sort)).map((s) => ({ path: pathOf(s), search: s }))
-      out.push({ key: `${adapter}-${k.kind}-${sort}`, adapter, name: `${adapter}: ${k.describe}, limit 100, ${sort}`, server, search, requests })
+      out.push({
+        key: `${adapter}-${k.kind}-${sort}`,
+        adapter,
+        name: `${adapter}: ${k.describe}, limit 100, ${sort}`,
+        server,
+        search,
+        requests,
+      })
     }
   }
   return out
 }
 
 /** The index's bytes and the chain's action traces and input actions (25 a block on the bench chain). */
-async function indexSize(adapter: 'SQLite' | 'PostgreSQL', where: string): Promise<{ bytes: number; traces: number; inputs: number }> {
+async function indexSize(
+  adapter: 'SQLite' | 'PostgreSQL',
+  where: string,
+): Promise<{ bytes: number; traces: number; inputs: number }> {
   if (adapter === 'SQLite') {
     const db = new Database(where, { readonly: true })
     try {
-      const { traces, blocks } = db.prepare('SELECT (SELECT COUNT(*) FROM actions) AS traces, (SELECT COUNT(*) FROM blocks WHERE action_count > 0) AS blocks').get() as { traces: number; blocks: number }
+      const { traces, blocks } = db
+        .prepare(
+          'SELECT (SELECT COUNT(*) FROM actions) AS traces, (SELECT COUNT(*) FROM blocks WHERE action_count > 0) AS blocks',
+        )
+        .get() as { traces: number; blocks: number }
       return { bytes: sqlitePostingsBytes(where), traces, inputs: blocks * 25 }
     } finally {
       db.close()
@@ -281,7 +367,11 @@ async function indexSize(adapter: 'SQLite' | 'PostgreSQL', where: string): Promi
   const client = new pg.Client({ connectionString: where })
   await client.connect()
   try {
-    const { traces, blocks } = (await client.query('SELECT (SELECT COUNT(*) FROM actions)::int AS traces, (SELECT COUNT(*) FROM blocks WHERE action_count > 0)::int AS blocks')).rows[0]
+    const { traces, blocks } = (
+      await client.query(
+        'SELECT (SELECT COUNT(*) FROM actions)::int AS traces, (SELECT COUNT(*) FROM blocks WHERE action_count > 0)::int AS blocks',
+      )
+    ).rows[0]
     return { bytes: await postgresPostingsBytes(client), traces, inputs: blocks * 25 }
   } finally {
     await client.end()
@@ -304,26 +394,47 @@ export async function benchSearchApi(options: SearchApiBenchOptions): Promise<Re
   const children = new Children(dir)
   const figures: Record<string, string | number> = {}
   const failures: string[] = []
-  const loadAverage = () => os.loadavg().map((l) => l.toFixed(1)).join(' ')
+  const loadAverage = () =>
+    os
+      .loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ')
   figures['load average (1, 5, 15 min) at the start'] = loadAverage()
   const started = performance.now()
   const stores: Store[] = []
   try {
-    const adapters: { label: 'SQLite' | 'PostgreSQL'; where: string; open: () => Promise<Store>; storeArgs: string[] }[] = []
+    const adapters: {
+      label: 'SQLite' | 'PostgreSQL'
+      where: string
+      open: () => Promise<Store>
+      storeArgs: string[]
+    }[] = []
     if (options.sqlite) {
       const path = options.sqlite
-      if (basename(path) !== 'store.sqlite') throw new Error(`--sqlite ${path}: antler api opens DIR/store.sqlite; name the kept file store.sqlite`)
-      adapters.push({ label: 'SQLite', where: path, open: async () => openSqliteStore(path, { readOnly: true }), storeArgs: ['--store', 'sqlite', '--data-dir', dirname(path)] })
+      if (basename(path) !== 'store.sqlite')
+        throw new Error(`--sqlite ${path}: antler api opens DIR/store.sqlite; name the kept file store.sqlite`)
+      adapters.push({
+        label: 'SQLite',
+        where: path,
+        open: async () => openSqliteStore(path, { readOnly: true }),
+        storeArgs: ['--store', 'sqlite', '--data-dir', dirname(path)],
+      })
     }
     if (options.postgres) {
       const url = options.postgres
-      adapters.push({ label: 'PostgreSQL', where: url, open: () => openPostgresStore(url, { readOnly: true }), storeArgs: ['--store', url, '--data-dir', join(dir, 'pg-data')] })
+      adapters.push({
+        label: 'PostgreSQL',
+        where: url,
+        open: () => openPostgresStore(url, { readOnly: true }),
+        storeArgs: ['--store', url, '--data-dir', join(dir, 'pg-data')],
+      })
     }
     const configurations: Configuration[] = []
     const sizes = new Map<string, [number, number]>()
     for (const adapter of adapters) {
       const size = await indexSize(adapter.label, adapter.where)
-      figures[`${adapter.label}: search index bytes per action trace (per input action)`] = `${(size.bytes / size.traces).toFixed(1)} (${(size.bytes / size.inputs).toFixed(1)}); ${fmt(size.bytes)} bytes, ${fmt(size.traces)} traces`
+      figures[`${adapter.label}: search index bytes per action trace (per input action)`] =
+        `${(size.bytes / size.traces).toFixed(1)} (${(size.bytes / size.inputs).toFixed(1)}); ${fmt(size.bytes)} bytes, ${fmt(size.traces)} traces`
       sizes.set(adapter.label, [size.bytes / size.traces, size.bytes / size.inputs])
       const store = await adapter.open()
       stores.push(store)
@@ -335,15 +446,20 @@ export async function benchSearchApi(options: SearchApiBenchOptions): Promise<Re
       const own = await configurationsOf(adapter.label, server, search, position.lib, seededRandom(16))
       for (const c of own) await verify(server, search, c.requests)
       configurations.push(...own)
-      figures[`${adapter.label}: store LIB, transactions per page (mean of the requests)`] = `${position.lib}; ${own.map((c) => `${c.key.slice(adapter.label.length + 1)} ${(c.requests.reduce((s, r) => s + r.transactions!, 0) / c.requests.length).toFixed(1)}`).join(', ')}`
+      figures[`${adapter.label}: store LIB, transactions per page (mean of the requests)`] =
+        `${position.lib}; ${own.map((c) => `${c.key.slice(adapter.label.length + 1)} ${meanTransactions(c).toFixed(1)}`).join(', ')}`
     }
-    figures['every distinct request checked before the runs'] = 'HTTP answer identical to the in-process service answer (JSON), at least one transaction; under load every answer must be 200 with that length'
+    figures['every distinct request checked before the runs'] =
+      'HTTP answer identical to the in-process service answer (JSON), at least one transaction; under load every answer must be 200 with that length'
 
     const measured = new Map<string, { http: Cannon[]; local: LocalRun[] }>()
     console.error(`  search-api bench: ${configurations.length} configurations, warming up`)
     for (const c of configurations) {
       const warm = await cannon(children, c.server, c.requests, { seconds: options.warmupSeconds, connections: 1 })
-      if (warm.failed > 0) failures.push(`${c.name} (warm-up): ${warm.failed} failed, ${warm.answered} answered ${warm.failures.join(' | ')}`)
+      if (warm.failed > 0)
+        failures.push(
+          `${c.name} (warm-up): ${warm.failed} failed, ${warm.answered} answered ${warm.failures.join(' | ')}`,
+        )
       await localLoop(c.search, c.requests, 1)
       measured.set(c.key, { http: [], local: [] })
     }
@@ -352,7 +468,10 @@ export async function benchSearchApi(options: SearchApiBenchOptions): Promise<Re
       for (let i = 0; i < configurations.length; i++) {
         const c = configurations[(round + i) % configurations.length]
         const run = await cannon(children, c.server, c.requests, { seconds: options.seconds, connections: 1 })
-        if (run.failed > 0 || run.answered === 0) failures.push(`${c.name}, round ${round + 1}: ${run.failed} failed, ${run.answered} answered ${run.failures.join(' | ')}`)
+        if (run.failed > 0 || run.answered === 0)
+          failures.push(
+            `${c.name}, round ${round + 1}: ${run.failed} failed, ${run.answered} answered ${run.failures.join(' | ')}`,
+          )
         measured.get(c.key)!.http.push(run)
         measured.get(c.key)!.local.push(await localLoop(c.search, c.requests, options.seconds))
       }
@@ -361,21 +480,32 @@ export async function benchSearchApi(options: SearchApiBenchOptions): Promise<Re
       const m = measured.get(c.key)!
       const reqs = m.http.reduce((sum, r) => sum + r.perSecond, 0) / m.http.length
       const cpuRuns = m.http.filter((r) => r.serverCpuMs !== undefined)
-      const cpu = cpuRuns.length === m.http.length ? `, server CPU ${(cpuRuns.reduce((s, r) => s + r.serverCpuMs! * r.answered, 0) / cpuRuns.reduce((s, r) => s + r.answered, 0)).toFixed(1)} ms/request` : ''
+      const cpu =
+        cpuRuns.length === m.http.length ? `, server CPU ${serverCpuPerRequest(cpuRuns).toFixed(1)} ms/request` : ''
       const bytes = median(c.requests.map((r) => r.expectLength!))
-      figures[`${c.name} · HTTP`] = `p50 ${median(m.http.map((r) => r.p50))} ms, p99 ${median(m.http.map((r) => r.p99))} ms, ${reqs.toFixed(1)} req/s${cpu}, answers ${fmt(bytes)} bytes (median); runs' p99: ${m.http.map((r) => r.p99).join(', ')}`
-      figures[`${c.name} · in-process limit`] = `p50 ${median(m.local.map((r) => r.p50)).toFixed(1)} ms, p99 ${median(m.local.map((r) => r.p99)).toFixed(1)} ms`
+      figures[`${c.name} · HTTP`] =
+        `p50 ${median(m.http.map((r) => r.p50))} ms, p99 ${median(m.http.map((r) => r.p99))} ms, ` +
+        `${reqs.toFixed(1)} req/s${cpu}, answers ${fmt(bytes)} bytes (median); runs' p99: ${m.http.map((r) => r.p99).join(', ')}`
+      figures[`${c.name} · in-process limit`] =
+        `p50 ${median(m.local.map((r) => r.p50)).toFixed(1)} ms, p99 ${median(m.local.map((r) => r.p99)).toFixed(1)} ms`
     }
     for (const adapter of adapters) {
       const own = configurations.filter((c) => c.adapter === adapter.label)
-      const worst = own.reduce((w, c) => {
-        const p99 = median(measured.get(c.key)!.http.map((r) => r.p99))
-        return p99 > w.p99 ? { p99, key: c.key } : w
-      }, { p99: 0, key: '' })
-      figures[`${adapter.label}: issue 16 bar, p99 < ${BAR_P99_MS} ms through HTTP for each query and order (median p99 of the runs)`] = `${worst.p99 < BAR_P99_MS ? 'HOLDS' : 'DOES NOT HOLD'} (worst ${worst.p99} ms, ${worst.key})`
+      const worst = own.reduce(
+        (w, c) => {
+          const p99 = median(measured.get(c.key)!.http.map((r) => r.p99))
+          return p99 > w.p99 ? { p99, key: c.key } : w
+        },
+        { p99: 0, key: '' },
+      )
+      figures[
+        `${adapter.label}: issue 16 bar, p99 < ${BAR_P99_MS} ms through HTTP for each query and order (median p99 of the runs)`
+      ] = `${worst.p99 < BAR_P99_MS ? 'HOLDS' : 'DOES NOT HOLD'} (worst ${worst.p99} ms, ${worst.key})`
       const [perTrace, perInput] = sizes.get(adapter.label)!
-      const verdict = (bytes: number) => `${bytes < BAR_BYTES_PER_ACTION ? 'HOLDS' : 'DOES NOT HOLD'} (${bytes.toFixed(1)})`
-      figures[`${adapter.label}: issue 16 bar, index < ${BAR_BYTES_PER_ACTION} bytes per action`] = `per action trace ${verdict(perTrace)}; per input action ${verdict(perInput)}`
+      const verdict = (bytes: number) =>
+        `${bytes < BAR_BYTES_PER_ACTION ? 'HOLDS' : 'DOES NOT HOLD'} (${bytes.toFixed(1)})`
+      figures[`${adapter.label}: issue 16 bar, index < ${BAR_BYTES_PER_ACTION} bytes per action`] =
+        `per action trace ${verdict(perTrace)}; per input action ${verdict(perInput)}`
     }
     figures['seconds for the figures above'] = ((performance.now() - started) / 1000).toFixed(0)
   } finally {
@@ -384,10 +514,23 @@ export async function benchSearchApi(options: SearchApiBenchOptions): Promise<Re
     rmSync(dir, { recursive: true, force: true })
   }
   figures['load average (1, 5, 15 min) at the end'] = loadAverage()
-  figures['failed requests (non-200, wrong length, errors, time-outs), all runs'] = failures.length === 0 ? 0 : failures.join('; ')
+  figures['failed requests (non-200, wrong length, errors, time-outs), all runs'] =
+    failures.length === 0 ? 0 : failures.join('; ')
   if (failures.length > 0) {
-    console.error(`\n!!! search-api bench: requests failed, the figures above them are not valid:\n!!! ${failures.join('\n!!! ')}\n`)
+    console.error(
+      `\n!!! search-api bench: requests failed, the figures above them are not valid:\n!!! ${failures.join('\n!!! ')}\n`,
+    )
     process.exitCode = 1
   }
   return figures
+}
+
+/** The mean number of transactions on the pages of a configuration's requests. */
+function meanTransactions(c: { requests: { transactions?: number }[] }): number {
+  return c.requests.reduce((s, r) => s + r.transactions!, 0) / c.requests.length
+}
+
+/** Server CPU per answered request over runs, weighted by how many each answered. */
+function serverCpuPerRequest(runs: { serverCpuMs?: number; answered: number }[]): number {
+  return runs.reduce((s, r) => s + r.serverCpuMs! * r.answered, 0) / runs.reduce((s, r) => s + r.answered, 0)
 }

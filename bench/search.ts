@@ -18,21 +18,44 @@ const quantity = (units: number) => `data.quantity:${(units / 10_000).toFixed(4)
  * from random positions in both directions, and a rare three-term AND (a few dozen matches in the
  * whole chain) over the whole range; limit 100 each, as the API pages them.
  */
-export async function benchSearch(store: Store, indexBytes: number, actionTraces: number, inputActions: number): Promise<Record<string, string | number>> {
+export async function benchSearch(
+  store: Store,
+  indexBytes: number,
+  actionTraces: number,
+  inputActions: number,
+): Promise<Record<string, string | number>> {
   const random = seededRandom(3)
-  const last = (await store.searchActions({ query: { flag: 'input', value: true }, direction: 'backward', limit: 1 }))[0]?.seq ?? 0
+  const last =
+    (await store.searchActions({ query: { flag: 'input', value: true }, direction: 'backward', limit: 1 }))[0]?.seq ?? 0
   const dense: SearchExpr = { and: [{ term: 'account:eosio.token' }, { term: 'action:transfer' }] }
-  const rare = (): SearchExpr => ({ and: [{ term: quantity(1 + Math.floor(random() * 10_000)) }, { term: 'data.from:alice' }, { term: 'receiver:bob' }] })
+  const rare = (): SearchExpr => ({
+    and: [{ term: quantity(1 + Math.floor(random() * 10_000)) }, { term: 'data.from:alice' }, { term: 'receiver:bob' }],
+  })
   let rareMatches = 0
   let rareQueries = 0
   const figures: Record<string, string | number> = {
     'search index bytes per action trace': (indexBytes / actionTraces).toFixed(1),
     'search index bytes per input action': (indexBytes / inputActions).toFixed(1),
     'dense 2-term AND, limit 100, forward from a random position': ms(
-      await timeIt(300, () => store.searchActions({ query: dense, direction: 'forward', fromSeq: Math.floor(random() * last), limit: 100 }), WARMUP),
+      await timeIt(
+        300,
+        () =>
+          store.searchActions({ query: dense, direction: 'forward', fromSeq: Math.floor(random() * last), limit: 100 }),
+        WARMUP,
+      ),
     ),
     'dense 2-term AND, limit 100, backward from a random position': ms(
-      await timeIt(300, () => store.searchActions({ query: dense, direction: 'backward', fromSeq: Math.floor(random() * last), limit: 100 }), WARMUP),
+      await timeIt(
+        300,
+        () =>
+          store.searchActions({
+            query: dense,
+            direction: 'backward',
+            fromSeq: Math.floor(random() * last),
+            limit: 100,
+          }),
+        WARMUP,
+      ),
     ),
     'rare 3-term AND, limit 100, whole chain': ms(
       await timeIt(
@@ -46,8 +69,12 @@ export async function benchSearch(store: Store, indexBytes: number, actionTraces
     ),
   }
   figures['rare 3-term AND: matches per query (mean)'] = (rareMatches / rareQueries).toFixed(1)
-  const page = (await store.searchActions({ query: dense, direction: 'forward', fromSeq: Math.floor(last / 2), limit: 100 })).map((m) => m.seq)
-  figures['fetching the 100 matched actions (the rows a page returns)'] = ms(await timeIt(100, () => store.actionsBySeq(page), WARMUP))
+  const page = (
+    await store.searchActions({ query: dense, direction: 'forward', fromSeq: Math.floor(last / 2), limit: 100 })
+  ).map((m) => m.seq)
+  figures['fetching the 100 matched actions (the rows a page returns)'] = ms(
+    await timeIt(100, () => store.actionsBySeq(page), WARMUP),
+  )
   return figures
 }
 
@@ -55,7 +82,11 @@ export async function benchSearch(store: Store, indexBytes: number, actionTraces
 export function sqlitePostingsBytes(path: string): number {
   const db = new Database(path, { readonly: true })
   try {
-    return (db.prepare("SELECT SUM(pgsize) AS bytes FROM dbstat WHERE name IN ('postings', 'postings_last_seq')").get() as { bytes: number }).bytes
+    return (
+      db.prepare("SELECT SUM(pgsize) AS bytes FROM dbstat WHERE name IN ('postings', 'postings_last_seq')").get() as {
+        bytes: number
+      }
+    ).bytes
   } finally {
     db.close()
   }
@@ -64,7 +95,9 @@ export function sqlitePostingsBytes(path: string): number {
 /** The search figures of a SQLite store kept by an ingest run (`--keep-sqlite`), in a fresh process. */
 export async function benchSearchOfSqlite(path: string): Promise<Record<string, string | number>> {
   const db = new Database(path, { readonly: true })
-  const { traces, blocks } = db.prepare('SELECT (SELECT COUNT(*) FROM actions) AS traces, (SELECT COUNT(*) FROM blocks) AS blocks').get() as { traces: number; blocks: number }
+  const { traces, blocks } = db
+    .prepare('SELECT (SELECT COUNT(*) FROM actions) AS traces, (SELECT COUNT(*) FROM blocks) AS blocks')
+    .get() as { traces: number; blocks: number }
   db.close()
   const store = openSqliteStore(path)
   try {
@@ -84,7 +117,11 @@ export async function benchSearchOfPostgres(url: string): Promise<Record<string,
   const client = new pg.Client({ connectionString: url })
   await client.connect()
   const indexBytes = await postgresPostingsBytes(client)
-  const { traces, blocks } = (await client.query('SELECT (SELECT COUNT(*) FROM actions)::int AS traces, (SELECT COUNT(*) FROM blocks)::int AS blocks')).rows[0]
+  const { traces, blocks } = (
+    await client.query(
+      'SELECT (SELECT COUNT(*) FROM actions)::int AS traces, (SELECT COUNT(*) FROM blocks)::int AS blocks',
+    )
+  ).rows[0]
   await client.end()
   const store = await openPostgresStore(url)
   try {

@@ -12,7 +12,13 @@ process.on('disconnect', () => {
   rmSync(dir, { recursive: true, force: true })
   process.exit(0)
 })
-const chain = new Chain({ dataDir: join(dir, 'chain'), producers: 3, libDepth: 12, signBlocks: false, savanna: process.argv[3] === 'savanna' })
+const chain = new Chain({
+  dataDir: join(dir, 'chain'),
+  producers: 3,
+  libDepth: 12,
+  signBlocks: false,
+  savanna: process.argv[3] === 'savanna',
+})
 bootChain(chain)
 buildChain(chain, { blocks: Number(process.argv[2]), transfersPerBlock: 20, rawdbPutsPerBlock: 5 })
 const server = await startShipServer({ chain, host: '127.0.0.1', port: 0 })

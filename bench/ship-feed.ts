@@ -2,7 +2,9 @@ import { fork } from 'node:child_process'
 import { once } from 'node:events'
 
 /** What the feed process reports: when it serves, and its peak memory when it stops. */
-export type FeedMessage = { readonly kind: 'serving'; readonly port: number; readonly head: number } | { readonly kind: 'stopped'; readonly peakRssMiB: number }
+export type FeedMessage =
+  | { readonly kind: 'serving'; readonly port: number; readonly head: number }
+  | { readonly kind: 'stopped'; readonly peakRssMiB: number }
 
 export interface BenchFeed {
   readonly url: string
@@ -20,9 +22,16 @@ export interface BenchFeed {
  * `savanna`: a Savanna chain (finality extension, finality_data for v1 readers, LIB at head − 2).
  */
 export async function startBenchFeed(blocks: number, options: { savanna?: boolean } = {}): Promise<BenchFeed> {
-  const child = fork(new URL('./ship-feed-process.ts', import.meta.url), [String(blocks), ...(options.savanna ? ['savanna'] : [])], { stdio: 'inherit' })
+  const child = fork(
+    new URL('./ship-feed-process.ts', import.meta.url),
+    [String(blocks), ...(options.savanna ? ['savanna'] : [])],
+    { stdio: 'inherit' },
+  )
   const next = async (): Promise<FeedMessage> => {
-    const [message] = (await Promise.race([once(child, 'message'), once(child, 'exit').then(([code]) => Promise.reject(new Error(`bench feed exited with ${code}`)))])) as [FeedMessage]
+    const [message] = (await Promise.race([
+      once(child, 'message'),
+      once(child, 'exit').then(([code]) => Promise.reject(new Error(`bench feed exited with ${code}`))),
+    ])) as [FeedMessage]
     return message
   }
   const serving = await next()

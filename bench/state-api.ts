@@ -6,13 +6,29 @@ import os, { tmpdir } from 'node:os'
 import { basename, dirname, join } from 'node:path'
 import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
-import { AbiCache, BinaryWriter, symbolCodeToBigInt, symbolToBigInt, toHex, type CompiledAbi } from '../src/antelope/index.ts'
-import { openPostgresStore, openSqliteStore, type BlockBatch, type RowChangeRecord, type Store } from '../src/store/index.ts'
+import {
+  AbiCache,
+  BinaryWriter,
+  symbolCodeToBigInt,
+  symbolToBigInt,
+  toHex,
+  type CompiledAbi,
+} from '../src/antelope/index.ts'
+import {
+  openPostgresStore,
+  openSqliteStore,
+  type BlockBatch,
+  type RowChangeRecord,
+  type Store,
+} from '../src/store/index.ts'
 import { seededRandom } from '../test/_helpers/store.ts'
 import { Children, cpuSeconds, logTail } from './children.ts'
 
 export interface StateApiBenchOptions {
-  /** A SQLite store kept by the ingest bench (`--keep-sqlite`); the file must be named `store.sqlite` (what `antler api --data-dir` opens). */
+  /**
+   * A SQLite store kept by the ingest bench (`--keep-sqlite`); the file must be named `store.sqlite` (what `antler api
+   * --data-dir` opens).
+   */
   readonly sqlite: string | undefined
   /** A PostgreSQL store kept by the ingest bench (`--keep-postgres`). */
   readonly postgres: string | undefined
@@ -25,7 +41,9 @@ export interface StateApiBenchOptions {
 
 const ANTLER = fileURLToPath(new URL('../bin/antler.js', import.meta.url))
 const AUTOCANNON = createRequire(import.meta.url).resolve('autocannon')
-/** A server or load process still running this long after it started is killed (the whole bench takes 10–15 minutes). */
+/**
+ * A server or load process still running this long after it started is killed (the whole bench takes 10–15 minutes).
+ */
 const SERVER_TIMEOUT_MS = 60 * 60_000
 
 /**
@@ -53,13 +71,19 @@ const letters = (i: number, width: number, base: number) => {
   for (let n = i, k = 0; k < width; k++, n = Math.floor(n / 26)) out = String.fromCharCode(base + (n % 26)) + out
   return out
 }
-/** 12-character holder names (`holderaaaaaa`, …), as long as most real account names: the POST body of 1,500 of them is about 21 KB. */
+/**
+ * 12-character holder names (`holderaaaaaa`, …), as long as most real account names: the POST body of 1,500 of them is
+ * about 21 KB.
+ */
 const holderName = (i: number) => `holder${letters(i, 6, 97)}`
 /** Token symbol codes TAAA, TAAB, … */
 const tokenCode = (i: number) => `T${letters(i, 3, 65)}`
 
 function balanceRow(scope: string, code: string, amount: bigint): RowChangeRecord {
-  const value = new BinaryWriter(16).int64(amount).uint64(symbolToBigInt(`4,${code}`)).finish()
+  const value = new BinaryWriter(16)
+    .int64(amount)
+    .uint64(symbolToBigInt(`4,${code}`))
+    .finish()
   return { code: TOKEN, scope, table: ACCOUNTS, primaryKey: symbolCodeToBigInt(code), payer: scope, value }
 }
 
@@ -77,16 +101,24 @@ interface Fixture {
 /** The fixture's blocks on top of the store's head, unless they are there already (one atomic `applyBlocks`). */
 async function ensureFixture(store: Store): Promise<Fixture> {
   const position = await store.position()
-  if (!position) throw new Error('the store is empty: build it with `npm run bench -- --only ingest --ingest-actions 1000000 --keep-sqlite PATH --keep-postgres`')
+  if (!position)
+    throw new Error(
+      'the store is empty: build it with `npm run bench -- --only ingest --ingest-actions 1000000 --keep-sqlite PATH --keep-postgres`',
+    )
   const head = position.head.blockNum
   const present = (await store.tableRows({ code: TOKEN, table: ACCOUNTS, scope: BIG_SCOPE, blockNum: head })).length
   if (present === BIG_ROWS) {
     const first = head - FIXTURE_BLOCKS + 1
-    const [atFirst, below] = await Promise.all([store.tableRows({ code: TOKEN, table: ACCOUNTS, scope: BIG_SCOPE, blockNum: first }), store.tableRows({ code: TOKEN, table: ACCOUNTS, scope: BIG_SCOPE, blockNum: first - 1 })])
-    if (atFirst.length !== BIG_ROWS || below.length !== 0) throw new Error(`the store's state fixture is not the top ${FIXTURE_BLOCKS} blocks (blocks were added after it?)`)
+    const [atFirst, below] = await Promise.all([
+      store.tableRows({ code: TOKEN, table: ACCOUNTS, scope: BIG_SCOPE, blockNum: first }),
+      store.tableRows({ code: TOKEN, table: ACCOUNTS, scope: BIG_SCOPE, blockNum: first - 1 }),
+    ])
+    if (atFirst.length !== BIG_ROWS || below.length !== 0)
+      throw new Error(`the store's state fixture is not the top ${FIXTURE_BLOCKS} blocks (blocks were added after it?)`)
     return { head, first, written: false }
   }
-  if (present !== 0) throw new Error(`${TOKEN} ${ACCOUNTS} ${BIG_SCOPE} holds ${present} rows, neither 0 nor the fixture's ${BIG_ROWS}`)
+  if (present !== 0)
+    throw new Error(`${TOKEN} ${ACCOUNTS} ${BIG_SCOPE} holds ${present} rows, neither 0 nor the fixture's ${BIG_ROWS}`)
   const headBlock = await store.blockByNum(head)
   if (!headBlock) throw new Error(`the store has no block ${head}, its head`)
   const batches: BlockBatch[] = []
@@ -98,7 +130,23 @@ async function ensureFixture(store: Store): Promise<Fixture> {
     for (let i = 0; i < TEN_ROWS; i++) rows.push(balanceRow(TEN_SCOPE, tokenCode(i), BigInt(10_000 * (i + 1) + b)))
     for (let i = 0; i < HOLDERS; i++) rows.push(balanceRow(holderName(i), 'EOS', BigInt(10_000 * (i + 1) + b)))
     const id = fixtureBlockId(num)
-    batches.push({ block: { num, id, previous, timestampMs: headBlock.timestampMs + 500 * b, producer: 'eosio', transactionCount: 0, actionCount: 0 }, transactions: [], actions: [], rows, abis: [], permissions: [], links: [] })
+    batches.push({
+      block: {
+        num,
+        id,
+        previous,
+        timestampMs: headBlock.timestampMs + 500 * b,
+        producer: 'eosio',
+        transactionCount: 0,
+        actionCount: 0,
+      },
+      transactions: [],
+      actions: [],
+      rows,
+      abis: [],
+      permissions: [],
+      links: [],
+    })
     previous = id
   }
   await store.applyBlocks(batches, head + FIXTURE_BLOCKS)
@@ -112,7 +160,11 @@ async function ensureFixture(store: Store): Promise<Fixture> {
  * height are counted from the head rows' blocks (one version a key, never erased, as the builder
  * writes them); the pre-check of every request confirms each count against the API's answer.
  */
-async function chainScopeHeights(store: Store, head: number, random: () => number): Promise<{ heights: number[]; rowsAt: Map<number, number>; headRows: number } | undefined> {
+async function chainScopeHeights(
+  store: Store,
+  head: number,
+  random: () => number,
+): Promise<{ heights: number[]; rowsAt: Map<number, number>; headRows: number } | undefined> {
   const rows = await store.tableRows({ code: 'rawdb', table: 'rows', scope: 'bench', blockNum: head })
   if (rows.length < 2000) return undefined
   const blocks = rows.map((r) => r.blockNum).sort((a, b) => a - b)
@@ -133,7 +185,12 @@ interface Server {
 /** `antler api` on an existing store, auth off, alone in its process; resolves at its `antler ready` line. */
 async function startApi(children: Children, label: string, storeArgs: string[], logPath: string): Promise<Server> {
   const log = openSync(logPath, 'a')
-  const child = children.track(spawn(process.execPath, [ANTLER, 'api', ...storeArgs, '--no-auth', '--port', '0', '--grpc-port', '0'], { stdio: ['ignore', 'pipe', log] }), SERVER_TIMEOUT_MS)
+  const child = children.track(
+    spawn(process.execPath, [ANTLER, 'api', ...storeArgs, '--no-auth', '--port', '0', '--grpc-port', '0'], {
+      stdio: ['ignore', 'pipe', log],
+    }),
+    SERVER_TIMEOUT_MS,
+  )
   closeSync(log)
   const lines = createInterface({ input: child.stdout! })
   try {
@@ -152,7 +209,9 @@ async function startApi(children: Children, label: string, storeArgs: string[], 
     return { label, child, api: ready.api }
   } catch (error) {
     await children.stop(child)
-    throw new Error(`antler api (${label}): ${(error as Error).message}; its log ends:\n${logTail(logPath)}`, { cause: error })
+    throw new Error(`antler api (${label}): ${(error as Error).message}; its log ends:\n${logTail(logPath)}`, {
+      cause: error,
+    })
   }
 }
 
@@ -214,10 +273,21 @@ interface Cannon {
   readonly serverCpuMs?: number
 }
 
-async function cannon(children: Children, server: Server, requests: readonly Request[], run: { seconds: number; connections: number }): Promise<Cannon> {
+async function cannon(
+  children: Children,
+  server: Server,
+  requests: readonly Request[],
+  run: { seconds: number; connections: number },
+): Promise<Cannon> {
   const config = { url: server.api, connections: run.connections, seconds: run.seconds, requests }
   const cpuBefore = cpuSeconds(server.child.pid)
-  const child = children.track(spawn(process.execPath, ['-e', LOAD_SCRIPT], { stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, AUTOCANNON_PATH: AUTOCANNON } }), (run.seconds + 60) * 1000)
+  const child = children.track(
+    spawn(process.execPath, ['-e', LOAD_SCRIPT], {
+      stdio: ['pipe', 'pipe', 'pipe'],
+      env: { ...process.env, AUTOCANNON_PATH: AUTOCANNON },
+    }),
+    (run.seconds + 60) * 1000,
+  )
   child.stdin!.end(JSON.stringify(config))
   let out = ''
   let err = ''
@@ -225,9 +295,21 @@ async function cannon(children: Children, server: Server, requests: readonly Req
   child.stderr!.on('data', (chunk: Buffer) => (err += chunk.toString()))
   const [code, signal] = (await once(child, 'exit')) as [number | null, NodeJS.Signals | null]
   const cpuAfter = cpuSeconds(server.child.pid)
-  if (code !== 0) throw new Error(`load process (${server.label}) exited (${code ?? signal}): ${err.trim().slice(-500)}`)
-  const { result: r, bad, samples } = JSON.parse(out.trim().split('\n').at(-1)!) as {
-    result: { requests: { average: number; total: number }; latency: { p50: number; p99: number }; errors: number; timeouts: number; non2xx: number; '2xx': number }
+  if (code !== 0)
+    throw new Error(`load process (${server.label}) exited (${code ?? signal}): ${err.trim().slice(-500)}`)
+  const {
+    result: r,
+    bad,
+    samples,
+  } = JSON.parse(out.trim().split('\n').at(-1)!) as {
+    result: {
+      requests: { average: number; total: number }
+      latency: { p50: number; p99: number }
+      errors: number
+      timeouts: number
+      non2xx: number
+      '2xx': number
+    }
     bad: number
     samples: string[]
   }
@@ -239,11 +321,17 @@ async function cannon(children: Children, server: Server, requests: readonly Req
     answered,
     failed: bad + r.errors + r.timeouts,
     failures: samples,
-    serverCpuMs: cpuBefore !== undefined && cpuAfter !== undefined && r['2xx'] > 0 ? ((cpuAfter - cpuBefore) * 1000) / r['2xx'] : undefined,
+    serverCpuMs:
+      cpuBefore !== undefined && cpuAfter !== undefined && r['2xx'] > 0
+        ? ((cpuAfter - cpuBefore) * 1000) / r['2xx']
+        : undefined,
   }
 }
 
-/** Fetches each request once and checks its answer: 200, the row (and table) count, json or hex rows, no row that failed to decode. */
+/**
+ * Fetches each request once and checks its answer: 200, the row (and table) count, json or hex rows, no row that failed
+ * to decode.
+ */
 async function verify(server: Server, requests: readonly Request[]): Promise<void> {
   const seen = new Map<string, number>()
   for (const request of requests) {
@@ -256,19 +344,26 @@ async function verify(server: Server, requests: readonly Request[]): Promise<voi
     const response = await fetch(server.api + request.path, {
       method: request.method,
       signal: AbortSignal.timeout(60_000),
-      ...(request.body === undefined ? {} : { body: request.body, headers: { 'content-type': 'application/x-www-form-urlencoded' } }),
+      ...(request.body === undefined
+        ? {}
+        : { body: request.body, headers: { 'content-type': 'application/x-www-form-urlencoded' } }),
     })
     const text = await response.text()
     const what = `${server.label} ${request.method} ${request.path.slice(0, 160)}`
     if (response.status !== 200) throw new Error(`${what}: HTTP ${response.status} ${text.slice(0, 300)}`)
     if (request.json !== undefined) {
-      const answer = JSON.parse(text) as { rows?: Record<string, unknown>[]; tables?: { rows: Record<string, unknown>[] }[] }
+      const answer = JSON.parse(text) as {
+        rows?: Record<string, unknown>[]
+        tables?: { rows: Record<string, unknown>[] }[]
+      }
       const rows = answer.tables ? answer.tables.flatMap((t) => t.rows) : (answer.rows ?? [])
-      if (request.tables !== undefined && answer.tables?.length !== request.tables) throw new Error(`${what}: ${answer.tables?.length} tables, expected ${request.tables}`)
+      if (request.tables !== undefined && answer.tables?.length !== request.tables)
+        throw new Error(`${what}: ${answer.tables?.length} tables, expected ${request.tables}`)
       if (rows.length !== request.rows) throw new Error(`${what}: ${rows.length} rows, expected ${request.rows}`)
       const field = request.json ? 'json' : 'hex'
       const wrong = rows.find((r) => r[field] === undefined || r.error !== undefined)
-      if (wrong) throw new Error(`${what}: a row without ${field} or with an error: ${JSON.stringify(wrong).slice(0, 300)}`)
+      if (wrong)
+        throw new Error(`${what}: a row without ${field} or with an error: ${JSON.stringify(wrong).slice(0, 300)}`)
     }
     request.expectLength = text.length
     seen.set(id, text.length)
@@ -282,13 +377,24 @@ interface Local {
   readonly rowType: string
 }
 
-/** The limit of one request: the same store read in one snapshot, rows decoded with the ABI (json) or as hex, in this process; returns the rows. */
+/**
+ * The limit of one request: the same store read in one snapshot, rows decoded with the ABI (json) or as hex, in this
+ * process; returns the rows.
+ */
 type LocalRead = () => Promise<number>
 
-function localTableRead(local: Local, args: { code: string; scope: string; table: string; blockNum: number; json: boolean }): LocalRead {
+function localTableRead(
+  local: Local,
+  args: { code: string; scope: string; table: string; blockNum: number; json: boolean },
+): LocalRead {
   return () =>
     local.store.snapshot(async (reader) => {
-      const rows = await reader.tableRows({ code: args.code, table: args.table, scope: args.scope, blockNum: args.blockNum })
+      const rows = await reader.tableRows({
+        code: args.code,
+        table: args.table,
+        scope: args.scope,
+        blockNum: args.blockNum,
+      })
       const out = rows.map((r) => (args.json ? local.abi.decode(local.rowType, r.value) : toHex(r.value)))
       return out.length
     })
@@ -325,12 +431,18 @@ async function localLoop(reads: readonly LocalRead[], seconds: number): Promise<
   }
   const elapsed = (performance.now() - started) / 1000
   samples.sort((a, b) => a - b)
-  return { p50: samples[Math.floor(samples.length * 0.5)], p99: samples[Math.floor(samples.length * 0.99)], rowsPerSecond: rows / elapsed }
+  return {
+    p50: samples[Math.floor(samples.length * 0.5)],
+    p99: samples[Math.floor(samples.length * 0.99)],
+    rowsPerSecond: rows / elapsed,
+  }
 }
 
 const median = (xs: readonly number[]) => {
   const sorted = [...xs].sort((a, b) => a - b)
-  return sorted.length % 2 ? sorted[(sorted.length - 1) / 2] : (sorted[sorted.length / 2 - 1] + sorted[sorted.length / 2]) / 2
+  return sorted.length % 2
+    ? sorted[(sorted.length - 1) / 2]
+    : (sorted[sorted.length / 2 - 1] + sorted[sorted.length / 2]) / 2
 }
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US')
 const meanRows = (requests: readonly Request[]) => requests.reduce((sum, r) => sum + r.rows, 0) / requests.length
@@ -357,7 +469,11 @@ export async function benchStateApi(options: StateApiBenchOptions): Promise<Reco
   const children = new Children(dir)
   const figures: Record<string, string | number> = {}
   const failures: string[] = []
-  const loadAverage = () => os.loadavg().map((l) => l.toFixed(1)).join(' ')
+  const loadAverage = () =>
+    os
+      .loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ')
   figures['load average (1, 5, 15 min) at the start'] = loadAverage()
   const started = performance.now()
   const locals: Local[] = []
@@ -365,12 +481,21 @@ export async function benchStateApi(options: StateApiBenchOptions): Promise<Reco
     const adapters: { label: string; open: (readOnly: boolean) => Promise<Store>; storeArgs: string[] }[] = []
     if (options.sqlite) {
       const path = options.sqlite
-      if (basename(path) !== 'store.sqlite') throw new Error(`--sqlite ${path}: antler api opens DIR/store.sqlite; name the kept file store.sqlite`)
-      adapters.push({ label: 'SQLite', open: async (readOnly) => openSqliteStore(path, { readOnly }), storeArgs: ['--store', 'sqlite', '--data-dir', dirname(path)] })
+      if (basename(path) !== 'store.sqlite')
+        throw new Error(`--sqlite ${path}: antler api opens DIR/store.sqlite; name the kept file store.sqlite`)
+      adapters.push({
+        label: 'SQLite',
+        open: async (readOnly) => openSqliteStore(path, { readOnly }),
+        storeArgs: ['--store', 'sqlite', '--data-dir', dirname(path)],
+      })
     }
     if (options.postgres) {
       const url = options.postgres
-      adapters.push({ label: 'PostgreSQL', open: (readOnly) => openPostgresStore(url, { readOnly }), storeArgs: ['--store', url, '--data-dir', join(dir, 'pg-data')] })
+      adapters.push({
+        label: 'PostgreSQL',
+        open: (readOnly) => openPostgresStore(url, { readOnly }),
+        storeArgs: ['--store', url, '--data-dir', join(dir, 'pg-data')],
+      })
     }
 
     const groups: { title: string; configurations: Configuration[] }[] = [
@@ -391,7 +516,8 @@ export async function benchStateApi(options: StateApiBenchOptions): Promise<Reco
       } finally {
         await writer.close()
       }
-      figures[`${adapter.label}: store head, state fixture`] = `${fixture.head}; fixture blocks ${fixture.first}–${fixture.head} (${fixture.written ? 'written by this run' : 'already there'})`
+      figures[`${adapter.label}: store head, state fixture`] =
+        `${fixture.head}; fixture blocks ${fixture.first}–${fixture.head} (${fixture.written ? 'written by this run' : 'already there'})`
 
       const store = await adapter.open(true)
       const abis = new AbiCache()
@@ -404,18 +530,33 @@ export async function benchStateApi(options: StateApiBenchOptions): Promise<Reco
 
       const server = await startApi(children, adapter.label, adapter.storeArgs, join(dir, `${adapter.label}.log`))
       const random = seededRandom(15)
-      const pastHeights = Array.from({ length: 16 }, () => fixture.first + Math.floor(random() * (fixture.head - fixture.first)))
+      const pastHeights = Array.from(
+        { length: 16 },
+        () => fixture.first + Math.floor(random() * (fixture.head - fixture.first)),
+      )
       figures[`${adapter.label}: past heights (seeded)`] = pastHeights.join(' ')
 
-      const table = (scope: string, blockNum: number | undefined, json: boolean, rows: number, account = TOKEN, tbl = ACCOUNTS): Request => ({
+      const table = (
+        scope: string,
+        blockNum: number | undefined,
+        json: boolean,
+        rows: number,
+        account = TOKEN,
+        tbl = ACCOUNTS,
+      ): Request => ({
         method: 'GET',
         path: `/v0/state/table?account=${account}&scope=${scope}&table=${tbl}&json=${json}${tbl === ACCOUNTS ? '&key_type=symbol_code' : ''}${blockNum === undefined ? '' : `&block_num=${blockNum}`}`,
         rows,
         json,
       })
       const big = (at: 'head' | 'past', json: boolean) => ({
-        requests: at === 'head' ? [table(BIG_SCOPE, undefined, json, BIG_ROWS)] : pastHeights.map((h) => table(BIG_SCOPE, h, json, BIG_ROWS)),
-        local: (at === 'head' ? [fixture.head] : pastHeights).map((blockNum) => localTableRead(local, { code: TOKEN, table: ACCOUNTS, scope: BIG_SCOPE, blockNum, json })),
+        requests:
+          at === 'head'
+            ? [table(BIG_SCOPE, undefined, json, BIG_ROWS)]
+            : pastHeights.map((h) => table(BIG_SCOPE, h, json, BIG_ROWS)),
+        local: (at === 'head' ? [fixture.head] : pastHeights).map((blockNum) =>
+          localTableRead(local, { code: TOKEN, table: ACCOUNTS, scope: BIG_SCOPE, blockNum, json }),
+        ),
       })
       const keys: string[] = []
       for (const connections of [1, 4]) {
@@ -437,47 +578,106 @@ export async function benchStateApi(options: StateApiBenchOptions): Promise<Reco
       }
       bars.push({ label: adapter.label, keys })
       if (chainScope) {
-        const requests = chainScope.heights.map((h) => table('bench', h, false, chainScope.rowsAt.get(h)!, 'rawdb', 'rows'))
+        const requests = chainScope.heights.map((h) =>
+          table('bench', h, false, chainScope.rowsAt.get(h)!, 'rawdb', 'rows'),
+        )
         groups[0].configurations.push({
           key: `${adapter.label}-chain`,
-          name: `${adapter.label}: /v0/state/table, the chain's rawdb bench rows at 8 seeded heights where it held ${fmt(Math.min(...requests.map((r) => r.rows)))}–${fmt(Math.max(...requests.map((r) => r.rows)))} rows (${fmt(chainScope.headRows)} at head), json=false, 1 connection`,
+          name:
+            `${adapter.label}: /v0/state/table, the chain's rawdb bench rows at 8 seeded heights where it held ` +
+            `${fmt(Math.min(...requests.map((r) => r.rows)))}–${fmt(Math.max(...requests.map((r) => r.rows)))} rows ` +
+            `(${fmt(chainScope.headRows)} at head), json=false, 1 connection`,
           server,
           requests,
           connections: 1,
           seconds: Math.max(options.seconds, 20),
-          local: chainScope.heights.map((blockNum) => localTableRead(local, { code: 'rawdb', table: 'rows', scope: 'bench', blockNum, json: false })),
+          local: chainScope.heights.map((blockNum) =>
+            localTableRead(local, { code: 'rawdb', table: 'rows', scope: 'bench', blockNum, json: false }),
+          ),
         })
       }
       const scopesBody = (blockNum: number | undefined) =>
-        new URLSearchParams({ account: TOKEN, table: ACCOUNTS, json: 'true', key_type: 'symbol_code', scopes: Array.from({ length: HOLDERS }, (_, i) => holderName(i)).join('|'), ...(blockNum === undefined ? {} : { block_num: String(blockNum) }) }).toString()
-      const scopes = (blockNum: number | undefined): Request => ({ method: 'POST', path: '/v0/state/tables/scopes', body: scopesBody(blockNum), rows: HOLDERS, tables: HOLDERS, json: true })
+        new URLSearchParams({
+          account: TOKEN,
+          table: ACCOUNTS,
+          json: 'true',
+          key_type: 'symbol_code',
+          scopes: Array.from({ length: HOLDERS }, (_, i) => holderName(i)).join('|'),
+          ...(blockNum === undefined ? {} : { block_num: String(blockNum) }),
+        }).toString()
+      const scopes = (blockNum: number | undefined): Request => ({
+        method: 'POST',
+        path: '/v0/state/tables/scopes',
+        body: scopesBody(blockNum),
+        rows: HOLDERS,
+        tables: HOLDERS,
+        json: true,
+      })
       groups[2].configurations.push(
-        { key: `${adapter.label}-scopes-head`, name: `${adapter.label}: POST /v0/state/tables/scopes, 1,500 scopes of one row at head, json=true, 1 connection`, server, requests: [scopes(undefined)], connections: 1 },
-        { key: `${adapter.label}-scopes-past`, name: `${adapter.label}: POST /v0/state/tables/scopes, 1,500 scopes of one row at 16 seeded past heights, json=true, 1 connection`, server, requests: pastHeights.map(scopes), connections: 1 },
+        {
+          key: `${adapter.label}-scopes-head`,
+          name: `${adapter.label}: POST /v0/state/tables/scopes, 1,500 scopes of one row at head, json=true, 1 connection`,
+          server,
+          requests: [scopes(undefined)],
+          connections: 1,
+        },
+        {
+          key: `${adapter.label}-scopes-past`,
+          name: `${adapter.label}: POST /v0/state/tables/scopes, 1,500 scopes of one row at 16 seeded past heights, json=true, 1 connection`,
+          server,
+          requests: pastHeights.map(scopes),
+          connections: 1,
+        },
       )
       groups[3].configurations.push(
-        { key: `${adapter.label}-ten`, name: `${adapter.label}: /v0/state/table, 10 rows at head, json=true, 32 connections`, server, requests: [table(TEN_SCOPE, undefined, true, TEN_ROWS)], connections: 32 },
-        { key: `${adapter.label}-health`, name: `${adapter.label}: /healthz, 32 connections`, server, requests: [{ method: 'GET', path: '/healthz', rows: 0 }], connections: 32 },
+        {
+          key: `${adapter.label}-ten`,
+          name: `${adapter.label}: /v0/state/table, 10 rows at head, json=true, 32 connections`,
+          server,
+          requests: [table(TEN_SCOPE, undefined, true, TEN_ROWS)],
+          connections: 32,
+        },
+        {
+          key: `${adapter.label}-health`,
+          name: `${adapter.label}: /healthz, 32 connections`,
+          server,
+          requests: [{ method: 'GET', path: '/healthz', rows: 0 }],
+          connections: 32,
+        },
       )
-      for (const group of groups) for (const c of group.configurations) if (c.server === server) await verify(server, c.requests)
+      for (const group of groups)
+        for (const c of group.configurations) if (c.server === server) await verify(server, c.requests)
     }
-    figures['every distinct request checked before the runs'] = '200, row count (and 1,500 tables), json or hex in every row, no decoding error; under load every answer must be 200 with that length'
+    figures['every distinct request checked before the runs'] =
+      '200, row count (and 1,500 tables), json or hex in every row, no decoding error; under load every answer must be 200 with that length'
 
     const measured = new Map<string, Measured>()
     for (const group of groups) {
       const configurations = group.configurations
       console.error(`  state-api bench: ${group.title}: ${configurations.length} configurations, warming up`)
       for (const c of configurations) {
-        const warm = await cannon(children, c.server, c.requests, { seconds: options.warmupSeconds, connections: c.connections })
-        if (warm.failed > 0) failures.push(`${c.name} (warm-up): ${warm.failed} failed, ${warm.answered} answered ${warm.failures.join(' | ')}`)
+        const warm = await cannon(children, c.server, c.requests, {
+          seconds: options.warmupSeconds,
+          connections: c.connections,
+        })
+        if (warm.failed > 0)
+          failures.push(
+            `${c.name} (warm-up): ${warm.failed} failed, ${warm.answered} answered ${warm.failures.join(' | ')}`,
+          )
         if (c.local) await localLoop(c.local, 1)
         measured.set(c.key, { http: [], local: [] })
       }
       for (let round = 0; round < options.rounds; round++) {
         for (let i = 0; i < configurations.length; i++) {
           const c = configurations[(round + i) % configurations.length]
-          const run = await cannon(children, c.server, c.requests, { seconds: c.seconds ?? options.seconds, connections: c.connections })
-          if (run.failed > 0 || run.answered === 0) failures.push(`${c.name}, round ${round + 1}: ${run.failed} failed, ${run.answered} answered ${run.failures.join(' | ')}`)
+          const run = await cannon(children, c.server, c.requests, {
+            seconds: c.seconds ?? options.seconds,
+            connections: c.connections,
+          })
+          if (run.failed > 0 || run.answered === 0)
+            failures.push(
+              `${c.name}, round ${round + 1}: ${run.failed} failed, ${run.answered} answered ${run.failures.join(' | ')}`,
+            )
           measured.get(c.key)!.http.push(run)
           if (c.local) measured.get(c.key)!.local.push(await localLoop(c.local, c.seconds ?? options.seconds))
         }
@@ -487,27 +687,41 @@ export async function benchStateApi(options: StateApiBenchOptions): Promise<Reco
         const rows = meanRows(c.requests)
         const reqs = m.http.reduce((sum, r) => sum + r.perSecond, 0) / m.http.length
         const cpuRuns = m.http.filter((r) => r.serverCpuMs !== undefined)
-        const cpu = cpuRuns.length === m.http.length ? `, server CPU ${(cpuRuns.reduce((s, r) => s + r.serverCpuMs! * r.answered, 0) / cpuRuns.reduce((s, r) => s + r.answered, 0)).toFixed(2)} ms/request` : ''
+        const cpu =
+          cpuRuns.length === m.http.length ? `, server CPU ${serverCpuPerRequest(cpuRuns).toFixed(2)} ms/request` : ''
         const rowsPart = rows > 0 ? ` = ${fmt(reqs * rows)} rows/s` : ''
-        figures[c.name] = `p50 ${median(m.http.map((r) => r.p50))} ms, p99 ${median(m.http.map((r) => r.p99))} ms, ${fmt(reqs)} req/s${rowsPart}${cpu}; each run: ${m.http.map((r) => `${fmt(r.perSecond)} req/s p99 ${r.p99}`).join(', ')}`
+        figures[c.name] =
+          `p50 ${median(m.http.map((r) => r.p50))} ms, p99 ${median(m.http.map((r) => r.p99))} ms, ` +
+          `${fmt(reqs)} req/s${rowsPart}${cpu}; each run: ${m.http.map((r) => `${fmt(r.perSecond)} req/s p99 ${r.p99}`).join(', ')}`
         if (m.local.length > 0) {
           const limit = m.local.reduce((sum, r) => sum + r.rowsPerSecond, 0) / m.local.length
           const decode = c.requests[0].json ? 'ABI decode' : 'hex'
-          figures[`${c.name} · in-process limit (snapshot + tableRows + ${decode}, no HTTP, one at a time)`] = `p50 ${median(m.local.map((r) => r.p50)).toFixed(2)} ms, p99 ${median(m.local.map((r) => r.p99)).toFixed(2)} ms, ${fmt(limit)} rows/s`
-          figures[`${c.name} · HTTP / in-process, rows/s`] = `${((reqs * rows) / limit).toFixed(2)} (round by round: ${m.http.map((r, i) => ((r.perSecond * rows) / m.local[i].rowsPerSecond).toFixed(2)).join(', ')})`
+          figures[`${c.name} · in-process limit (snapshot + tableRows + ${decode}, no HTTP, one at a time)`] =
+            `p50 ${median(m.local.map((r) => r.p50)).toFixed(2)} ms, p99 ${median(m.local.map((r) => r.p99)).toFixed(2)} ms, ${fmt(limit)} rows/s`
+          figures[`${c.name} · HTTP / in-process, rows/s`] =
+            `${((reqs * rows) / limit).toFixed(2)} (round by round: ` +
+            `${m.http.map((r, i) => ((r.perSecond * rows) / m.local[i].rowsPerSecond).toFixed(2)).join(', ')})`
         }
       }
     }
     for (const { label, keys } of bars) {
       const worst = Math.max(...keys.map((k) => median(measured.get(k)!.http.map((r) => r.p99))))
-      figures[`${label}: issue 15 bar, p99 < 20 ms for 1,000 rows at head and past heights, json true and false (1 connection, median p99 of the runs)`] = `${worst < 20 ? 'HOLDS' : 'DOES NOT HOLD'} (worst ${worst} ms)`
+      figures[
+        `${label}: issue 15 bar, p99 < 20 ms for 1,000 rows at head and past heights, json true and false (1 connection, median p99 of the runs)`
+      ] = `${worst < 20 ? 'HOLDS' : 'DOES NOT HOLD'} (worst ${worst} ms)`
     }
     const ratio = (a: string, b: string) => {
       const ma = measured.get(a)
       const mb = measured.get(b)
-      return ma && mb ? (ma.http.reduce((s, r) => s + r.perSecond, 0) / mb.http.reduce((s, r) => s + r.perSecond, 0)).toFixed(2) : 'n/a'
+      return ma && mb
+        ? (ma.http.reduce((s, r) => s + r.perSecond, 0) / mb.http.reduce((s, r) => s + r.perSecond, 0)).toFixed(2)
+        : 'n/a'
     }
-    for (const adapter of adapters) figures[`${adapter.label}: 10-row scope / /healthz, req/s at 32 connections`] = ratio(`${adapter.label}-ten`, `${adapter.label}-health`)
+    for (const adapter of adapters)
+      figures[`${adapter.label}: 10-row scope / /healthz, req/s at 32 connections`] = ratio(
+        `${adapter.label}-ten`,
+        `${adapter.label}-health`,
+      )
     figures['seconds for the figures above'] = ((performance.now() - started) / 1000).toFixed(0)
   } finally {
     await children.close()
@@ -515,10 +729,18 @@ export async function benchStateApi(options: StateApiBenchOptions): Promise<Reco
     rmSync(dir, { recursive: true, force: true })
   }
   figures['load average (1, 5, 15 min) at the end'] = loadAverage()
-  figures['failed requests (non-200, wrong length, errors, time-outs), all runs'] = failures.length === 0 ? 0 : failures.join('; ')
+  figures['failed requests (non-200, wrong length, errors, time-outs), all runs'] =
+    failures.length === 0 ? 0 : failures.join('; ')
   if (failures.length > 0) {
-    console.error(`\n!!! state-api bench: requests failed, the figures above them are not valid:\n!!! ${failures.join('\n!!! ')}\n`)
+    console.error(
+      `\n!!! state-api bench: requests failed, the figures above them are not valid:\n!!! ${failures.join('\n!!! ')}\n`,
+    )
     process.exitCode = 1
   }
   return figures
+}
+
+/** Server CPU per answered request over runs, weighted by how many each answered. */
+function serverCpuPerRequest(runs: { serverCpuMs?: number; answered: number }[]): number {
+  return runs.reduce((s, r) => s + r.serverCpuMs! * r.answered, 0) / runs.reduce((s, r) => s + r.answered, 0)
 }

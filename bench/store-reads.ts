@@ -4,7 +4,13 @@ import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import pg from 'pg'
 import { ms, timeIt } from './timing.ts'
-import { openPostgresStore, openSqliteStore, type BlockBatch, type RowChangeRecord, type Store } from '../src/store/index.ts'
+import {
+  openPostgresStore,
+  openSqliteStore,
+  type BlockBatch,
+  type RowChangeRecord,
+  type Store,
+} from '../src/store/index.ts'
 
 const ROUNDS = 20
 /** Untimed calls of each read before the timed ones, as in the search figures: a server pays its JIT warm-up once. */
@@ -14,7 +20,23 @@ const SMALL_SCOPES = 1500
 
 function block(num: number, rows: RowChangeRecord[]): BlockBatch {
   const id = (n: number) => n.toString(16).padStart(8, '0') + 'b'.repeat(56)
-  return { block: { num, id: id(num), previous: num === 1 ? '0'.repeat(64) : id(num - 1), timestampMs: num * 500, producer: 'p', transactionCount: 0, actionCount: 0 }, transactions: [], actions: [], rows, abis: [], permissions: [], links: [] }
+  return {
+    block: {
+      num,
+      id: id(num),
+      previous: num === 1 ? '0'.repeat(64) : id(num - 1),
+      timestampMs: num * 500,
+      producer: 'p',
+      transactionCount: 0,
+      actionCount: 0,
+    },
+    transactions: [],
+    actions: [],
+    rows,
+    abis: [],
+    permissions: [],
+    links: [],
+  }
 }
 
 /** A distinct valid name per index: base-26 digits spelled as letters. */
@@ -29,12 +51,26 @@ async function fill(store: Store): Promise<number> {
   for (let round = 0; round < ROUNDS; round++) {
     const batches: BlockBatch[] = []
     for (let chunk = 0; chunk < BIG_SCOPE_ROWS; chunk += 250) {
-      const rows = Array.from({ length: 250 }, (_, i) => ({ code: 'bench', scope: 'big', table: 'rows', primaryKey: BigInt(chunk + i), payer: 'bench', value: value(round) }))
+      const rows = Array.from({ length: 250 }, (_, i) => ({
+        code: 'bench',
+        scope: 'big',
+        table: 'rows',
+        primaryKey: BigInt(chunk + i),
+        payer: 'bench',
+        value: value(round),
+      }))
       batches.push(block(++num, rows))
     }
-    const small = Array.from({ length: SMALL_SCOPES * 5 / ROUNDS }, (_, i) => {
-      const n = round * (SMALL_SCOPES * 5 / ROUNDS) + i
-      return { code: 'bench', scope: scopeName(n % SMALL_SCOPES), table: 'rows', primaryKey: BigInt(Math.floor(n / SMALL_SCOPES)), payer: 'bench', value: value(round) }
+    const small = Array.from({ length: (SMALL_SCOPES * 5) / ROUNDS }, (_, i) => {
+      const n = round * ((SMALL_SCOPES * 5) / ROUNDS) + i
+      return {
+        code: 'bench',
+        scope: scopeName(n % SMALL_SCOPES),
+        table: 'rows',
+        primaryKey: BigInt(Math.floor(n / SMALL_SCOPES)),
+        payer: 'bench',
+        value: value(round),
+      }
     })
     batches.push(block(++num, small))
     await store.applyBlocks(batches, num)
@@ -46,16 +82,34 @@ async function measure(store: Store, head: number, rawScan: () => Promise<unknow
   const past = Math.floor(head / 2)
   const scopes = await store.scopes({ code: 'bench', table: 'rows', blockNum: head })
   const out: Record<string, string> = {}
-  const atHead = await timeIt(200, () => store.tableRows({ code: 'bench', table: 'rows', scope: 'big', blockNum: head }), WARMUP)
+  const atHead = await timeIt(
+    200,
+    () => store.tableRows({ code: 'bench', table: 'rows', scope: 'big', blockNum: head }),
+    WARMUP,
+  )
   out['1,000-row scope at head'] = ms(atHead)
-  out['1,000-row scope at a past height'] = ms(await timeIt(200, () => store.tableRows({ code: 'bench', table: 'rows', scope: 'big', blockNum: past }), WARMUP))
+  out['1,000-row scope at a past height'] = ms(
+    await timeIt(200, () => store.tableRows({ code: 'bench', table: 'rows', scope: 'big', blockNum: past }), WARMUP),
+  )
   out['raw driver scan of the same 1,000 current rows (limit)'] = ms(await timeIt(200, rawScan, WARMUP))
-  out['one row by primary key at a past height'] = ms(await timeIt(500, () => store.tableRow({ code: 'bench', table: 'rows', scope: 'big', primaryKey: 500n, blockNum: past }), WARMUP))
-  out[`all ${scopes.length} scopes of the table at head, one tableRows each`] = ms(await timeIt(5, async () => {
-    for (const scope of scopes) await store.tableRows({ code: 'bench', table: 'rows', scope, blockNum: head })
-  }))
-  out[`all ${scopes.length} scopes of the table at head, one tableRowsOfScopes`] = ms(await timeIt(20, () => store.tableRowsOfScopes({ code: 'bench', table: 'rows', scopes, blockNum: head }), 2))
-  out['scopes of the table at head'] = ms(await timeIt(20, () => store.scopes({ code: 'bench', table: 'rows', blockNum: head }), 2))
+  out['one row by primary key at a past height'] = ms(
+    await timeIt(
+      500,
+      () => store.tableRow({ code: 'bench', table: 'rows', scope: 'big', primaryKey: 500n, blockNum: past }),
+      WARMUP,
+    ),
+  )
+  out[`all ${scopes.length} scopes of the table at head, one tableRows each`] = ms(
+    await timeIt(5, async () => {
+      for (const scope of scopes) await store.tableRows({ code: 'bench', table: 'rows', scope, blockNum: head })
+    }),
+  )
+  out[`all ${scopes.length} scopes of the table at head, one tableRowsOfScopes`] = ms(
+    await timeIt(20, () => store.tableRowsOfScopes({ code: 'bench', table: 'rows', scopes, blockNum: head }), 2),
+  )
+  out['scopes of the table at head'] = ms(
+    await timeIt(20, () => store.scopes({ code: 'bench', table: 'rows', blockNum: head }), 2),
+  )
   return out
 }
 
@@ -67,8 +121,11 @@ export async function benchStoreReads(postgresUrl: string | undefined): Promise<
     const sqlite = openSqliteStore(path)
     const head = await fill(sqlite)
     const raw = new Database(path, { readonly: true })
-    const scan = raw.prepare("SELECT pk, payer, value FROM row_versions WHERE code = 'bench' AND tbl = 'rows' AND scope = 'big' AND valid_to IS NULL")
-    for (const [k, v] of Object.entries(await measure(sqlite, head, async () => scan.all()))) figures[`SQLite: ${k}`] = v
+    const scan = raw.prepare(
+      "SELECT pk, payer, value FROM row_versions WHERE code = 'bench' AND tbl = 'rows' AND scope = 'big' AND valid_to IS NULL",
+    )
+    for (const [k, v] of Object.entries(await measure(sqlite, head, async () => scan.all())))
+      figures[`SQLite: ${k}`] = v
     raw.close()
     await sqlite.close()
     if (postgresUrl) {
@@ -83,7 +140,14 @@ export async function benchStoreReads(postgresUrl: string | undefined): Promise<
         await fill(store)
         const client = new pg.Client({ connectionString: url.toString() })
         await client.connect()
-        for (const [k, v] of Object.entries(await measure(store, head, () => client.query("SELECT pk, payer, value FROM row_versions WHERE code = 'bench' AND tbl = 'rows' AND scope = 'big' AND valid_to IS NULL")))) figures[`PostgreSQL: ${k}`] = v
+        for (const [k, v] of Object.entries(
+          await measure(store, head, () =>
+            client.query(
+              "SELECT pk, payer, value FROM row_versions WHERE code = 'bench' AND tbl = 'rows' AND scope = 'big' AND valid_to IS NULL",
+            ),
+          ),
+        ))
+          figures[`PostgreSQL: ${k}`] = v
         await client.end()
         await store.close()
       } finally {

@@ -1,5 +1,9 @@
 /** Latency percentiles of `runs` sequential calls, in milliseconds, after `warmup` untimed calls. */
-export async function timeIt(runs: number, fn: () => Promise<unknown>, warmup = 0): Promise<{ p50: number; p99: number }> {
+export async function timeIt(
+  runs: number,
+  fn: () => Promise<unknown>,
+  warmup = 0,
+): Promise<{ p50: number; p99: number }> {
   for (let i = 0; i < warmup; i++) await fn()
   const samples: number[] = []
   for (let i = 0; i < runs; i++) {
@@ -12,4 +16,3 @@ export async function timeIt(runs: number, fn: () => Promise<unknown>, warmup = 
 }
 
 export const ms = (x: { p50: number; p99: number }) => `p50 ${x.p50.toFixed(2)} ms, p99 ${x.p99.toFixed(2)} ms`
-

@@ -112,7 +112,8 @@ export class CompiledAbi {
     private readonly fallback: AbiDecoder,
   ) {
     for (const t of abi.types) this.aliases.set(t.new_type_name, t.type)
-    for (const s of abi.structs) this.structs.set(s.name, { base: s.base, fields: s.fields.map((f) => ({ name: f.name, type: f.type })) })
+    for (const s of abi.structs)
+      this.structs.set(s.name, { base: s.base, fields: s.fields.map((f) => ({ name: f.name, type: f.type })) })
     for (const v of abi.variants) this.variants.set(v.name, v.types)
     for (const a of abi.actions) this.actionTypes.set(a.name.toString(), a.type)
   }
@@ -203,7 +204,11 @@ export class CompiledAbi {
   private compileStruct(type: string, struct: { base: string; fields: { name: string; type: string }[] }): ReadValue {
     const fields: { name: string; read: ReadValue }[] = []
     const chain: string[] = []
-    for (let s: typeof struct | undefined = struct, name = type; s; name = s.base, s = s.base ? this.structs.get(s.base) : undefined) {
+    for (
+      let s: typeof struct | undefined = struct, name = type;
+      s;
+      name = s.base, s = s.base ? this.structs.get(s.base) : undefined
+    ) {
       if (chain.includes(name)) throw new Unsupported(`struct ${type} has a cyclic base`)
       chain.push(name)
       if (s.base && !this.structs.has(s.base)) throw new Unsupported(`struct ${name} has unknown base ${s.base}`)

@@ -1,7 +1,8 @@
 import { ABI, ABIDecoder, Serializer } from '@wharfkit/antelope'
 
 /** Either the decoded value or why decoding failed; decoders never throw into callers. */
-export type DecodeResult<T = unknown> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly error: string }
+export type DecodeResult<T = unknown> =
+  { readonly ok: true; readonly value: T } | { readonly ok: false; readonly error: string }
 
 /** Decodes ABI-typed binary data into plain JSON values (integers over 32 bits as strings). */
 export interface AbiDecoder {
@@ -18,7 +19,8 @@ export function createWharfkitDecoder(): AbiDecoder {
       try {
         const reader = new ABIDecoder(data, new TextDecoder('utf-8', { fatal: false }))
         const decoded = Serializer.decode({ abi, type, data: reader, ignoreInvalidUTF8: true })
-        if (reader.canRead()) return { ok: false, error: `${data.length - reader.getPosition()} bytes left after decoding ${type}` }
+        if (reader.canRead())
+          return { ok: false, error: `${data.length - reader.getPosition()} bytes left after decoding ${type}` }
         return { ok: true, value: Serializer.objectify(decoded) }
       } catch (error) {
         return { ok: false, error: error instanceof Error ? error.message : String(error) }

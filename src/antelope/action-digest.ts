@@ -18,7 +18,9 @@ function packActionHeader(w: BinaryWriter, action: RawAction): BinaryWriter {
 
 /** The packed `action` struct (account, name, authorization, data as bytes). */
 export function packAction(action: RawAction): Uint8Array {
-  return packActionHeader(new BinaryWriter(64 + action.data.length), action).bytes(action.data).finish()
+  return packActionHeader(new BinaryWriter(64 + action.data.length), action)
+    .bytes(action.data)
+    .finish()
 }
 
 /**
@@ -29,6 +31,8 @@ export function packAction(action: RawAction): Uint8Array {
 export function actionDigest(action: RawAction, returnValue: Uint8Array, legacy = false): string {
   if (legacy) return toHex(sha256(packAction(action)))
   const header = sha256(packActionHeader(new BinaryWriter(64), action).finish())
-  const payload = sha256(new BinaryWriter(16 + action.data.length + returnValue.length).bytes(action.data).bytes(returnValue).finish())
+  const payload = sha256(
+    new BinaryWriter(16 + action.data.length + returnValue.length).bytes(action.data).bytes(returnValue).finish(),
+  )
   return toHex(sha256(header, payload))
 }

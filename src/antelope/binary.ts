@@ -2,7 +2,12 @@ import { AntlerError } from './errors.ts'
 
 /** Bytes ended before a value was complete, or a value is out of its type's range. */
 export function BinaryDecodeError(message: string, offset: number): AntlerError {
-  return new AntlerError({ code: 'binary_decode_error', status: 400, message: `${message} at byte ${offset}`, details: { offset } })
+  return new AntlerError({
+    code: 'binary_decode_error',
+    status: 400,
+    message: `${message} at byte ${offset}`,
+    details: { offset },
+  })
 }
 
 /** Appends Antelope binary encodings (little-endian integers, varuint32, length-prefixed bytes). */
@@ -113,7 +118,8 @@ export class BinaryReader {
   }
 
   private need(n: number): void {
-    if (this.offset + n > this.data.length) throw BinaryDecodeError(`need ${n} more bytes, have ${this.remaining}`, this.offset)
+    if (this.offset + n > this.data.length)
+      throw BinaryDecodeError(`need ${n} more bytes, have ${this.remaining}`, this.offset)
   }
 
   uint8(): number {

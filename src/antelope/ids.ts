@@ -13,7 +13,8 @@ export function blockIdFromPackedHeader(packedHeader: Uint8Array, blockNum: numb
 
 /** The block number carried in the first 4 bytes of a block id. */
 export function blockNumFromId(blockId: string): number {
-  if (!ID_PATTERN.test(blockId)) throw InvalidChainValueError({ kind: 'block id', value: blockId, reason: 'expected 64 lowercase hex digits' })
+  if (!ID_PATTERN.test(blockId))
+    throw InvalidChainValueError({ kind: 'block id', value: blockId, reason: 'expected 64 lowercase hex digits' })
   return parseInt(blockId.slice(0, 8), 16)
 }
 

@@ -41,5 +41,10 @@ export { BinaryWriter, BinaryReader, BinaryDecodeError } from './binary.ts'
 export { readName, readPublicKey } from './binary-values.ts'
 export { type RawAction, packAction, actionDigest } from './action-digest.ts'
 export { legacyMerkleRoot } from './merkle.ts'
-export { type TransactionReceiptParts, transactionReceiptDigest, type ActionReceiptParts, actionReceiptDigest } from './receipt-digest.ts'
+export {
+  type TransactionReceiptParts,
+  transactionReceiptDigest,
+  type ActionReceiptParts,
+  actionReceiptDigest,
+} from './receipt-digest.ts'
 export { signatureText, unpackTransaction, type UnpackedTransaction, type UnpackedAction } from './transactions.ts'

@@ -15,7 +15,10 @@ export function isKeyType(value: string): value is KeyType {
 
 function leBytesHex(value: bigint): string {
   let out = ''
-  for (let i = 0; i < 8; i++) out += Number((value >> BigInt(8 * i)) & 0xffn).toString(16).padStart(2, '0')
+  for (let i = 0; i < 8; i++)
+    out += Number((value >> BigInt(8 * i)) & 0xffn)
+      .toString(16)
+      .padStart(2, '0')
   return out
 }
 

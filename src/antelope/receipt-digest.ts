@@ -8,7 +8,13 @@ export interface TransactionReceiptParts {
   readonly netUsageWords: number
   readonly trx:
     | { readonly kind: 'id'; readonly id: string }
-    | { readonly kind: 'packed'; readonly signatures: readonly Uint8Array[]; readonly compression: number; readonly packedContextFreeData: Uint8Array; readonly packedTrx: Uint8Array }
+    | {
+        readonly kind: 'packed'
+        readonly signatures: readonly Uint8Array[]
+        readonly compression: number
+        readonly packedContextFreeData: Uint8Array
+        readonly packedTrx: Uint8Array
+      }
 }
 
 /** `packed_transaction::packed_digest()`: sha256(compression, packed_trx, sha256(signatures, packed cfd)). */
@@ -16,7 +22,10 @@ function packedTransactionDigest(trx: Extract<TransactionReceiptParts['trx'], { 
   const prunable = new BinaryWriter(128).varuint32(trx.signatures.length)
   for (const signature of trx.signatures) prunable.raw(signature)
   prunable.bytes(trx.packedContextFreeData)
-  const w = new BinaryWriter(64 + trx.packedTrx.length).uint8(trx.compression).bytes(trx.packedTrx).raw(sha256(prunable.finish()))
+  const w = new BinaryWriter(64 + trx.packedTrx.length)
+    .uint8(trx.compression)
+    .bytes(trx.packedTrx)
+    .raw(sha256(prunable.finish()))
   return sha256(w.finish())
 }
 
@@ -41,7 +50,11 @@ export interface ActionReceiptParts {
 
 /** `action_receipt::digest()`, the leaf of the legacy `action_mroot`: sha256 of the packed receipt. */
 export function actionReceiptDigest(receipt: ActionReceiptParts): Uint8Array {
-  const w = new BinaryWriter(128).uint64(receipt.receiver).raw(receipt.actDigest).uint64(receipt.globalSequence).uint64(receipt.recvSequence)
+  const w = new BinaryWriter(128)
+    .uint64(receipt.receiver)
+    .raw(receipt.actDigest)
+    .uint64(receipt.globalSequence)
+    .uint64(receipt.recvSequence)
   w.varuint32(receipt.authSequence.length)
   for (const entry of receipt.authSequence) w.uint64(entry.account).uint64(entry.sequence)
   return sha256(w.varuint32(receipt.codeSequence).varuint32(receipt.abiSequence).finish())

@@ -34,18 +34,26 @@ export function formatRfc3339(ms: number): string {
 }
 
 const daysInMonth = (year: number, month: number): number =>
-  month === 2 ? (year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0) ? 29 : 28) : [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month - 1]
+  month === 2
+    ? year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0)
+      ? 29
+      : 28
+    : [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month - 1]
 
 /**
  * Parses a time as the API accepts it: RFC3339 with a zone, or nodeos's zone-less form (read as
  * UTC). Throws `invalid_chain_value_error` for anything else.
  */
 export function parseTime(text: string): number {
-  const match = /^(\d{4})-(\d{2})-(\d{2})T([01]\d|2[0-3]):([0-5]\d):([0-5]\d)(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})?$/.exec(text)
-  if (!match) throw InvalidChainValueError({ kind: 'time', value: text, reason: 'expected RFC3339, e.g. 2019-03-04T10:36:14.5Z' })
+  const match = /^(\d{4})-(\d{2})-(\d{2})T([01]\d|2[0-3]):([0-5]\d):([0-5]\d)(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})?$/.exec(
+    text,
+  )
+  if (!match)
+    throw InvalidChainValueError({ kind: 'time', value: text, reason: 'expected RFC3339, e.g. 2019-03-04T10:36:14.5Z' })
   // Date.parse rolls 2019-02-30 over to March 2: the day must exist in its month.
   const [year, month, day] = [Number(match[1]), Number(match[2]), Number(match[3])]
-  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) throw InvalidChainValueError({ kind: 'time', value: text, reason: 'not a calendar time' })
+  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month))
+    throw InvalidChainValueError({ kind: 'time', value: text, reason: 'not a calendar time' })
   const fraction = match[7] ? match[7].slice(1, 4).padEnd(3, '0') : '000'
   const zone = match[8] ?? 'Z'
   const ms = Date.parse(`${match[1]}-${match[2]}-${match[3]}T${match[4]}:${match[5]}:${match[6]}.${fraction}${zone}`)

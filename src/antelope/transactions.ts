@@ -32,7 +32,9 @@ export interface UnpackedAction {
 
 export function unpackTransaction(hex: string): UnpackedTransaction | undefined {
   try {
-    return JSON.parse(JSON.stringify(Serializer.decode({ data: fromHex(hex), type: Transaction }))) as UnpackedTransaction
+    return JSON.parse(
+      JSON.stringify(Serializer.decode({ data: fromHex(hex), type: Transaction })),
+    ) as UnpackedTransaction
   } catch {
     return undefined
   }

@@ -73,7 +73,11 @@ function parseJsonBody(_request: unknown, body: string, done: (error: Error | nu
 }
 
 /** Builds the API (no listening: the CLI listens, tests inject). */
-export async function buildApp(args: { config: ApiConfig; services: ApiServices; logger: Logger }): Promise<FastifyInstance> {
+export async function buildApp(args: {
+  config: ApiConfig
+  services: ApiServices
+  logger: Logger
+}): Promise<FastifyInstance> {
   // pino's Logger is a FastifyBaseLogger; the cast keeps the app's type the plain FastifyInstance.
   const { config, services } = args
   const app = Fastify({
@@ -84,7 +88,8 @@ export async function buildApp(args: { config: ApiConfig; services: ApiServices;
     requestIdHeader: false,
     bodyLimit: config.bodyLimitBytes,
     trustProxy: config.trustProxy,
-    // Requests arriving while the server closes get the standard error object (the hook below), not Fastify's 503 shape.
+    // Requests arriving while the server closes get the standard error object (the hook below), not Fastify's 503
+    // shape.
     return503OnClosing: false,
     clientErrorHandler,
     // Fastify answers a malformed URL in its own shape unless this takes it.
@@ -106,7 +111,15 @@ export async function buildApp(args: { config: ApiConfig; services: ApiServices;
     if (closing) throw ServiceUnavailableError({ reason: 'shutting down' })
   })
   await app.register(metricsPlugin)
-  await app.register(swagger, { openapi: { info: { title: 'Antler API', version: '0.1.0', description: 'dfuse-compatible chain data API for Antelope chains' } } })
+  await app.register(swagger, {
+    openapi: {
+      info: {
+        title: 'Antler API',
+        version: '0.1.0',
+        description: 'dfuse-compatible chain data API for Antelope chains',
+      },
+    },
+  })
   // Public routes answer any page (`*`); the others echo the caller's Origin (DESIGN §4): tokens
   // travel in a header, never a cookie, and a web key's origin rules are enforced by the auth hook.
   const corsBase = {
@@ -128,7 +141,10 @@ export async function buildApp(args: { config: ApiConfig; services: ApiServices;
   await app.register(websocket, { options: { maxPayload: 1024 * 1024 } })
   app.websocketServer.on('wsClientError', wsClientErrorHandler)
   await app.register(authPlugin, { auth: services.auth, noAuth: config.noAuth })
-  if (config.noAuth) app.log.warn('auth is off (--no-auth): every route is open to anyone who can reach this port; for local development only')
+  if (config.noAuth)
+    app.log.warn(
+      'auth is off (--no-auth): every route is open to anyone who can reach this port; for local development only',
+    )
 
   await app.register(async (json) => {
     json.removeContentTypeParser(['application/json', 'text/plain'])
@@ -136,7 +152,12 @@ export async function buildApp(args: { config: ApiConfig; services: ApiServices;
     await json.register(authIssueRoutes, { auth: services.auth })
     await json.register(healthRoutes, { health: services.health })
     await json.register(openApiRoutes)
-    const streams = createStreamHandlers({ store: services.streamStore, feed: services.live, state: services.state, lifecycle: services.lifecycle })
+    const streams = createStreamHandlers({
+      store: services.streamStore,
+      feed: services.live,
+      state: services.state,
+      lifecycle: services.lifecycle,
+    })
     await json.register(streamUpgradeRoutes, { auth: services.auth, noAuth: config.noAuth, streams })
   })
   // The REST reads: JSON bodies whatever their Content-Type (bin_to_json), form bodies for the multi-table POSTs.

@@ -10,7 +10,13 @@ function answerOnSocket(socket: Duplex, error: AntlerError, headers: Record<stri
   if (!socket.writable) return void socket.destroy()
   const traceId = newTraceId()
   const body = JSON.stringify(wireError(error, traceId))
-  const lines = Object.entries({ 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': String(Buffer.byteLength(body)), 'X-Trace-Id': traceId, Connection: 'close', ...headers }).map(([name, value]) => `${name}: ${value}\r\n`)
+  const lines = Object.entries({
+    'Content-Type': 'application/json; charset=utf-8',
+    'Content-Length': String(Buffer.byteLength(body)),
+    'X-Trace-Id': traceId,
+    Connection: 'close',
+    ...headers,
+  }).map(([name, value]) => `${name}: ${value}\r\n`)
   socket.once('finish', () => socket.destroy())
   socket.end(`HTTP/1.1 ${error.status} ${STATUS_CODES[error.status] ?? 'Error'}\r\n${lines.join('')}\r\n${body}`)
 }
@@ -20,7 +26,12 @@ function answerOnSocket(socket: Duplex, error: AntlerError, headers: Record<stri
  * with the standard error object on the raw socket, as Node's HTTP parser leaves no request object.
  */
 export function clientErrorHandler(error: Error & { code?: string }, socket: Duplex): void {
-  answerOnSocket(socket, error.code === 'HPE_HEADER_OVERFLOW' ? RequestHeaderTooLargeError() : BadRequestError({ reason: error.code ?? 'parse_error' }))
+  answerOnSocket(
+    socket,
+    error.code === 'HPE_HEADER_OVERFLOW'
+      ? RequestHeaderTooLargeError()
+      : BadRequestError({ reason: error.code ?? 'parse_error' }),
+  )
 }
 
 /**

@@ -1,6 +1,16 @@
 import type { FastifyError } from 'fastify'
 import { AntlerError } from '../antelope/index.ts'
-import { BadRequestError, ClientClosedError, InvalidJsonError, MissingBodyError, RequestTooLargeError, RequestValidationError, UnexpectedError, UnsupportedContentEncodingError, UnsupportedMediaTypeError } from './errors.ts'
+import {
+  BadRequestError,
+  ClientClosedError,
+  InvalidJsonError,
+  MissingBodyError,
+  RequestTooLargeError,
+  RequestValidationError,
+  UnexpectedError,
+  UnsupportedContentEncodingError,
+  UnsupportedMediaTypeError,
+} from './errors.ts'
 
 /** The one error shape of every REST and WebSocket error (spec: Errors). */
 export interface WireError {
@@ -24,7 +34,11 @@ function validationErrors(context: string | undefined, items: readonly Validatio
     const missing = typeof item.params?.missingProperty === 'string' ? item.params.missingProperty : undefined
     const extra = typeof item.params?.additionalProperty === 'string' ? item.params.additionalProperty : undefined
     const field = missing ?? extra ?? (path || context || 'request')
-    const sentence = missing ? `The ${field} field is required.` : extra ? `The ${field} field is not accepted here.` : `The ${field} field ${item.message ?? 'is invalid'}.`
+    const sentence = missing
+      ? `The ${field} field is required.`
+      : extra
+        ? `The ${field} field is not accepted here.`
+        : `The ${field} field ${item.message ?? 'is invalid'}.`
     ;(out[field] ??= []).push(sentence)
   }
   return out
@@ -37,10 +51,17 @@ function validationErrors(context: string | undefined, items: readonly Validatio
  * message (the caller logs the cause). `request` tells what those errors do not carry: the route's
  * body limit and the request's Content-Encoding.
  */
-export function toAntlerError(error: unknown, request: { bodyLimitBytes?: number; contentEncoding?: string } = {}): { error: AntlerError; unexpected: boolean } {
+export function toAntlerError(
+  error: unknown,
+  request: { bodyLimitBytes?: number; contentEncoding?: string } = {},
+): { error: AntlerError; unexpected: boolean } {
   if (error instanceof AntlerError) return { error, unexpected: false }
   const e = error as FastifyError & { validation?: ValidationItem[]; validationContext?: string }
-  if (Array.isArray(e?.validation)) return { error: RequestValidationError({ errors: validationErrors(e.validationContext, e.validation) }), unexpected: false }
+  if (Array.isArray(e?.validation))
+    return {
+      error: RequestValidationError({ errors: validationErrors(e.validationContext, e.validation) }),
+      unexpected: false,
+    }
   switch (e?.code) {
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
       return { error: InvalidJsonError({ reason: 'the body does not parse as JSON' }), unexpected: false }
@@ -59,13 +80,20 @@ export function toAntlerError(error: unknown, request: { bodyLimitBytes?: number
     case 'FST_ERR_MAX_PARAM_LENGTH':
       return { error: BadRequestError({ reason: 'a path segment is too long' }), unexpected: false }
     case 'FST_CP_ERR_INVALID_CONTENT':
-      return { error: BadRequestError({ reason: 'the body does not decode with its Content-Encoding' }), unexpected: false }
+      return {
+        error: BadRequestError({ reason: 'the body does not decode with its Content-Encoding' }),
+        unexpected: false,
+      }
     case 'FST_CP_ERR_INVALID_CONTENT_ENCODING':
-      return { error: UnsupportedContentEncodingError({ contentEncoding: request.contentEncoding ?? 'unknown' }), unexpected: false }
+      return {
+        error: UnsupportedContentEncodingError({ contentEncoding: request.contentEncoding ?? 'unknown' }),
+        unexpected: false,
+      }
   }
   // Node's own: the client closed the connection while its body was being read (no one reads the answer).
   if (e?.code === 'ECONNRESET' && e.message === 'aborted') return { error: ClientClosedError(), unexpected: false }
-  if (e instanceof SyntaxError) return { error: InvalidJsonError({ reason: 'the body does not parse as JSON' }), unexpected: false }
+  if (e instanceof SyntaxError)
+    return { error: InvalidJsonError({ reason: 'the body does not parse as JSON' }), unexpected: false }
   return { error: UnexpectedError(), unexpected: true }
 }
 

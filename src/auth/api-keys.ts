@@ -25,10 +25,18 @@ export function normalizeOrigin(value: string): string {
   try {
     url = new URL(value)
   } catch {
-    throw InvalidApiKeySpecError({ field: 'origin', reason: `${JSON.stringify(value)} is not a URL like https://app.example.com` })
+    throw InvalidApiKeySpecError({
+      field: 'origin',
+      reason: `${JSON.stringify(value)} is not a URL like https://app.example.com`,
+    })
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw InvalidApiKeySpecError({ field: 'origin', reason: `${JSON.stringify(value)} must be http:// or https://` })
-  if (url.pathname !== '/' || url.search || url.hash || url.username) throw InvalidApiKeySpecError({ field: 'origin', reason: `${JSON.stringify(value)} must be an origin (scheme://host[:port]) without a path` })
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw InvalidApiKeySpecError({ field: 'origin', reason: `${JSON.stringify(value)} must be http:// or https://` })
+  if (url.pathname !== '/' || url.search || url.hash || url.username)
+    throw InvalidApiKeySpecError({
+      field: 'origin',
+      reason: `${JSON.stringify(value)} must be an origin (scheme://host[:port]) without a path`,
+    })
   return url.origin
 }
 
@@ -44,7 +52,10 @@ export interface ApiKeyService {
   list(): Promise<ApiKeyRecord[]>
   /** False when no key has this id. */
   revoke(id: string): Promise<boolean>
-  /** The live record of a key string; throws `auth_invalid_api_key_error` when it is missing, malformed, unknown or revoked. */
+  /**
+   * The live record of a key string; throws `auth_invalid_api_key_error` when it is missing, malformed, unknown or
+   * revoked.
+   */
   authenticate(key: unknown): Promise<ApiKeyRecord>
 }
 
@@ -53,11 +64,20 @@ export function createApiKeyService(deps: { store: KeyStore; now?: () => number 
   const now = deps.now ?? Date.now
   return {
     async create({ type, name, origins = [] }) {
-      if (!API_KEY_TYPES.includes(type)) throw InvalidApiKeySpecError({ field: 'type', reason: `must be one of ${API_KEY_TYPES.join(', ')}` })
-      if (!/^[\x20-\x7e]{1,64}$/.test(name)) throw InvalidApiKeySpecError({ field: 'name', reason: 'must be 1 to 64 printable ASCII characters' })
-      if (type !== 'web' && origins.length > 0) throw InvalidApiKeySpecError({ field: 'origin', reason: 'only web keys carry origins' })
+      if (!API_KEY_TYPES.includes(type))
+        throw InvalidApiKeySpecError({ field: 'type', reason: `must be one of ${API_KEY_TYPES.join(', ')}` })
+      if (!/^[\x20-\x7e]{1,64}$/.test(name))
+        throw InvalidApiKeySpecError({ field: 'name', reason: 'must be 1 to 64 printable ASCII characters' })
+      if (type !== 'web' && origins.length > 0)
+        throw InvalidApiKeySpecError({ field: 'origin', reason: 'only web keys carry origins' })
       const key = `${type}_${randomBytes(KEY_BYTES).toString('hex')}`
-      const record: ApiKeyRecord = { id: `key_${randomBytes(8).toString('hex')}`, name, type, origins: [...new Set(origins.map(normalizeOrigin))], createdAtMs: now() }
+      const record: ApiKeyRecord = {
+        id: `key_${randomBytes(8).toString('hex')}`,
+        name,
+        type,
+        origins: [...new Set(origins.map(normalizeOrigin))],
+        createdAtMs: now(),
+      }
       await deps.store.insertApiKey({ record, keyHash: hashApiKey(key) })
       return { record, key }
     },

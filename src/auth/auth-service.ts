@@ -23,14 +23,21 @@ export interface Admission {
 /** Issuance and admission: keys → tokens, tokens → claims, with the limits and origin rules of each key type. */
 export interface AuthService {
   /** `/v1/auth/issue`: a token for a live key, within its issuance limits and origin rules. */
-  issue(args: { apiKey: unknown; caller: Caller }): Promise<{ issued: IssuedToken; rate: RateLimitDecision; type: ApiKeyType }>
+  issue(args: {
+    apiKey: unknown
+    caller: Caller
+  }): Promise<{ issued: IssuedToken; rate: RateLimitDecision; type: ApiKeyType }>
   /** Every call that needs a token: verified (cached), origin and IP rules, per-(key, IP) limit. */
   admit(args: { token: string | undefined; caller: Caller }): Promise<Admission>
   /** The public signing key, for `/.well-known/jwks.json`. */
   readonly jwks: { keys: SigningKey['publicJwk'][] }
 }
 
-function originAllowed(origins: readonly string[] | undefined, origin: string | undefined, requireOrigin: boolean): boolean {
+function originAllowed(
+  origins: readonly string[] | undefined,
+  origin: string | undefined,
+  requireOrigin: boolean,
+): boolean {
   if (origin === undefined) return !requireOrigin
   return origins === undefined || origins.length === 0 || origins.includes(origin)
 }
@@ -50,7 +57,11 @@ export function createAuthService(deps: {
   const verifier = createTokenVerifier({ key: deps.signingKey, isRevoked: deps.revocations.isRevoked, now: deps.now })
   const limit = async (scope: string, bucket: string, rule: RateLimitRule): Promise<RateLimitDecision> => {
     const decision = await deps.limiter.hit(bucket, rule)
-    if (!decision.allowed) throw Object.assign(RateLimitExceededError({ scope, limit: decision.limit, retryAfterSeconds: decision.retryAfterSeconds }), { decision })
+    if (!decision.allowed)
+      throw Object.assign(
+        RateLimitExceededError({ scope, limit: decision.limit, retryAfterSeconds: decision.retryAfterSeconds }),
+        { decision },
+      )
     return decision
   }
   return {
@@ -58,18 +69,29 @@ export function createAuthService(deps: {
     async issue({ apiKey, caller }) {
       await limit('issuance per IP', `issue-ip:${caller.ip}`, deps.limits.issuancePerIp)
       const key = await deps.keys.authenticate(apiKey)
-      if (key.type === 'web' && !originAllowed(key.origins, caller.origin, deps.requireOrigin)) throw AuthOriginNotAllowedError({ origin: caller.origin })
-      const rate = await limit(`issuance per ${key.type} key`, `issue-key:${key.id}`, deps.limits.issuancePerKey[key.type])
+      if (key.type === 'web' && !originAllowed(key.origins, caller.origin, deps.requireOrigin))
+        throw AuthOriginNotAllowedError({ origin: caller.origin })
+      const rate = await limit(
+        `issuance per ${key.type} key`,
+        `issue-key:${key.id}`,
+        deps.limits.issuancePerKey[key.type],
+      )
       return { issued: await issuer.issue(key), rate, type: key.type }
     },
     async admit({ token, caller }) {
       const claims = await verifier.verify(token)
       if (claims.usg === 'web') {
-        if (!originAllowed(claims.origin, caller.origin, deps.requireOrigin)) throw AuthOriginNotAllowedError({ origin: caller.origin })
+        if (!originAllowed(claims.origin, caller.origin, deps.requireOrigin))
+          throw AuthOriginNotAllowedError({ origin: caller.origin })
         const { max, windowMs } = deps.limits.webIpsPerToken
-        if (!(await deps.limiter.admitMember(`web-ips:${claims.jti}`, caller.ip, max, windowMs)).allowed) throw AuthTooManyIpsError({ maxIps: max })
+        if (!(await deps.limiter.admitMember(`web-ips:${claims.jti}`, caller.ip, max, windowMs)).allowed)
+          throw AuthTooManyIpsError({ maxIps: max })
       }
-      const rate = await limit(`calls per IP for ${claims.usg} keys`, `calls:${claims.aki}:${caller.ip}`, deps.limits.callsPerIp[claims.usg])
+      const rate = await limit(
+        `calls per IP for ${claims.usg} keys`,
+        `calls:${claims.aki}:${caller.ip}`,
+        deps.limits.callsPerIp[claims.usg],
+      )
       return { claims, rate }
     },
   }

@@ -4,7 +4,8 @@ import { AntlerError } from '../antelope/index.ts'
  * Why a token was refused, in `details.reason`. dfuse answered every token failure with
  * `auth_invalid_token_error`; the reason tells the cases apart.
  */
-export type InvalidTokenReason = 'missing' | 'malformed' | 'bad_signature' | 'expired' | 'not_yet_valid' | 'revoked' | 'wrong_claims'
+export type InvalidTokenReason =
+  'missing' | 'malformed' | 'bad_signature' | 'expired' | 'not_yet_valid' | 'revoked' | 'wrong_claims'
 
 const REASON_TEXT: Record<InvalidTokenReason, string> = {
   missing: 'required authorization token not found',
@@ -31,16 +32,32 @@ export type InvalidApiKeyReason = 'missing' | 'malformed' | 'unknown' | 'revoked
 
 /** An unknown, malformed or revoked API key at issuance (401). */
 export function AuthInvalidApiKeyError(args: { reason: InvalidApiKeyReason }): AntlerError {
-  const text = { missing: 'api_key is required', malformed: 'api_key must start with mobile_, web_ or server_', unknown: 'the API key is unknown', revoked: 'the API key was revoked' }[args.reason]
-  return new AntlerError({ code: 'auth_invalid_api_key_error', status: 401, message: `Invalid API key: ${text}.`, details: { reason: args.reason } })
+  const text = {
+    missing: 'api_key is required',
+    malformed: 'api_key must start with mobile_, web_ or server_',
+    unknown: 'the API key is unknown',
+    revoked: 'the API key was revoked',
+  }[args.reason]
+  return new AntlerError({
+    code: 'auth_invalid_api_key_error',
+    status: 401,
+    message: `Invalid API key: ${text}.`,
+    details: { reason: args.reason },
+  })
 }
 
-/** A web key (or its token) used from an Origin it was not registered for, or with no Origin under `--require-origin` (403). */
+/**
+ * A web key (or its token) used from an Origin it was not registered for, or with no Origin under `--require-origin`
+ * (403).
+ */
 export function AuthOriginNotAllowedError(args: { origin: string | undefined }): AntlerError {
   return new AntlerError({
     code: 'auth_origin_not_allowed_error',
     status: 403,
-    message: args.origin === undefined ? 'This web key requires an Origin header registered with the key.' : `The origin ${JSON.stringify(args.origin)} is not registered with this web key.`,
+    message:
+      args.origin === undefined
+        ? 'This web key requires an Origin header registered with the key.'
+        : `The origin ${JSON.stringify(args.origin)} is not registered with this web key.`,
     details: { origin: args.origin ?? null },
   })
 }
@@ -68,5 +85,10 @@ export function RateLimitExceededError(args: { scope: string; limit: number; ret
 
 /** `antler keys` was given a bad type, name or origin (400). */
 export function InvalidApiKeySpecError(args: { field: string; reason: string }): AntlerError {
-  return new AntlerError({ code: 'auth_invalid_key_spec_error', status: 400, message: `${args.field}: ${args.reason}`, details: args })
+  return new AntlerError({
+    code: 'auth_invalid_key_spec_error',
+    status: 400,
+    message: `${args.field}: ${args.reason}`,
+    details: args,
+  })
 }

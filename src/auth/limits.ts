@@ -22,14 +22,27 @@ export interface AuthLimits {
 const MINUTE = 60_000
 
 export const DEFAULT_AUTH_LIMITS: AuthLimits = {
-  issuancePerKey: { server: { limit: 10, windowMs: 60 * MINUTE }, web: { limit: 120, windowMs: MINUTE }, mobile: { limit: 600, windowMs: MINUTE } },
+  issuancePerKey: {
+    server: { limit: 10, windowMs: 60 * MINUTE },
+    web: { limit: 120, windowMs: MINUTE },
+    mobile: { limit: 600, windowMs: MINUTE },
+  },
   issuancePerIp: { limit: 60, windowMs: MINUTE },
-  callsPerIp: { server: { limit: 60_000, windowMs: MINUTE }, web: { limit: 300, windowMs: MINUTE }, mobile: { limit: 600, windowMs: MINUTE } },
+  callsPerIp: {
+    server: { limit: 60_000, windowMs: MINUTE },
+    web: { limit: 300, windowMs: MINUTE },
+    mobile: { limit: 600, windowMs: MINUTE },
+  },
   webIpsPerToken: { max: 5, windowMs: 60 * MINUTE },
 }
 
 const isRule = (v: unknown): v is RateLimitRule =>
-  typeof v === 'object' && v !== null && Number.isInteger((v as RateLimitRule).limit) && (v as RateLimitRule).limit >= 1 && Number.isInteger((v as RateLimitRule).windowMs) && (v as RateLimitRule).windowMs >= 1000
+  typeof v === 'object' &&
+  v !== null &&
+  Number.isInteger((v as RateLimitRule).limit) &&
+  (v as RateLimitRule).limit >= 1 &&
+  Number.isInteger((v as RateLimitRule).windowMs) &&
+  (v as RateLimitRule).windowMs >= 1000
 
 /**
  * `--rate-limits` JSON: any part of AuthLimits, merged over the defaults, e.g.
@@ -42,24 +55,46 @@ export function parseAuthLimits(json: string): AuthLimits {
   } catch {
     throw InvalidApiKeySpecError({ field: 'rate-limits', reason: 'not JSON' })
   }
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw InvalidApiKeySpecError({ field: 'rate-limits', reason: 'must be a JSON object' })
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
+    throw InvalidApiKeySpecError({ field: 'rate-limits', reason: 'must be a JSON object' })
   const out: Record<string, unknown> = { ...DEFAULT_AUTH_LIMITS }
   for (const [field, value] of Object.entries(raw)) {
     if (field === 'issuancePerKey' || field === 'callsPerIp') {
       const merged: Record<string, unknown> = { ...DEFAULT_AUTH_LIMITS[field] }
       for (const [type, rule] of Object.entries((value ?? {}) as object)) {
-        if (!(type in merged) || !isRule(rule)) throw InvalidApiKeySpecError({ field: `rate-limits.${field}.${type}`, reason: 'must be {"limit": n >= 1, "windowMs": ms >= 1000} for mobile, web or server' })
+        if (!(type in merged) || !isRule(rule))
+          throw InvalidApiKeySpecError({
+            field: `rate-limits.${field}.${type}`,
+            reason: 'must be {"limit": n >= 1, "windowMs": ms >= 1000} for mobile, web or server',
+          })
         merged[type] = rule
       }
       out[field] = merged
     } else if (field === 'issuancePerIp') {
-      if (!isRule(value)) throw InvalidApiKeySpecError({ field: 'rate-limits.issuancePerIp', reason: 'must be {"limit": n >= 1, "windowMs": ms >= 1000}' })
+      if (!isRule(value))
+        throw InvalidApiKeySpecError({
+          field: 'rate-limits.issuancePerIp',
+          reason: 'must be {"limit": n >= 1, "windowMs": ms >= 1000}',
+        })
       out[field] = value
     } else if (field === 'webIpsPerToken') {
       const v = value as { max?: unknown; windowMs?: unknown }
-      if (!Number.isInteger(v?.max) || (v.max as number) < 1 || !Number.isInteger(v?.windowMs) || (v.windowMs as number) < 1000) throw InvalidApiKeySpecError({ field: 'rate-limits.webIpsPerToken', reason: 'must be {"max": n >= 1, "windowMs": ms >= 1000}' })
+      if (
+        !Number.isInteger(v?.max) ||
+        (v.max as number) < 1 ||
+        !Number.isInteger(v?.windowMs) ||
+        (v.windowMs as number) < 1000
+      )
+        throw InvalidApiKeySpecError({
+          field: 'rate-limits.webIpsPerToken',
+          reason: 'must be {"max": n >= 1, "windowMs": ms >= 1000}',
+        })
       out[field] = value
-    } else throw InvalidApiKeySpecError({ field: `rate-limits.${field}`, reason: 'unknown; expected issuancePerKey, issuancePerIp, callsPerIp or webIpsPerToken' })
+    } else
+      throw InvalidApiKeySpecError({
+        field: `rate-limits.${field}`,
+        reason: 'unknown; expected issuancePerKey, issuancePerIp, callsPerIp or webIpsPerToken',
+      })
   }
   return out as unknown as AuthLimits
 }

@@ -1,6 +1,9 @@
 import { RateLimitRuleError } from './rate-limit-errors.ts'
 
-/** A fixed-window rule: at most `limit` calls pass in each window of `windowMs` (windows are aligned to multiples of `windowMs` since the epoch). */
+/**
+ * A fixed-window rule: at most `limit` calls pass in each window of `windowMs` (windows are aligned to multiples of
+ * `windowMs` since the epoch).
+ */
 export interface RateLimitRule {
   readonly limit: number
   readonly windowMs: number
@@ -19,12 +22,23 @@ export interface RateLimitDecision {
   readonly retryAfterSeconds: number
 }
 
-/** Counts calls per bucket with adaptive back-off, in one process (memory) or shared by replicas (Redis), with identical semantics. */
+/**
+ * Counts calls per bucket with adaptive back-off, in one process (memory) or shared by replicas (Redis), with identical
+ * semantics.
+ */
 export interface RateLimiter {
   /** Counts one call in `bucket` under `rule` and says whether it may pass. */
   hit(bucket: string, rule: RateLimitRule): Promise<RateLimitDecision>
-  /** Adds `member` (an IP) to the set of `bucket` (a token id) for `windowMs`; allowed while the set holds at most `max` members (a known member always passes). */
-  admitMember(bucket: string, member: string, max: number, windowMs: number): Promise<{ allowed: boolean; count: number }>
+  /**
+   * Adds `member` (an IP) to the set of `bucket` (a token id) for `windowMs`; allowed while the set holds at most `max`
+   * members (a known member always passes).
+   */
+  admitMember(
+    bucket: string,
+    member: string,
+    max: number,
+    windowMs: number,
+  ): Promise<{ allowed: boolean; count: number }>
   /** Releases the limiter's state or connection; calls made afterwards are not supported. */
   close(): Promise<void>
 }
@@ -56,7 +70,10 @@ export interface BucketState {
   readonly blockedUntil: number
 }
 
-/** The outcome of one call on a bucket: its new state (`undefined`: unchanged), the raw decision and when the state may be forgotten. */
+/**
+ * The outcome of one call on a bucket: its new state (`undefined`: unchanged), the raw decision and when the state may
+ * be forgotten.
+ */
 export interface BucketStep {
   readonly state: BucketState | undefined
   readonly allowed: boolean
@@ -70,7 +87,9 @@ export function windowStartOf(t: number, windowMs: number): number {
   return t - (t % windowMs)
 }
 
-/** The penalty after the `strikes`-th consecutive refused window: `windowMs * 2^(strikes-1)`, capped at `maxPenaltyMs`. */
+/**
+ * The penalty after the `strikes`-th consecutive refused window: `windowMs * 2^(strikes-1)`, capped at `maxPenaltyMs`.
+ */
 export function penaltyMs(strikes: number, windowMs: number, maxPenaltyMs: number): number {
   return Math.min(windowMs * 2 ** (Math.min(strikes, 40) - 1), maxPenaltyMs)
 }
@@ -90,10 +109,21 @@ export function penaltyMs(strikes: number, windowMs: number, maxPenaltyMs: numbe
  *
  * A bucket must always be hit with the same `windowMs`.
  */
-export function stepBucket(state: BucketState | undefined, now: number, rule: RateLimitRule, maxPenaltyMs: number): BucketStep {
+export function stepBucket(
+  state: BucketState | undefined,
+  now: number,
+  rule: RateLimitRule,
+  maxPenaltyMs: number,
+): BucketStep {
   const windowMs = rule.windowMs
   if (state !== undefined && now < state.blockedUntil) {
-    return { state: undefined, allowed: false, count: state.count, resetAtMs: state.blockedUntil, expiresAtMs: expiresAt(state, windowMs) }
+    return {
+      state: undefined,
+      allowed: false,
+      count: state.count,
+      resetAtMs: state.blockedUntil,
+      expiresAtMs: expiresAt(state, windowMs),
+    }
   }
   const current = windowStartOf(now, windowMs)
   let strikes = state?.strikes ?? 0
@@ -125,9 +155,22 @@ function expiresAt(state: BucketState, windowMs: number): number {
 }
 
 /** The decision both backends answer from a raw outcome (`allowed`, calls counted, reset time). */
-export function toDecision(rule: RateLimitRule, now: number, allowed: boolean, count: number, resetAtMs: number): RateLimitDecision {
-  if (allowed) return { allowed, limit: rule.limit, remaining: Math.max(0, rule.limit - count), resetAtMs, retryAfterSeconds: 0 }
-  return { allowed, limit: rule.limit, remaining: 0, resetAtMs, retryAfterSeconds: Math.max(1, Math.ceil((resetAtMs - now) / 1000)) }
+export function toDecision(
+  rule: RateLimitRule,
+  now: number,
+  allowed: boolean,
+  count: number,
+  resetAtMs: number,
+): RateLimitDecision {
+  if (allowed)
+    return { allowed, limit: rule.limit, remaining: Math.max(0, rule.limit - count), resetAtMs, retryAfterSeconds: 0 }
+  return {
+    allowed,
+    limit: rule.limit,
+    remaining: 0,
+    resetAtMs,
+    retryAfterSeconds: Math.max(1, Math.ceil((resetAtMs - now) / 1000)),
+  }
 }
 
 /** Throws `rate_limit_rule_error` unless `value` is an integer >= `min`. */

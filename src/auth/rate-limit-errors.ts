@@ -1,6 +1,8 @@
 import { AntlerError } from '../antelope/index.ts'
 
-/** The shared rate-limit state (Redis) could not be reached or answered with an error; the call should be retried later. */
+/**
+ * The shared rate-limit state (Redis) could not be reached or answered with an error; the call should be retried later.
+ */
 export function RateLimitBackendError(args: { operation: string; reason: string; cause?: unknown }): AntlerError {
   return new AntlerError({
     code: 'rate_limit_backend_error',

@@ -15,10 +15,20 @@ import {
 
 type Entry =
   | { readonly kind: 'counter'; readonly state: BucketState; readonly expiresAtMs: number }
-  | { readonly kind: 'members'; readonly windowStart: number; readonly members: Set<string>; readonly expiresAtMs: number }
+  | {
+      readonly kind: 'members'
+      readonly windowStart: number
+      readonly members: Set<string>
+      readonly expiresAtMs: number
+    }
 
-/** A rate limiter whose state lives in this process (one API replica); at most `maxBuckets` buckets and member sets are kept. */
-export function createMemoryRateLimiter(args: { now?: () => number; maxBuckets?: number; backoff?: BackoffRule } = {}): RateLimiter {
+/**
+ * A rate limiter whose state lives in this process (one API replica); at most `maxBuckets` buckets and member sets are
+ * kept.
+ */
+export function createMemoryRateLimiter(
+  args: { now?: () => number; maxBuckets?: number; backoff?: BackoffRule } = {},
+): RateLimiter {
   const now = args.now ?? Date.now
   const maxBuckets = args.maxBuckets ?? DEFAULT_MAX_BUCKETS
   const maxPenaltyMs = (args.backoff ?? DEFAULT_BACKOFF).maxPenaltyMs
@@ -64,7 +74,12 @@ export function createMemoryRateLimiter(args: { now?: () => number; maxBuckets?:
       return toDecision(rule, t, step.allowed, step.count, step.resetAtMs)
     },
 
-    async admitMember(bucket: string, member: string, max: number, windowMs: number): Promise<{ allowed: boolean; count: number }> {
+    async admitMember(
+      bucket: string,
+      member: string,
+      max: number,
+      windowMs: number,
+    ): Promise<{ allowed: boolean; count: number }> {
       checkInteger('max', max, 0)
       checkInteger('windowMs', windowMs, 1)
       const t = Math.floor(now())

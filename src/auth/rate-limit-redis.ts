@@ -82,7 +82,12 @@ const COMMAND_TIMEOUT_MS = 2000
  * Redis cannot be reached within a few seconds. Every key carries a PEXPIRE: a bucket's hash lives
  * until its state stops mattering, a member set until its window ends.
  */
-export async function createRedisRateLimiter(args: { url: string; prefix?: string; now?: () => number; backoff?: BackoffRule }): Promise<RateLimiter> {
+export async function createRedisRateLimiter(args: {
+  url: string
+  prefix?: string
+  now?: () => number
+  backoff?: BackoffRule
+}): Promise<RateLimiter> {
   const now = args.now ?? Date.now
   const prefix = args.prefix ?? 'antler:ratelimit:'
   const maxPenaltyMs = (args.backoff ?? DEFAULT_BACKOFF).maxPenaltyMs
@@ -119,7 +124,11 @@ export async function createRedisRateLimiter(args: { url: string; prefix?: strin
   connection.ready = true
   const scripts = redis as unknown as RateLimitScripts
 
-  const call = async <T>(operation: string, run: () => Promise<unknown>, parse: (reply: unknown) => T | undefined): Promise<T> => {
+  const call = async <T>(
+    operation: string,
+    run: () => Promise<unknown>,
+    parse: (reply: unknown) => T | undefined,
+  ): Promise<T> => {
     let reply: unknown
     try {
       reply = await run()
@@ -127,7 +136,11 @@ export async function createRedisRateLimiter(args: { url: string; prefix?: strin
       throw RateLimitBackendError({ operation: `${operation} on ${where}`, reason: oneLine(error), cause: error })
     }
     const parsed = parse(reply)
-    if (parsed === undefined) throw RateLimitBackendError({ operation: `${operation} on ${where}`, reason: `unexpected reply ${JSON.stringify(reply)}` })
+    if (parsed === undefined)
+      throw RateLimitBackendError({
+        operation: `${operation} on ${where}`,
+        reason: `unexpected reply ${JSON.stringify(reply)}`,
+      })
     return parsed
   }
 
@@ -143,14 +156,20 @@ export async function createRedisRateLimiter(args: { url: string; prefix?: strin
       return toDecision(rule, t, allowed === 1, count, resetAtMs)
     },
 
-    async admitMember(bucket: string, member: string, max: number, windowMs: number): Promise<{ allowed: boolean; count: number }> {
+    async admitMember(
+      bucket: string,
+      member: string,
+      max: number,
+      windowMs: number,
+    ): Promise<{ allowed: boolean; count: number }> {
       checkInteger('max', max, 0)
       checkInteger('windowMs', windowMs, 1)
       const t = Math.floor(now())
       const windowStart = windowStartOf(t, windowMs)
       const [allowed, count] = await call(
         'admitMember',
-        () => scripts.antlerRateLimitAdmit(`${prefix}m:${windowStart}:${bucket}`, member, max, windowStart + windowMs - t),
+        () =>
+          scripts.antlerRateLimitAdmit(`${prefix}m:${windowStart}:${bucket}`, member, max, windowStart + windowMs - t),
         (reply) => integers(reply, 2),
       )
       return { allowed: allowed === 1, count }

@@ -13,7 +13,11 @@ export interface RevocationWatch {
  * revoke` in another process, or through another replica, is refused within that interval. A
  * failed read keeps the last known set (the store may be restarting) and is reported.
  */
-export async function createRevocationWatch(deps: { store: Pick<KeyStore, 'revokedApiKeyIds'>; intervalMs?: number; onError?: (error: unknown) => void }): Promise<RevocationWatch> {
+export async function createRevocationWatch(deps: {
+  store: Pick<KeyStore, 'revokedApiKeyIds'>
+  intervalMs?: number
+  onError?: (error: unknown) => void
+}): Promise<RevocationWatch> {
   let revoked = new Set(await deps.store.revokedApiKeyIds())
   const refresh = async () => {
     revoked = new Set(await deps.store.revokedApiKeyIds())

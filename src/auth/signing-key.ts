@@ -20,11 +20,17 @@ const b64url = (bytes: Buffer) => bytes.toString('base64url')
 export async function signingKeyFromSecret(secret: Uint8Array): Promise<SigningKey> {
   let d = Buffer.from(secret)
   // A 32-byte random value is a valid scalar except with probability ~2^-32; rehash until it is.
-  while (BigInt(`0x${d.toString('hex')}`) === 0n || BigInt(`0x${d.toString('hex')}`) >= P256_ORDER) d = createHash('sha256').update(d).digest()
+  while (BigInt(`0x${d.toString('hex')}`) === 0n || BigInt(`0x${d.toString('hex')}`) >= P256_ORDER)
+    d = createHash('sha256').update(d).digest()
   const ecdh = createECDH('prime256v1')
   ecdh.setPrivateKey(d)
   const point = ecdh.getPublicKey()
-  const publicJwk: JWK = { kty: 'EC', crv: 'P-256', x: b64url(point.subarray(1, 33)), y: b64url(point.subarray(33, 65)) }
+  const publicJwk: JWK = {
+    kty: 'EC',
+    crv: 'P-256',
+    x: b64url(point.subarray(1, 33)),
+    y: b64url(point.subarray(33, 65)),
+  }
   const privateKey = createPrivateKey({ key: { ...publicJwk, d: b64url(d) }, format: 'jwk' })
   const publicKey = createPublicKey({ key: publicJwk, format: 'jwk' })
   const kid = await calculateJwkThumbprint(publicJwk)

@@ -33,7 +33,9 @@ export interface IssuedToken {
 }
 
 /** Signs tokens for live keys. */
-export function createTokenIssuer(deps: { key: SigningKey; ttlSeconds: number; now?: () => number }): { issue(key: ApiKeyRecord): Promise<IssuedToken> } {
+export function createTokenIssuer(deps: { key: SigningKey; ttlSeconds: number; now?: () => number }): {
+  issue(key: ApiKeyRecord): Promise<IssuedToken>
+} {
   const now = deps.now ?? Date.now
   return {
     async issue(key) {
@@ -64,7 +66,15 @@ const KEY_TYPES = new Set<string>(['mobile', 'web', 'server'])
 
 function claimsOf(payload: Record<string, unknown>): TokenClaims | undefined {
   const { iss, sub, aki, usg, iat, exp, jti, origin, stblk } = payload
-  if (typeof aki !== 'string' || typeof usg !== 'string' || !KEY_TYPES.has(usg) || typeof iat !== 'number' || typeof exp !== 'number' || typeof jti !== 'string') return undefined
+  if (
+    typeof aki !== 'string' ||
+    typeof usg !== 'string' ||
+    !KEY_TYPES.has(usg) ||
+    typeof iat !== 'number' ||
+    typeof exp !== 'number' ||
+    typeof jti !== 'string'
+  )
+    return undefined
   if (typeof sub !== 'string' || typeof iss !== 'string' || typeof stblk !== 'number') return undefined
   if (origin !== undefined && !(Array.isArray(origin) && origin.every((o) => typeof o === 'string'))) return undefined
   return { iss, sub, aki, usg: usg as ApiKeyType, iat, exp, jti, origin: origin as string[] | undefined, stblk }
@@ -75,7 +85,12 @@ function claimsOf(payload: Record<string, unknown>): TokenClaims | undefined {
  * first), so a client presenting the same token again costs a map lookup, an expiry comparison
  * and a revocation-set lookup; the signature is checked once per token.
  */
-export function createTokenVerifier(deps: { key: SigningKey; isRevoked: (keyId: string) => boolean; now?: () => number; cacheSize?: number }): TokenVerifier {
+export function createTokenVerifier(deps: {
+  key: SigningKey
+  isRevoked: (keyId: string) => boolean
+  now?: () => number
+  cacheSize?: number
+}): TokenVerifier {
   const now = deps.now ?? Date.now
   const cacheSize = deps.cacheSize ?? 10_000
   const cache = new Map<string, TokenClaims>()
@@ -99,11 +114,22 @@ export function createTokenVerifier(deps: { key: SigningKey; isRevoked: (keyId: 
       if (alg !== 'ES256') throw AuthInvalidTokenError({ reason: 'bad_signature' })
       let payload: Record<string, unknown>
       try {
-        payload = (await jwtVerify(token, deps.key.publicKey, { algorithms: ['ES256'], issuer: TOKEN_ISSUER, currentDate: new Date(now()), clockTolerance: 5 })).payload
+        payload = (
+          await jwtVerify(token, deps.key.publicKey, {
+            algorithms: ['ES256'],
+            issuer: TOKEN_ISSUER,
+            currentDate: new Date(now()),
+            clockTolerance: 5,
+          })
+        ).payload
       } catch (error) {
         if (error instanceof joseErrors.JWTExpired) throw AuthInvalidTokenError({ reason: 'expired' })
-        if (error instanceof joseErrors.JWSSignatureVerificationFailed) throw AuthInvalidTokenError({ reason: 'bad_signature' })
-        if (error instanceof joseErrors.JWTClaimValidationFailed) throw AuthInvalidTokenError({ reason: error.claim === 'nbf' || error.claim === 'iat' ? 'not_yet_valid' : 'wrong_claims' })
+        if (error instanceof joseErrors.JWSSignatureVerificationFailed)
+          throw AuthInvalidTokenError({ reason: 'bad_signature' })
+        if (error instanceof joseErrors.JWTClaimValidationFailed)
+          throw AuthInvalidTokenError({
+            reason: error.claim === 'nbf' || error.claim === 'iat' ? 'not_yet_valid' : 'wrong_claims',
+          })
         throw AuthInvalidTokenError({ reason: 'malformed' })
       }
       const claims = claimsOf(payload)

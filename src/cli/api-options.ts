@@ -34,13 +34,41 @@ function parseLimits(value: string): AuthLimits {
 /** Adds the API flags. */
 export function addApiOptions(command: Command): Command {
   option(command, '--port <port>', 'API port (0 = a free port)', parseIntArg(0, 65535), 8080)
-  option(command, '--grpc-port <port>', 'gRPC port: grpc.health.v1.Health now, GraphQL over gRPC later (0 = a free port)', parseIntArg(0, 65535), 9000)
+  option(
+    command,
+    '--grpc-port <port>',
+    'gRPC port: grpc.health.v1.Health now, GraphQL over gRPC later (0 = a free port)',
+    parseIntArg(0, 65535),
+    9000,
+  )
   flag(command, '--no-auth', 'serve every route without a token (local development only)')
   flag(command, '--require-origin', "web keys' tokens need a registered Origin header")
-  option(command, '--token-ttl <seconds>', 'lifetime of issued tokens (at most 26 days: @dfuse/client loops on longer ones)', parseIntArg(5, 2_246_400), 86_400)
-  option(command, '--redis <url>', 'Redis for rate-limit state shared by API replicas', parseUrl(['redis:', 'rediss:']), undefined)
-  flag(command, '--open-chain-api', 'serve the /v1/chain passthrough without a token (a guaranteed push still needs one)')
-  option(command, '--rate-limits <json>', 'override rate limits, e.g. {"callsPerIp":{"server":{"limit":100000,"windowMs":60000}}} (docs/API.md)', parseLimits, DEFAULT_AUTH_LIMITS)
+  option(
+    command,
+    '--token-ttl <seconds>',
+    'lifetime of issued tokens (at most 26 days: @dfuse/client loops on longer ones)',
+    parseIntArg(5, 2_246_400),
+    86_400,
+  )
+  option(
+    command,
+    '--redis <url>',
+    'Redis for rate-limit state shared by API replicas',
+    parseUrl(['redis:', 'rediss:']),
+    undefined,
+  )
+  flag(
+    command,
+    '--open-chain-api',
+    'serve the /v1/chain passthrough without a token (a guaranteed push still needs one)',
+  )
+  option(
+    command,
+    '--rate-limits <json>',
+    'override rate limits, e.g. {"callsPerIp":{"server":{"limit":100000,"windowMs":60000}}} (docs/API.md)',
+    parseLimits,
+    DEFAULT_AUTH_LIMITS,
+  )
   flag(command, '--trust-proxy', 'take client IPs from X-Forwarded-For (behind a reverse proxy)')
   return command
 }

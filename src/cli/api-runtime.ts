@@ -2,7 +2,14 @@ import { Server, ServerCredentials } from '@grpc/grpc-js'
 import { HealthImplementation } from 'grpc-health-check'
 import type { Logger } from 'pino'
 import { buildApp } from '../api/index.ts'
-import { createApiKeyService, createAuthService, createMemoryRateLimiter, createRedisRateLimiter, createRevocationWatch, signingKeyFromSecret } from '../auth/index.ts'
+import {
+  createApiKeyService,
+  createAuthService,
+  createMemoryRateLimiter,
+  createRedisRateLimiter,
+  createRevocationWatch,
+  signingKeyFromSecret,
+} from '../auth/index.ts'
 import { createPushService } from '../push/index.ts'
 import { createStateService } from '../state/index.ts'
 import { createLifecycleService } from '../lifecycle/index.ts'
@@ -28,7 +35,10 @@ function chainHeadCache(chainApi: string | undefined, ttlMs = 2000): () => Promi
     if (cached && Date.now() - cached.at < ttlMs) return cached.head
     let head: number | undefined
     try {
-      const response = await fetch(`${chainApi}/v1/chain/get_info`, { method: 'POST', signal: AbortSignal.timeout(2000) })
+      const response = await fetch(`${chainApi}/v1/chain/get_info`, {
+        method: 'POST',
+        signal: AbortSignal.timeout(2000),
+      })
       head = response.ok ? ((await response.json()) as { head_block_num?: number }).head_block_num : undefined
     } catch {
       head = undefined
@@ -48,7 +58,11 @@ export const liveReadError =
 async function startGrpc(host: string, port: number): Promise<{ address: string; close(): Promise<void> }> {
   const server = new Server()
   new HealthImplementation({ '': 'SERVING', 'antler.graphql.v1.GraphQL': 'NOT_SERVING' }).addToServer(server)
-  const bound = await new Promise<number>((resolve, reject) => server.bindAsync(`${host}:${port}`, ServerCredentials.createInsecure(), (error, p) => (error ? reject(error) : resolve(p))))
+  const bound = await new Promise<number>((resolve, reject) =>
+    server.bindAsync(`${host}:${port}`, ServerCredentials.createInsecure(), (error, p) =>
+      error ? reject(error) : resolve(p),
+    ),
+  )
   return { address: `${host}:${bound}`, close: () => new Promise((resolve) => server.tryShutdown(() => resolve())) }
 }
 
@@ -59,11 +73,24 @@ async function startGrpc(host: string, port: number): Promise<{ address: string;
  * `live` when given (woken by an indexer in the same process; close() closes it too), else a hub
  * polling the store.
  */
-export async function startApi(args: { flags: ApiFlags; host: string; store: Store; storeKind: 'sqlite' | 'postgres'; chainApi: string | undefined; logger: Logger; live?: LiveHub }): Promise<RunningApi> {
+export async function startApi(args: {
+  flags: ApiFlags
+  host: string
+  store: Store
+  storeKind: 'sqlite' | 'postgres'
+  chainApi: string | undefined
+  logger: Logger
+  live?: LiveHub
+}): Promise<RunningApi> {
   const { flags, store, logger } = args
   const chainApi = args.chainApi?.replace(/\/+$/, '')
-  const limiter = flags.redis ? await createRedisRateLimiter({ url: flags.redis, prefix: 'antler:rl:' }) : createMemoryRateLimiter()
-  const revocations = await createRevocationWatch({ store, onError: (error) => logger.warn({ reason: (error as Error).message }, 'revocation refresh failed') })
+  const limiter = flags.redis
+    ? await createRedisRateLimiter({ url: flags.redis, prefix: 'antler:rl:' })
+    : createMemoryRateLimiter()
+  const revocations = await createRevocationWatch({
+    store,
+    onError: (error) => logger.warn({ reason: (error as Error).message }, 'revocation refresh failed'),
+  })
   const keys = createApiKeyService({ store })
   const auth = createAuthService({
     keys,
@@ -89,7 +116,17 @@ export async function startApi(args: { flags: ApiFlags; host: string; store: Sto
       chainBodyLimitBytes: 8 * 1024 * 1024,
       trustProxy: flags.trustProxy,
     },
-    services: { auth, push, state: createStateService({ store }), lifecycle, search, snapshots: store, streamStore: store, live, health: { storeKind: args.storeKind, store, chainHead: chainHeadCache(chainApi) } },
+    services: {
+      auth,
+      push,
+      state: createStateService({ store }),
+      lifecycle,
+      search,
+      snapshots: store,
+      streamStore: store,
+      live,
+      health: { storeKind: args.storeKind, store, chainHead: chainHeadCache(chainApi) },
+    },
     logger,
   })
   await app.listen({ host: args.host, port: flags.port })

@@ -1,5 +1,11 @@
 /** The short guide `antler dev` prints to stderr after the ready line (stdout stays machine-readable). */
-export function devGuide(args: { api: string; grpc: string; chainApi: string; apiKey: string; noAuth: boolean }): string {
+export function devGuide(args: {
+  api: string
+  grpc: string
+  chainApi: string
+  apiKey: string
+  noAuth: boolean
+}): string {
   const auth = args.noAuth
     ? ['  auth is OFF (--no-auth): no token is needed, anyone who can reach the port can call the API.']
     : [

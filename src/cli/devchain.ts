@@ -44,19 +44,39 @@ export async function runDevchain(flags: DevchainFlags, log: Logger): Promise<De
 
 /** `antler devchain` and `antler dev`. */
 export function registerDevchainCommands(program: Command): void {
-  addDevchainOptions(program.command('devchain').description('run the embedded devchain alone (SHiP + /v1/chain)'), { workload: 'none' }).action(async (flags: DevchainFlags) => {
+  addDevchainOptions(program.command('devchain').description('run the embedded devchain alone (SHiP + /v1/chain)'), {
+    workload: 'none',
+  }).action(async (flags: DevchainFlags) => {
     const log = createLogger({ level: flags.logLevel })
     const devchain = await runDevchain(flags, log)
     onShutdown(log, () => devchain.close())
     printReady({ chainApi: devchain.chainApi, ship: devchain.ship, chainId: devchain.chainId })
   })
-  const dev = addFetchFinalityDataOption(addIrreversibleOnlyOption(addApiOptions(addDevchainOptions(program.command('dev').description('devchain + indexer + API in one command, embedded store (npm start)'), { workload: 'demo' }))))
+  const dev = addFetchFinalityDataOption(
+    addIrreversibleOnlyOption(
+      addApiOptions(
+        addDevchainOptions(
+          program.command('dev').description('devchain + indexer + API in one command, embedded store (npm start)'),
+          { workload: 'demo' },
+        ),
+      ),
+    ),
+  )
   dev.action(async (flags: DevchainFlags & ApiFlags & { irreversibleOnly?: boolean; fetchFinalityData?: boolean }) => {
     const log = createLogger({ level: flags.logLevel })
     const devchain = await runDevchain(flags, log)
     const store = await openStore({ store: flags.store, dataDir: flags.dataDir })
     const apiKey = await devApiKey(store, flags.dataDir)
-    const { api, indexer } = await startPlatform({ flags, store, ship: devchain.ship, chainApi: devchain.chainApi, startBlockNum: 1, irreversibleOnly: flags.irreversibleOnly === true, fetchFinalityData: flags.fetchFinalityData === true, log })
+    const { api, indexer } = await startPlatform({
+      flags,
+      store,
+      ship: devchain.ship,
+      chainApi: devchain.chainApi,
+      startBlockNum: 1,
+      irreversibleOnly: flags.irreversibleOnly === true,
+      fetchFinalityData: flags.fetchFinalityData === true,
+      log,
+    })
     let stopStatus = () => {}
     onShutdown(log, async () => {
       stopStatus()
@@ -69,8 +89,17 @@ export function registerDevchainCommands(program: Command): void {
     // only irreversible blocks are stored).
     const head = flags.irreversibleOnly ? devchain.chain.lib.blockNum : devchain.chain.head.num
     while (((await store.position())?.head.blockNum ?? 0) < head) await new Promise((r) => setTimeout(r, 50))
-    printReady({ api: api.api, grpc: api.grpc, chainApi: devchain.chainApi, ship: devchain.ship, apiKey, chainId: devchain.chainId })
-    process.stderr.write(devGuide({ api: api.api, grpc: api.grpc, chainApi: devchain.chainApi, apiKey, noAuth: !flags.auth }))
+    printReady({
+      api: api.api,
+      grpc: api.grpc,
+      chainApi: devchain.chainApi,
+      ship: devchain.ship,
+      apiKey,
+      chainId: devchain.chainId,
+    })
+    process.stderr.write(
+      devGuide({ api: api.api, grpc: api.grpc, chainApi: devchain.chainApi, apiKey, noAuth: !flags.auth }),
+    )
     stopStatus = logStatus(log, { head: indexer.lastBlock, requests: api.requests })
   })
 }

@@ -2,7 +2,15 @@ import type { Command } from 'commander'
 import { createIndexer } from '../ingest/index.ts'
 import { openStore } from '../store/index.ts'
 import { createLogger, type LogLevel } from './logger.ts'
-import { addFetchFinalityDataOption, addIrreversibleOnlyOption, addLogLevelOption, addStoreOptions, option, parseIntArg, parseUrl } from './options.ts'
+import {
+  addFetchFinalityDataOption,
+  addIrreversibleOnlyOption,
+  addLogLevelOption,
+  addStoreOptions,
+  option,
+  parseIntArg,
+  parseUrl,
+} from './options.ts'
 import { onShutdown } from './process.ts'
 import { indexerLogCallbacks } from './progress.ts'
 
@@ -18,8 +26,16 @@ interface IndexFlags {
 
 /** `antler index`: the indexer alone. */
 export function registerIndexCommand(program: Command): void {
-  const command = program.command('index').description('the indexer alone: follow a SHiP feed into the store (one writer per store)')
-  option(command, '--ship <url>', 'SHiP endpoint, e.g. ws://127.0.0.1:8080 (required)', parseUrl(['ws:', 'wss:']), undefined)
+  const command = program
+    .command('index')
+    .description('the indexer alone: follow a SHiP feed into the store (one writer per store)')
+  option(
+    command,
+    '--ship <url>',
+    'SHiP endpoint, e.g. ws://127.0.0.1:8080 (required)',
+    parseUrl(['ws:', 'wss:']),
+    undefined,
+  )
   addStoreOptions(command)
   option(command, '--start-block <n>', 'first block for an empty store', parseIntArg(1, 0xffff_ffff), 1)
   addIrreversibleOnlyOption(command)

@@ -39,11 +39,18 @@ export function startIndexerThread(data: IndexerWorkerData, log: Logger, onCommi
         case 'stopped':
           return resolve()
         case 'failed':
-          return reject(Object.assign(new Error(message.message), message.code ? { code: message.code, details: message.details } : {}))
+          return reject(
+            Object.assign(
+              new Error(message.message),
+              message.code ? { code: message.code, details: message.details } : {},
+            ),
+          )
       }
     })
     worker.on('error', reject)
-    worker.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`the indexer thread exited with code ${code}`))))
+    worker.on('exit', (code) =>
+      code === 0 ? resolve() : reject(new Error(`the indexer thread exited with code ${code}`)),
+    )
   })
   return {
     lastBlock: () => last,

@@ -51,5 +51,9 @@ try {
   await store.close().catch(() => undefined)
   // The code and details travel with the message, so the main thread logs the named error.
   const { code, details } = error as { code?: unknown; details?: unknown }
-  post({ type: 'failed', message: (error as Error).message, ...(typeof code === 'string' ? { code, details: details as Record<string, unknown> } : {}) })
+  post({
+    type: 'failed',
+    message: (error as Error).message,
+    ...(typeof code === 'string' ? { code, details: details as Record<string, unknown> } : {}),
+  })
 }

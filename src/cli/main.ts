@@ -14,7 +14,15 @@ const COMMAND_MODULES: Record<string, () => Promise<Registrar>> = {
   verify: async () => (await import('./verify-command.ts')).registerVerifyCommand,
 }
 /** The module that registers each command name (`dev` lives with `devchain`, `api` with `serve`). */
-const MODULE_OF: Record<string, string> = { devchain: 'devchain', dev: 'devchain', index: 'index', serve: 'platform', api: 'platform', keys: 'keys', verify: 'verify' }
+const MODULE_OF: Record<string, string> = {
+  devchain: 'devchain',
+  dev: 'devchain',
+  index: 'index',
+  serve: 'platform',
+  api: 'platform',
+  keys: 'keys',
+  verify: 'verify',
+}
 
 // A bad flag or ANTLER_* value is one `error: option '…' …` line from commander (exit 1), no help
 // dump; a failure while a command starts is one `antler: <message>` line, no stack.

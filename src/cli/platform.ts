@@ -22,22 +22,53 @@ export async function startPlatform(args: {
   const { flags, log } = args
   // The API's live hub learns of new steps from the indexer thread's messages: no polling.
   const live = createLiveHub({ source: args.store, pollIntervalMs: 0, onReadError: liveReadError(log) })
-  const indexer = startIndexerThread({ shipUrl: args.ship, store: flags.store, dataDir: flags.dataDir, startBlockNum: args.startBlockNum, irreversibleOnly: args.irreversibleOnly, fetchFinalityData: args.fetchFinalityData }, log, () => live.notify())
+  const indexer = startIndexerThread(
+    {
+      shipUrl: args.ship,
+      store: flags.store,
+      dataDir: flags.dataDir,
+      startBlockNum: args.startBlockNum,
+      irreversibleOnly: args.irreversibleOnly,
+      fetchFinalityData: args.fetchFinalityData,
+    },
+    log,
+    () => live.notify(),
+  )
   indexer.done.catch((error: unknown) => {
     log.fatal({ err: error }, 'indexer stopped')
     process.exit(1)
   })
-  const api = await startApi({ flags, host: flags.host, store: args.store, storeKind: storeKind(flags.store), chainApi: args.chainApi, logger: log, live })
+  const api = await startApi({
+    flags,
+    host: flags.host,
+    store: args.store,
+    storeKind: storeKind(flags.store),
+    chainApi: args.chainApi,
+    logger: log,
+    live,
+  })
   return { api, indexer }
 }
 
 /** Logs a status line every `everyMs`: head, LIB, blocks/s and requests/s. */
-export function logStatus(log: Logger, source: { head: () => { num: number; lib: number } | undefined; requests: () => number }, everyMs = 10_000): () => void {
+export function logStatus(
+  log: Logger,
+  source: { head: () => { num: number; lib: number } | undefined; requests: () => number },
+  everyMs = 10_000,
+): () => void {
   let last = { at: Date.now(), head: source.head()?.num ?? 0, requests: source.requests() }
   const timer = setInterval(() => {
     const now = { at: Date.now(), head: source.head()?.num ?? 0, requests: source.requests() }
     const seconds = (now.at - last.at) / 1000
-    log.info({ head: now.head, lib: source.head()?.lib ?? 0, blocks_per_s: Math.round(((now.head - last.head) / seconds) * 10) / 10, requests_per_s: Math.round(((now.requests - last.requests) / seconds) * 10) / 10 }, 'status')
+    log.info(
+      {
+        head: now.head,
+        lib: source.head()?.lib ?? 0,
+        blocks_per_s: Math.round(((now.head - last.head) / seconds) * 10) / 10,
+        requests_per_s: Math.round(((now.requests - last.requests) / seconds) * 10) / 10,
+      },
+      'status',
+    )
     last = now
   }, everyMs)
   timer.unref()

@@ -18,7 +18,11 @@ export interface ProgressReporter {
  * redrawn every second while far behind head; otherwise a `catching up` log line every
  * `logEveryMs`. Quiet when at head.
  */
-export function createProgressReporter(deps: { log: Logger; out?: NodeJS.WriteStream; logEveryMs?: number }): ProgressReporter {
+export function createProgressReporter(deps: {
+  log: Logger
+  out?: NodeJS.WriteStream
+  logEveryMs?: number
+}): ProgressReporter {
   const out = deps.out ?? process.stderr
   const tty = out.isTTY === true
   const interval = tty ? 1000 : (deps.logEveryMs ?? 10_000)
@@ -46,10 +50,21 @@ export function createProgressReporter(deps: { log: Logger; out?: NodeJS.WriteSt
       }
       const eta = blockRate > 0 ? Math.round(left / blockRate) : 0
       if (!tty) {
-        deps.log.info({ block_num: b.num, head: b.head, blocks_per_s: Math.round(blockRate), actions_per_s: Math.round(actionRate), blocks_left: left, eta_s: eta }, 'catching up')
+        deps.log.info(
+          {
+            block_num: b.num,
+            head: b.head,
+            blocks_per_s: Math.round(blockRate),
+            actions_per_s: Math.round(actionRate),
+            blocks_left: left,
+            eta_s: eta,
+          },
+          'catching up',
+        )
         return
       }
-      const text = `index: block ${b.num}/${b.head} ${blockRate.toFixed(0)} blocks/s ${actionRate.toFixed(0)} actions/s ${left} left, ETA ${Math.floor(eta / 60)}m${String(eta % 60).padStart(2, '0')}s`
+      const etaText = `${Math.floor(eta / 60)}m${String(eta % 60).padStart(2, '0')}s`
+      const text = `index: block ${b.num}/${b.head} ${blockRate.toFixed(0)} blocks/s ${actionRate.toFixed(0)} actions/s ${left} left, ETA ${etaText}`
       const width = 24
       const done = Math.round((width * b.num) / Math.max(1, b.head))
       out.write(`\r[${'#'.repeat(done)}${'.'.repeat(width - done)}] ${text}\x1b[K`)
@@ -62,9 +77,19 @@ export function createProgressReporter(deps: { log: Logger; out?: NodeJS.WriteSt
 export function indexerLogCallbacks(log: Logger, out?: NodeJS.WriteStream) {
   return {
     onBlock: createProgressReporter({ log, out }).onBlock,
-    onFork: (f: { blockNum: number; undone: number }): void => log.info({ block_num: f.blockNum, undone: f.undone }, 'fork undone'),
+    onFork: (f: { blockNum: number; undone: number }): void =>
+      log.info({ block_num: f.blockNum, undone: f.undone }, 'fork undone'),
     onReaderEvent: (e: ShipReaderEvent): void => {
-      if (e.type === 'connected') log.info({ url: e.url, head: e.status.head.blockNum, lib: e.status.lastIrreversible.blockNum, chain_id: e.status.chainId }, 'ship connected')
+      if (e.type === 'connected')
+        log.info(
+          {
+            url: e.url,
+            head: e.status.head.blockNum,
+            lib: e.status.lastIrreversible.blockNum,
+            chain_id: e.status.chainId,
+          },
+          'ship connected',
+        )
       else if (e.type === 'disconnected') log.warn({ reason: e.reason }, 'ship disconnected')
       else if (e.reason) log.warn({ attempt: e.attempt, delay_ms: e.delayMs, reason: e.reason }, 'ship reconnecting')
       else log.info({ attempt: e.attempt, delay_ms: e.delayMs }, 'ship reconnecting')

@@ -1,4 +1,11 @@
-import { BinaryWriter, nameToBigInt, refBlockPrefix, blockSlotToMs, transactionId, type RawAction } from '../antelope/index.ts'
+import {
+  BinaryWriter,
+  nameToBigInt,
+  refBlockPrefix,
+  blockSlotToMs,
+  transactionId,
+  type RawAction,
+} from '../antelope/index.ts'
 import type { Chain } from './chain/chain.ts'
 import type { DecodedTransaction } from './chain/intake.ts'
 import { GENESIS_USERS } from './chain/boot.ts'
@@ -19,7 +26,10 @@ export interface BuildProgress {
   readonly actions: number
 }
 
-/** 0.0001 to 1.0000 EOS, scattered, so quantities repeat about once per 10,000 transfers (search has rare terms to find). */
+/**
+ * 0.0001 to 1.0000 EOS, scattered, so quantities repeat about once per 10,000 transfers (search has rare terms to
+ * find).
+ */
 const transferUnits = (n: number): bigint => BigInt(1 + ((n * 7919) % 10_000))
 
 function transferData(from: string, to: string, units: bigint, memo: string): Uint8Array {
@@ -32,9 +42,21 @@ function putData(scope: string, key: bigint, value: Uint8Array): Uint8Array {
   return w.uint64(key).uint64(nameToBigInt('rawdb')).bytes(value).finish()
 }
 
-function packTransaction(expirationSec: number, refBlockNum: number, refPrefix: number, nonce: number, actions: readonly RawAction[]): Uint8Array {
+function packTransaction(
+  expirationSec: number,
+  refBlockNum: number,
+  refPrefix: number,
+  nonce: number,
+  actions: readonly RawAction[],
+): Uint8Array {
   const w = new BinaryWriter(128 + actions.length * 96)
-  w.uint32(expirationSec).uint16(refBlockNum & 0xffff).uint32(refPrefix).varuint32(nonce).uint8(0).varuint32(0).varuint32(0)
+  w.uint32(expirationSec)
+    .uint16(refBlockNum & 0xffff)
+    .uint32(refPrefix)
+    .varuint32(nonce)
+    .uint8(0)
+    .varuint32(0)
+    .varuint32(0)
   w.varuint32(actions.length)
   for (const a of actions) {
     w.uint64(nameToBigInt(a.account)).uint64(nameToBigInt(a.name)).varuint32(a.authorization.length)
@@ -55,7 +77,7 @@ export function buildChain(chain: Chain, shape: ChainShape, onProgress?: (p: Bui
   let actions = 0
   let nonce = 0
   const batchSize = 50
-  for (let done = 0; done < shape.blocks; ) {
+  for (let done = 0; done < shape.blocks;) {
     const count = Math.min(batchSize, shape.blocks - done)
     chain.batch(() => {
       for (let b = 0; b < count; b++) {
@@ -65,10 +87,20 @@ export function buildChain(chain: Chain, shape: ChainShape, onProgress?: (p: Bui
         for (let i = 0; i < shape.transfersPerBlock; i++) {
           const from = GENESIS_USERS[(nonce + i) % 3]
           const to = GENESIS_USERS[(nonce + i + 1) % 3]
-          planned.push({ account: 'eosio.token', name: 'transfer', authorization: [{ actor: from, permission: 'active' }], data: transferData(from, to, transferUnits(nonce + i), `bench ${nonce + i}`) })
+          planned.push({
+            account: 'eosio.token',
+            name: 'transfer',
+            authorization: [{ actor: from, permission: 'active' }],
+            data: transferData(from, to, transferUnits(nonce + i), `bench ${nonce + i}`),
+          })
         }
         for (let i = 0; i < shape.rawdbPutsPerBlock; i++) {
-          planned.push({ account: 'rawdb', name: 'put', authorization: [{ actor: 'rawdb', permission: 'active' }], data: putData('bench', BigInt(actions + i), new Uint8Array(32).fill(i & 0xff)) })
+          planned.push({
+            account: 'rawdb',
+            name: 'put',
+            authorization: [{ actor: 'rawdb', permission: 'active' }],
+            data: putData('bench', BigInt(actions + i), new Uint8Array(32).fill(i & 0xff)),
+          })
         }
         for (let i = 0; i < planned.length; i += perTrx) {
           const group = planned.slice(i, i + perTrx)

@@ -1,6 +1,18 @@
 import Fastify, { type FastifyInstance, type FastifyError } from 'fastify'
 import { PublicKey } from '@wharfkit/antelope'
-import { blockSlotToMs, formatNodeosTime, isChecksum256, isValidName, parseKey, sha256, tableType, toHex, createWharfkitDecoder, bigIntToName, symbolCodeToBigInt } from '../antelope/index.ts'
+import {
+  blockSlotToMs,
+  formatNodeosTime,
+  isChecksum256,
+  isValidName,
+  parseKey,
+  sha256,
+  tableType,
+  toHex,
+  createWharfkitDecoder,
+  bigIntToName,
+  symbolCodeToBigInt,
+} from '../antelope/index.ts'
 import { contractRowKey } from './state/state-db.ts'
 import type { Chain } from './chain/chain.ts'
 import { chainAbiOf } from './chain/boot.ts'
@@ -21,7 +33,12 @@ export interface ChainApiDeps {
   /** Told of unexpected failures (answered 500 with a fixed message). */
   readonly onError?: (error: unknown) => void
   /** Pushes a signed transaction and answers once it is in a block (or the pending block). */
-  push(input: PackedTransactionInput): { trace: TransactionTrace; block: StoredBlock | undefined; blockNum: number; blockSlot: number }
+  push(input: PackedTransactionInput): {
+    trace: TransactionTrace
+    block: StoredBlock | undefined
+    blockNum: number
+    blockSlot: number
+  }
   produce(blocks: number): StoredBlock
   fork(depth: number, drop: readonly string[]): unknown
 }
@@ -63,11 +80,18 @@ export async function buildChainApi(deps: ChainApiDeps): Promise<FastifyInstance
   app.setErrorHandler((error: FastifyError | Error, _req, reply) => {
     let chainError: ChainError
     if (error instanceof ChainError) chainError = error
-    else if ((error as FastifyError).code === 'FST_ERR_CTP_BODY_TOO_LARGE') chainError = chainErrors.payloadTooLarge(`the body is larger than ${MAX_BODY_BYTES} bytes`)
-    else if ((error as FastifyError).statusCode && (error as FastifyError).statusCode! < 500) chainError = chainErrors.badRequest(error.message)
+    else if ((error as FastifyError).code === 'FST_ERR_CTP_BODY_TOO_LARGE')
+      chainError = chainErrors.payloadTooLarge(`the body is larger than ${MAX_BODY_BYTES} bytes`)
+    else if ((error as FastifyError).statusCode && (error as FastifyError).statusCode! < 500)
+      chainError = chainErrors.badRequest(error.message)
     else {
       deps.onError?.(error)
-      chainError = new ChainError({ chainCode: 0, chainName: 'exception', what: 'unspecified', message: 'internal error' })
+      chainError = new ChainError({
+        chainCode: 0,
+        chainName: 'exception',
+        what: 'unspecified',
+        message: 'internal error',
+      })
     }
     reply.status(chainError.status).send(nodeosErrorBody(chainError))
   })
@@ -113,7 +137,8 @@ export async function buildChainApi(deps: ChainApiDeps): Promise<FastifyInstance
   const findBlock = (body: Body): StoredBlock => {
     const ref = body.block_num_or_id
     let block: StoredBlock | undefined
-    if (typeof ref === 'number' || (typeof ref === 'string' && /^[0-9]{1,10}$/.test(ref))) block = chain.block(Number(ref))
+    if (typeof ref === 'number' || (typeof ref === 'string' && /^[0-9]{1,10}$/.test(ref)))
+      block = chain.block(Number(ref))
     else if (typeof ref === 'string' && isChecksum256(ref)) {
       const candidate = chain.block(parseInt(ref.slice(0, 8), 16))
       block = candidate?.id === ref ? candidate : undefined
@@ -126,14 +151,25 @@ export async function buildChainApi(deps: ChainApiDeps): Promise<FastifyInstance
     const block = findBlock(body)
     // Spring: any block, a legacy-shaped object with only block_num, id, header and additional_signatures filled.
     if (chain.savanna) return springBlockHeaderState(block, abiOf)
-    if (block.num <= chain.lib.blockNum) throw chainErrors.unknownBlock(`Could not find reversible block: ${String(body.block_num_or_id)}`)
+    if (block.num <= chain.lib.blockNum)
+      throw chainErrors.unknownBlock(`Could not find reversible block: ${String(body.block_num_or_id)}`)
     const json = blockJson(block, abiOf)
     return {
       block_num: block.num,
       dpos_proposed_irreversible_blocknum: chain.lib.blockNum,
       dpos_irreversible_blocknum: chain.lib.blockNum,
       id: block.id,
-      header: { timestamp: json.timestamp, producer: json.producer, confirmed: 0, previous: json.previous, transaction_mroot: json.transaction_mroot, action_mroot: json.action_mroot, schedule_version: 0, header_extensions: [], producer_signature: json.producer_signature },
+      header: {
+        timestamp: json.timestamp,
+        producer: json.producer,
+        confirmed: 0,
+        previous: json.previous,
+        transaction_mroot: json.transaction_mroot,
+        action_mroot: json.action_mroot,
+        schedule_version: 0,
+        header_extensions: [],
+        producer_signature: json.producer_signature,
+      },
       validated: true,
     }
   })
@@ -153,7 +189,12 @@ export async function buildChainApi(deps: ChainApiDeps): Promise<FastifyInstance
     const name = field(body, 'account_name', isName, 'an account name')
     const account = accountOf(name)
     const codeHash = chain.state.get('account_metadata', name)?.codeHash ?? '0'.repeat(64)
-    return { account_name: name, code_hash: codeHash, abi_hash: account.abi.length ? toHex(sha256(account.abi)) : '0'.repeat(64), abi: Buffer.from(account.abi).toString('base64') }
+    return {
+      account_name: name,
+      code_hash: codeHash,
+      abi_hash: account.abi.length ? toHex(sha256(account.abi)) : '0'.repeat(64),
+      abi: Buffer.from(account.abi).toString('base64'),
+    }
   })
 
   route('/v1/chain/get_account', (body) => {
@@ -165,12 +206,28 @@ export async function buildChainApi(deps: ChainApiDeps): Promise<FastifyInstance
       .map(([, p]) => ({
         perm_name: p.name,
         parent: p.parent,
-        required_auth: { threshold: p.auth.threshold, keys: p.auth.keys.map((k) => ({ key: PublicKey.from(k.key).toLegacyString(), weight: k.weight })), accounts: p.auth.accounts, waits: p.auth.waits },
-        linked_actions: [...chain.state.rows('permission_link')].filter(([, l]) => l.account === name && l.requiredPermission === p.name).map(([, l]) => (l.messageType ? { account: l.code, action: l.messageType } : { account: l.code })),
+        required_auth: {
+          threshold: p.auth.threshold,
+          keys: p.auth.keys.map((k) => ({ key: PublicKey.from(k.key).toLegacyString(), weight: k.weight })),
+          accounts: p.auth.accounts,
+          waits: p.auth.waits,
+        },
+        linked_actions: [...chain.state.rows('permission_link')]
+          .filter(([, l]) => l.account === name && l.requiredPermission === p.name)
+          .map(([, l]) => (l.messageType ? { account: l.code, action: l.messageType } : { account: l.code })),
       }))
       .sort((a, b) => (a.perm_name < b.perm_name ? -1 : 1))
-    const balance = chain.state.get('contract_row', contractRowKey('eosio.token', name, 'accounts', symbolCodeToBigInt('EOS')))
-    const limit = { used: 0, available: -1, max: -1, last_usage_update_time: formatNodeosTime(blockSlotToMs(chain.head.slot)), current_used: 0 }
+    const balance = chain.state.get(
+      'contract_row',
+      contractRowKey('eosio.token', name, 'accounts', symbolCodeToBigInt('EOS')),
+    )
+    const limit = {
+      used: 0,
+      available: -1,
+      max: -1,
+      last_usage_update_time: formatNodeosTime(blockSlotToMs(chain.head.slot)),
+      current_used: 0,
+    }
     return {
       account_name: name,
       head_block_num: chain.head.num,
@@ -223,7 +280,12 @@ export async function buildChainApi(deps: ChainApiDeps): Promise<FastifyInstance
     const scope = scopeOf(body.scope)
     const json = body.json === true || body.json === 'true'
     const keyType = typeof body.key_type === 'string' ? body.key_type : ''
-    const index = body.index_position === undefined || body.index_position === '' || body.index_position === 1 || body.index_position === '1' || body.index_position === 'primary'
+    const index =
+      body.index_position === undefined ||
+      body.index_position === '' ||
+      body.index_position === 1 ||
+      body.index_position === '1' ||
+      body.index_position === 'primary'
     if (!index) throw chainErrors.contractTableQuery('the devchain serves the primary index only (index_position 1)')
     const limit = Math.min(MAX_TABLE_ROWS, Math.max(1, Number(body.limit ?? 10) || 10))
     const lower = boundOf(body.lower_bound, keyType)
@@ -232,7 +294,9 @@ export async function buildChainApi(deps: ChainApiDeps): Promise<FastifyInstance
     const rowType = abi ? tableType(abi, table) : undefined
     if (json && abi && !rowType) throw chainErrors.contractTableQuery(`Table ${table} is not specified in the ABI`)
     let keys = chain.state.contractRowKeys(code, scope, table).map((k) => chain.state.get('contract_row', k)!)
-    keys = keys.filter((r) => (lower === undefined || r.primaryKey >= lower) && (upper === undefined || r.primaryKey <= upper))
+    keys = keys.filter(
+      (r) => (lower === undefined || r.primaryKey >= lower) && (upper === undefined || r.primaryKey <= upper),
+    )
     if (body.reverse === true) keys.reverse()
     const page = keys.slice(0, limit)
     const rows = page.map((r) => {
@@ -247,7 +311,8 @@ export async function buildChainApi(deps: ChainApiDeps): Promise<FastifyInstance
     return { rows, more, next_key: more ? keys[limit].primaryKey.toString() : '' }
   })
 
-  const tokenRows = (code: string, scope: string, table: string) => chain.state.contractRowKeys(code, scope, table).map((k) => chain.state.get('contract_row', k)!)
+  const tokenRows = (code: string, scope: string, table: string) =>
+    chain.state.contractRowKeys(code, scope, table).map((k) => chain.state.get('contract_row', k)!)
   route('/v1/chain/get_currency_balance', (body) => {
     const code = field(body, 'code', isName, 'an account name')
     const account = field(body, 'account', isName, 'an account name')
@@ -275,7 +340,8 @@ export async function buildChainApi(deps: ChainApiDeps): Promise<FastifyInstance
     return out
   })
   route('/v1/chain/get_required_keys', (body) => {
-    const trx = body.transaction as { actions?: { authorization?: { actor: string; permission: string }[] }[] } | undefined
+    const trx = body.transaction as
+      { actions?: { authorization?: { actor: string; permission: string }[] }[] } | undefined
     const available = Array.isArray(body.available_keys) ? (body.available_keys as unknown[]).filter(isString) : []
     if (!trx || !Array.isArray(trx.actions)) throw chainErrors.badRequest('transaction must be a transaction object')
     const availableK1 = new Map(available.map((k) => [safeKey(k), k]))
@@ -284,7 +350,10 @@ export async function buildChainApi(deps: ChainApiDeps): Promise<FastifyInstance
       for (const level of action.authorization ?? []) {
         const permission = chain.state.get('permission', permissionKey(level.actor, level.permission))
         const key = permission?.auth.keys.find((k) => availableK1.has(k.key))
-        if (!key) throw chainErrors.unsatisfiedAuthorization(`transaction declares authority '${JSON.stringify(level)}', but does not have signatures for it.`)
+        if (!key)
+          throw chainErrors.unsatisfiedAuthorization(
+            `transaction declares authority '${JSON.stringify(level)}', but does not have signatures for it.`,
+          )
         required.add(availableK1.get(key.key)!)
       }
     }
@@ -295,7 +364,12 @@ export async function buildChainApi(deps: ChainApiDeps): Promise<FastifyInstance
     const outcome = deps.push(input)
     return {
       transaction_id: outcome.trace.id,
-      processed: transactionTraceJson(outcome.trace, { blockNum: outcome.blockNum, blockSlot: outcome.blockSlot, producerBlockId: outcome.block?.id ?? null, abiOf }),
+      processed: transactionTraceJson(outcome.trace, {
+        blockNum: outcome.blockNum,
+        blockSlot: outcome.blockSlot,
+        producerBlockId: outcome.block?.id ?? null,
+        abiOf,
+      }),
     }
   }
   route('/v1/chain/push_transaction', (body) => pushAnswer(packedInputFromJson(body)))
@@ -303,13 +377,24 @@ export async function buildChainApi(deps: ChainApiDeps): Promise<FastifyInstance
   route('/v1/chain/send_transaction2', (body) => pushAnswer(packedInputFromJson(body.transaction)))
   route('/v1/chain/compute_transaction', (body) => {
     const trace = chain.computeTransaction(packedInputFromJson(body.transaction))
-    return { transaction_id: trace.id, processed: transactionTraceJson(trace, { blockNum: chain.head.num + 1, blockSlot: chain.head.slot + 1, producerBlockId: null, abiOf }) }
+    return {
+      transaction_id: trace.id,
+      processed: transactionTraceJson(trace, {
+        blockNum: chain.head.num + 1,
+        blockSlot: chain.head.slot + 1,
+        producerBlockId: null,
+        abiOf,
+      }),
+    }
   })
 
   // Spring's finalizer endpoint, on a Savanna devchain (a Leap 5 node, like the legacy devchain, has none).
   route('/v1/chain/get_finalizer_info', () => {
     const savanna = chain.savanna
-    if (!savanna) throw chainErrors.notFound('no endpoint /v1/chain/get_finalizer_info (a Savanna endpoint: start the devchain with --savanna)')
+    if (!savanna)
+      throw chainErrors.notFound(
+        'no endpoint /v1/chain/get_finalizer_info (a Savanna endpoint: start the devchain with --savanna)',
+      )
     return finalizerInfoJson(chain)
   })
 
@@ -318,12 +403,17 @@ export async function buildChainApi(deps: ChainApiDeps): Promise<FastifyInstance
     const body = asBody(req.body)
     if (typeof body.stall !== 'boolean') throw chainErrors.badRequest('stall must be true or false')
     chain.setFinalityStalled(body.stall)
-    return { stalled: body.stall, head: headJson(chain.head), last_irreversible: { block_num: chain.lib.blockNum, block_id: chain.lib.blockId } }
+    return {
+      stalled: body.stall,
+      head: headJson(chain.head),
+      last_irreversible: { block_num: chain.lib.blockNum, block_id: chain.lib.blockId },
+    }
   })
   app.post('/v1/devchain/produce', async (req) => {
     const body = asBody(req.body)
     const blocks = body.blocks === undefined ? 1 : body.blocks
-    if (typeof blocks !== 'number' || !Number.isInteger(blocks) || blocks < 1 || blocks > 10_000) throw chainErrors.badRequest('blocks must be an integer from 1 to 10000')
+    if (typeof blocks !== 'number' || !Number.isInteger(blocks) || blocks < 1 || blocks > 10_000)
+      throw chainErrors.badRequest('blocks must be an integer from 1 to 10000')
     return { head: headJson(deps.produce(blocks)) }
   })
   app.post('/v1/devchain/fork', async (req) => {
@@ -331,7 +421,8 @@ export async function buildChainApi(deps: ChainApiDeps): Promise<FastifyInstance
     const depth = body.depth
     const drop = body.drop ?? []
     if (typeof depth !== 'number') throw chainErrors.badRequest('depth must be a number')
-    if (!Array.isArray(drop) || !drop.every((d) => typeof d === 'string' && isChecksum256(d))) throw chainErrors.badRequest('drop must be a list of transaction ids')
+    if (!Array.isArray(drop) || !drop.every((d) => typeof d === 'string' && isChecksum256(d)))
+      throw chainErrors.badRequest('drop must be a list of transaction ids')
     return deps.fork(depth, drop as string[])
   })
 

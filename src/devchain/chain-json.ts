@@ -1,5 +1,15 @@
 import type { ABI } from '@wharfkit/antelope'
-import { actionType, blockSlotToMs, createWharfkitDecoder, formatNodeosTime, formatNodeosTimeSec, fromHex, refBlockPrefix, toHex, transactionId } from '../antelope/index.ts'
+import {
+  actionType,
+  blockSlotToMs,
+  createWharfkitDecoder,
+  formatNodeosTime,
+  formatNodeosTimeSec,
+  fromHex,
+  refBlockPrefix,
+  toHex,
+  transactionId,
+} from '../antelope/index.ts'
 import { decodeShipType, type FinalityExtensionValue } from '../ship/index.ts'
 import type { Chain } from './chain/chain.ts'
 import { blsKeyText, finalityExtensionOf } from './chain/savanna.ts'
@@ -18,7 +28,12 @@ export function u64(value: bigint | number): number | string {
 const decoder = createWharfkitDecoder()
 
 /** Action data decoded with the account's ABI, or its hex when it cannot be. */
-function actionData(abiOf: (account: string) => ABI | undefined, account: string, name: string, data: Uint8Array): unknown {
+function actionData(
+  abiOf: (account: string) => ABI | undefined,
+  account: string,
+  name: string,
+  data: Uint8Array,
+): unknown {
   const abi = abiOf(account)
   const type = abi && actionType(abi, name)
   if (!abi || !type) return toHex(data)
@@ -77,7 +92,11 @@ export function transactionTraceJson(trace: TransactionTrace, c: TraceContext) {
     block_num: c.blockNum,
     block_time: formatNodeosTime(blockSlotToMs(c.blockSlot)),
     producer_block_id: c.producerBlockId,
-    receipt: { status: TRX_STATUS_NAMES[trace.status], cpu_usage_us: trace.cpuUsageUs, net_usage_words: trace.netUsageWords },
+    receipt: {
+      status: TRX_STATUS_NAMES[trace.status],
+      cpu_usage_us: trace.cpuUsageUs,
+      net_usage_words: trace.netUsageWords,
+    },
     elapsed: 0,
     net_usage: trace.netUsage,
     scheduled: trace.scheduled,
@@ -88,10 +107,45 @@ export function transactionTraceJson(trace: TransactionTrace, c: TraceContext) {
   }
 }
 
-type ShipAction = { account: string; name: string; authorization: { actor: string; permission: string }[]; data: string }
-type ShipReceipt = { status: number; cpu_usage_us: number; net_usage_words: number; trx: ['transaction_id', string] | ['packed_transaction', { signatures: string[]; compression: number; packed_context_free_data: string; packed_trx: string }] }
-type ShipBlock = { timestamp: string; producer: string; confirmed: number; previous: string; transaction_mroot: string; action_mroot: string; schedule_version: number; producer_signature: string; transactions: ShipReceipt[] }
-type ShipTransaction = { expiration: string; ref_block_num: number; ref_block_prefix: number; max_net_usage_words: number; max_cpu_usage_ms: number; delay_sec: number; context_free_actions: ShipAction[]; actions: ShipAction[]; transaction_extensions: unknown[] }
+type ShipAction = {
+  account: string
+  name: string
+  authorization: { actor: string; permission: string }[]
+  data: string
+}
+type ShipReceipt = {
+  status: number
+  cpu_usage_us: number
+  net_usage_words: number
+  trx:
+    | ['transaction_id', string]
+    | [
+        'packed_transaction',
+        { signatures: string[]; compression: number; packed_context_free_data: string; packed_trx: string },
+      ]
+}
+type ShipBlock = {
+  timestamp: string
+  producer: string
+  confirmed: number
+  previous: string
+  transaction_mroot: string
+  action_mroot: string
+  schedule_version: number
+  producer_signature: string
+  transactions: ShipReceipt[]
+}
+type ShipTransaction = {
+  expiration: string
+  ref_block_num: number
+  ref_block_prefix: number
+  max_net_usage_words: number
+  max_cpu_usage_ms: number
+  delay_sec: number
+  context_free_actions: ShipAction[]
+  actions: ShipAction[]
+  transaction_extensions: unknown[]
+}
 
 /** The finality extension's fields as Spring's chain API renders them in `get_block`. */
 function finalityJson(block: StoredBlock, actionMroot: string) {
@@ -108,7 +162,14 @@ function finalityJson(block: StoredBlock, actionMroot: string) {
         generation: f.generation,
         threshold: u64(f.threshold),
         remove_indexes: f.removeIndexes,
-        insert_indexes: f.insertIndexes.map((i) => ({ index: i.index, value: { description: i.value.description, weight: u64(i.value.weight), public_key: blsKeyText(i.value.publicKey) } })),
+        insert_indexes: f.insertIndexes.map((i) => ({
+          index: i.index,
+          value: {
+            description: i.value.description,
+            weight: u64(i.value.weight),
+            public_key: blsKeyText(i.value.publicKey),
+          },
+        })),
       },
     }),
     ...(p && {
@@ -116,7 +177,13 @@ function finalityJson(block: StoredBlock, actionMroot: string) {
         version: p.version,
         proposal_time: formatNodeosTime(blockSlotToMs(p.proposalTimeSlot)),
         remove_indexes: p.removeIndexes,
-        insert_indexes: p.insertIndexes.map((i) => ({ index: i.index, value: { producer_name: i.value.producerName, authority: [0, { threshold: i.value.threshold, keys: i.value.keys }] } })),
+        insert_indexes: p.insertIndexes.map((i) => ({
+          index: i.index,
+          value: {
+            producer_name: i.value.producerName,
+            authority: [0, { threshold: i.value.threshold, keys: i.value.keys }],
+          },
+        })),
       },
     }),
   }
@@ -125,7 +192,11 @@ function finalityJson(block: StoredBlock, actionMroot: string) {
 /** nodeos's `get_block` answer for a stored block (Spring's Savanna fields for Savanna blocks). */
 export function blockJson(block: StoredBlock, abiOf: (account: string) => ABI | undefined) {
   const b = decodeShipType<ShipBlock>('signed_block', block.block)
-  const actionJson = (a: ShipAction) => ({ ...a, data: actionData(abiOf, a.account, a.name, Buffer.from(a.data, 'hex')), hex_data: a.data })
+  const actionJson = (a: ShipAction) => ({
+    ...a,
+    data: actionData(abiOf, a.account, a.name, Buffer.from(a.data, 'hex')),
+    hex_data: a.data,
+  })
   return {
     timestamp: formatNodeosTime(blockSlotToMs(block.slot)),
     producer: b.producer,
@@ -138,11 +209,20 @@ export function blockJson(block: StoredBlock, abiOf: (account: string) => ABI | 
     ...finalityJson(block, b.action_mroot),
     producer_signature: b.producer_signature,
     transactions: b.transactions.map((r) => {
-      const base = { status: TRX_STATUS_NAMES[r.status], cpu_usage_us: r.cpu_usage_us, net_usage_words: r.net_usage_words }
+      const base = {
+        status: TRX_STATUS_NAMES[r.status],
+        cpu_usage_us: r.cpu_usage_us,
+        net_usage_words: r.net_usage_words,
+      }
       if (r.trx[0] === 'transaction_id') return { ...base, trx: r.trx[1] }
       const p = r.trx[1]
-      // The receipt keeps packed_trx as pushed (zlib or not); the id and the decoded transaction are of its unpacked bytes.
-      const packed = { compression: p.compression, packedTrx: fromHex(p.packed_trx), packedContextFreeData: fromHex(p.packed_context_free_data) }
+      // The receipt keeps packed_trx as pushed (zlib or not); the id and the decoded transaction are of its unpacked
+      // bytes.
+      const packed = {
+        compression: p.compression,
+        packedTrx: fromHex(p.packed_trx),
+        packedContextFreeData: fromHex(p.packed_context_free_data),
+      }
       const unpacked = unpackedTrx(packed)
       const trx = decodeShipType<ShipTransaction>('transaction', unpacked)
       return {
@@ -172,7 +252,6 @@ export function blockJson(block: StoredBlock, abiOf: (account: string) => ABI | 
     ref_block_prefix: refBlockPrefix(block.id),
   }
 }
-
 
 /** Spring's `get_block_header_state`: any block, only block_num, id, header and additional_signatures filled. */
 export function springBlockHeaderState(block: StoredBlock, abiOf: (account: string) => ABI | undefined) {
@@ -212,9 +291,14 @@ export function finalizerInfoJson(chain: Chain) {
   const policy = {
     generation: savanna.policy.generation,
     threshold: u64(savanna.policy.threshold),
-    finalizers: savanna.policy.finalizers.map((f) => ({ description: f.description, weight: u64(f.weight), public_key: blsKeyText(f.publicKey) })),
+    finalizers: savanna.policy.finalizers.map((f) => ({
+      description: f.description,
+      weight: u64(f.weight),
+      public_key: blsKeyText(f.publicKey),
+    })),
   }
-  if (chain.head.num < savanna.from) return { active_finalizer_policy: null, pending_finalizer_policy: null, last_tracked_votes: [] }
+  if (chain.head.num < savanna.from)
+    return { active_finalizer_policy: null, pending_finalizer_policy: null, last_tracked_votes: [] }
   const claim = finalityExtensionOf(chain.head.block)?.qcClaim
   const voted = claim ? chain.block(claim.blockNum) : undefined
   return {

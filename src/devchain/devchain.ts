@@ -37,11 +37,25 @@ export interface Devchain {
   close(): Promise<void>
 }
 
-export const DEVCHAIN_DEFAULTS = { host: '127.0.0.1', chainPort: 8888, shipPort: 8089, blockTimeMs: 500, libDepth: 12, producers: 3, forkRate: 0, workload: 'none' } as const
+export const DEVCHAIN_DEFAULTS = {
+  host: '127.0.0.1',
+  chainPort: 8888,
+  shipPort: 8089,
+  blockTimeMs: 500,
+  libDepth: 12,
+  producers: 3,
+  forkRate: 0,
+  workload: 'none',
+} as const
 
 /** Starts the chain, its producer loop, the SHiP server and the /v1/chain server. */
 export async function startDevchain(config: DevchainConfig): Promise<Devchain> {
-  const chain = new ChainImpl({ dataDir: config.dataDir, producers: config.producers, libDepth: config.libDepth, savanna: config.savanna })
+  const chain = new ChainImpl({
+    dataDir: config.dataDir,
+    producers: config.producers,
+    libDepth: config.libDepth,
+    savanna: config.savanna,
+  })
   if (chain.head.num === 1) bootChain(chain)
   const random = config.random ?? Math.random
 
@@ -76,7 +90,13 @@ export async function startDevchain(config: DevchainConfig): Promise<Devchain> {
   let workload: { stop(): void } | undefined
   try {
     ship = await startShipServer({ chain, host: config.host, port: config.shipPort })
-    api = await buildChainApi({ chain, push, produce, fork: (depth, drop) => chain.fork(depth, drop), onError: config.onError })
+    api = await buildChainApi({
+      chain,
+      push,
+      produce,
+      fork: (depth, drop) => chain.fork(depth, drop),
+      onError: config.onError,
+    })
     await api.listen({ host: config.host, port: config.chainPort })
   } catch (error) {
     await ship?.close()
@@ -93,7 +113,12 @@ export async function startDevchain(config: DevchainConfig): Promise<Devchain> {
       }
     }, config.blockTimeMs)
   }
-  if (config.workload === 'demo') workload = createDemoWorkload({ chain, intervalMs: Math.max(200, config.blockTimeMs || 500), onError: config.onError })
+  if (config.workload === 'demo')
+    workload = createDemoWorkload({
+      chain,
+      intervalMs: Math.max(200, config.blockTimeMs || 500),
+      onError: config.onError,
+    })
   const chainPort = (api.server.address() as { port: number }).port
   return {
     chain,

@@ -10,8 +10,20 @@ export class ChainError extends AntlerError {
   readonly chainName: string
   readonly what: string
 
-  constructor(args: { chainCode: number; chainName: string; what: string; message: string; status?: number; method?: string }) {
-    super({ code: `chain_${args.chainName}`, status: args.status ?? 500, message: args.message, details: { method: args.method ?? 'apply' } })
+  constructor(args: {
+    chainCode: number
+    chainName: string
+    what: string
+    message: string
+    status?: number
+    method?: string
+  }) {
+    super({
+      code: `chain_${args.chainName}`,
+      status: args.status ?? 500,
+      message: args.message,
+      details: { method: args.method ?? 'apply' },
+    })
     this.name = 'ChainError'
     this.chainCode = args.chainCode
     this.chainName = args.chainName
@@ -23,7 +35,12 @@ export class ChainError extends AntlerError {
 export interface NodeosErrorBody {
   code: number
   message: string
-  error: { code: number; name: string; what: string; details: { message: string; file: string; line_number: number; method: string }[] }
+  error: {
+    code: number
+    name: string
+    what: string
+    details: { message: string; file: string; line_number: number; method: string }[]
+  }
 }
 
 const STATUS_TEXT: Record<number, string> = {
@@ -44,13 +61,18 @@ export function nodeosErrorBody(error: ChainError): NodeosErrorBody {
       code: error.chainCode,
       name: error.chainName,
       what: error.what,
-      details: [{ message: error.message, file: 'devchain', line_number: 0, method: String(error.details.method ?? 'apply') }],
+      details: [
+        { message: error.message, file: 'devchain', line_number: 0, method: String(error.details.method ?? 'apply') },
+      ],
     },
   }
 }
 
 type Make = (message: string) => ChainError
-const make = (chainCode: number, chainName: string, what: string, status = 500): Make => (message) => new ChainError({ chainCode, chainName, what, message, status })
+const make =
+  (chainCode: number, chainName: string, what: string, status = 500): Make =>
+  (message) =>
+    new ChainError({ chainCode, chainName, what, message, status })
 
 /** The chain exceptions the devchain raises, named as in nodeos's chain/exceptions.hpp. */
 export const chainErrors = {
@@ -67,7 +89,12 @@ export const chainErrors = {
   txDuplicate: make(3040008, 'tx_duplicate', 'Duplicate transaction', 409),
   txDuplicateSig: make(3090001, 'tx_duplicate_sig', 'Duplicate signature included'),
   txIrrelevantSig: make(3090002, 'tx_irrelevant_sig', 'Irrelevant signature included'),
-  unsatisfiedAuthorization: make(3090003, 'unsatisfied_authorization', 'Provided keys, permissions, and delays do not satisfy declared authorizations', 401),
+  unsatisfiedAuthorization: make(
+    3090003,
+    'unsatisfied_authorization',
+    'Provided keys, permissions, and delays do not satisfy declared authorizations',
+    401,
+  ),
   missingAuth: make(3090004, 'missing_auth_exception', 'Missing required authority'),
   irrelevantAuth: make(3090005, 'irrelevant_auth_exception', 'Irrelevant authority included'),
   invalidPermission: make(3090007, 'invalid_permission', 'Invalid Permission'),
@@ -75,7 +102,11 @@ export const chainErrors = {
   packedTransactionType: make(3010010, 'packed_transaction_type_exception', 'Invalid packed transaction', 400),
   signatureType: make(3010012, 'signature_type_exception', 'Invalid signature', 400),
   nameType: make(3010001, 'name_type_exception', 'Invalid name', 400),
-  txTooBig: make(3080006, 'tx_net_usage_exceeded', 'Transaction exceeded the current network usage limit imposed on the transaction'),
+  txTooBig: make(
+    3080006,
+    'tx_net_usage_exceeded',
+    'Transaction exceeded the current network usage limit imposed on the transaction',
+  ),
   unpack: make(3015013, 'unpack_exception', 'Unpack data exception'),
   unknownBlock: make(3100002, 'unknown_block_exception', 'Unknown block', 400),
   accountQuery: make(3060002, 'account_query_exception', 'Account Query Exception', 400),

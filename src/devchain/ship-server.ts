@@ -1,5 +1,11 @@
 import { WebSocket, WebSocketServer } from 'ws'
-import { decodeRequest, encodeBlocksResult, encodeStatusResult, SHIP_ABI_TEXT, type BlocksRequest } from '../ship/index.ts'
+import {
+  decodeRequest,
+  encodeBlocksResult,
+  encodeStatusResult,
+  SHIP_ABI_TEXT,
+  type BlocksRequest,
+} from '../ship/index.ts'
 import type { Chain } from './chain/chain.ts'
 
 /** Bytes queued on one socket before the server stops sending until the client drains them. */
@@ -28,10 +34,20 @@ export interface ShipServer {
  * `finality_data` for Savanna blocks when `fetch_finality_data` is set (a Spring node run with
  * `--finality-data-history`).
  */
-export async function startShipServer(args: { chain: Chain; host: string; port: number; version?: string }): Promise<ShipServer> {
+export async function startShipServer(args: {
+  chain: Chain
+  host: string
+  port: number
+  version?: string
+}): Promise<ShipServer> {
   const { chain } = args
   const sessions = new Set<Session>()
-  const wss = new WebSocketServer({ host: args.host, port: args.port, perMessageDeflate: false, maxPayload: MAX_REQUEST_BYTES })
+  const wss = new WebSocketServer({
+    host: args.host,
+    port: args.port,
+    perMessageDeflate: false,
+    maxPayload: MAX_REQUEST_BYTES,
+  })
   wss.on('headers', (headers) => headers.push(`Server: state_history/${args.version ?? 'antler-devchain'}`))
   await new Promise<void>((resolve, reject) => {
     wss.once('listening', resolve)
@@ -60,7 +76,12 @@ export async function startShipServer(args: { chain: Chain; host: string; port: 
   const pump = (s: Session) => {
     const q = s.request
     if (!q) return
-    while (s.ws.readyState === WebSocket.OPEN && s.credits > 0 && s.cursor < q.endBlockNum && s.inFlightBytes < MAX_BUFFERED_BYTES) {
+    while (
+      s.ws.readyState === WebSocket.OPEN &&
+      s.credits > 0 &&
+      s.cursor < q.endBlockNum &&
+      s.inFlightBytes < MAX_BUFFERED_BYTES
+    ) {
       const limit = q.irreversibleOnly ? chain.lib.blockNum : chain.head.num
       if (s.cursor > limit) return
       const block = chain.shipPayload(s.cursor)
@@ -90,7 +111,9 @@ export async function startShipServer(args: { chain: Chain; host: string; port: 
   const startBlocks = (s: Session, q: BlocksRequest) => {
     // A position the client holds that is not on our chain (it missed a fork) rewinds the start to it.
     let start = Math.max(1, q.startBlockNum)
-    for (const p of q.havePositions) if (p.blockNum < start && chain.blockIdAt(p.blockNum) !== p.blockId) start = Math.min(start, Math.max(1, p.blockNum))
+    for (const p of q.havePositions)
+      if (p.blockNum < start && chain.blockIdAt(p.blockNum) !== p.blockId)
+        start = Math.min(start, Math.max(1, p.blockNum))
     s.request = q
     s.cursor = start
     s.credits = q.maxMessagesInFlight
@@ -147,4 +170,3 @@ export async function startShipServer(args: { chain: Chain; host: string; port: 
     },
   }
 }
-

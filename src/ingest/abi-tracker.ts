@@ -17,7 +17,9 @@ export class AbiTracker {
   private changes = 0
   private readonly cache = new AbiCache()
   /** The last action decoded: its notifications (same act digest) follow it and reuse the result. */
-  private lastDecoded: { readonly actDigest: string; readonly decoded: DecodeResult | undefined; readonly dataTerms: readonly string[] } | undefined
+  private lastDecoded:
+    | { readonly actDigest: string; readonly decoded: DecodeResult | undefined; readonly dataTerms: readonly string[] }
+    | undefined
 
   constructor(
     private readonly source: AbiSource,

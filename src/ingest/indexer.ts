@@ -1,5 +1,12 @@
 import type { BlockRef } from '../antelope/index.ts'
-import { ShipHistoryGapError, ShipProtocolError, checkShipAbi, createShipReader, type ShipReaderEvent, type StatusResult } from '../ship/index.ts'
+import {
+  ShipHistoryGapError,
+  ShipProtocolError,
+  checkShipAbi,
+  createShipReader,
+  type ShipReaderEvent,
+  type StatusResult,
+} from '../ship/index.ts'
 import type { BlockBatch, BlockReader, StateReader, StoreWriter } from '../store/index.ts'
 import { AbiTracker } from './abi-tracker.ts'
 import { CreatorTracker } from './creators.ts'
@@ -73,7 +80,9 @@ export function createIndexer(config: IndexerConfig): Indexer {
   let wakeSleep: (() => void) | undefined
   const minDelay = config.reconnect?.minDelayMs ?? 250
   const maxDelay = config.reconnect?.maxDelayMs ?? 10_000
-  const abis = new AbiTracker(async (account) => (await config.store.abi({ account, blockNum: Number.MAX_SAFE_INTEGER }))?.abi)
+  const abis = new AbiTracker(
+    async (account) => (await config.store.abi({ account, blockNum: Number.MAX_SAFE_INTEGER }))?.abi,
+  )
   const creators = new CreatorTracker((trxId) => config.store.transactionHistory(trxId))
 
   async function session(): Promise<SessionOutcome> {
@@ -142,7 +151,9 @@ export function createIndexer(config: IndexerConfig): Indexer {
         // A number the node has no block for (pruned history): judged by the next block.
         if (!thisBlock) continue
         if (config.irreversibleOnly && thisBlock.blockNum > result.lastIrreversible.blockNum) {
-          throw ShipProtocolError(`irreversible-only: the node sent block ${thisBlock.blockNum} above its LIB ${result.lastIrreversible.blockNum} (it ignores irreversible_only); nothing of it was written`)
+          throw ShipProtocolError(
+            `irreversible-only: the node sent block ${thisBlock.blockNum} above its LIB ${result.lastIrreversible.blockNum} (it ignores irreversible_only); nothing of it was written`,
+          )
         }
         if (head && thisBlock.blockNum <= head.blockNum) {
           await flushAndSettle()
@@ -155,7 +166,12 @@ export function createIndexer(config: IndexerConfig): Indexer {
         }
         if (thisBlock.blockNum > needed()) {
           await flushAndSettle()
-          throw ShipHistoryGapError({ needed: needed(), available: thisBlock.blockNum, storeHead: head?.blockNum, source: 'results' })
+          throw ShipHistoryGapError({
+            needed: needed(),
+            available: thisBlock.blockNum,
+            storeHead: head?.blockNum,
+            source: 'results',
+          })
         }
         const normalized = normalizeBlock(result)
         if (head && (normalized.block.num !== head.blockNum + 1 || normalized.block.previous !== head.blockId)) {
@@ -176,7 +192,13 @@ export function createIndexer(config: IndexerConfig): Indexer {
         applied++
         held.push(head)
         while (held.length && held[0].blockNum <= lib) held.shift()
-        config.onBlock?.({ num: head.blockNum, id: head.blockId, lib, head: result.head.blockNum, actions: batch.actions.length })
+        config.onBlock?.({
+          num: head.blockNum,
+          id: head.blockId,
+          lib,
+          head: result.head.blockNum,
+          actions: batch.actions.length,
+        })
         if (config.endBlockNum !== undefined && head.blockNum >= config.endBlockNum) break
       }
       await flushAndSettle()

@@ -1,4 +1,12 @@
-import { BinaryReader, BinaryDecodeError, bigIntToName, blockSlotToMs, readName, readPublicKey, toHex } from '../antelope/index.ts'
+import {
+  BinaryReader,
+  BinaryDecodeError,
+  bigIntToName,
+  blockSlotToMs,
+  readName,
+  readPublicKey,
+  toHex,
+} from '../antelope/index.ts'
 import {
   decodeAccountRow,
   decodeContractRow,
@@ -33,7 +41,8 @@ import {
 
 /** A global sequence as the store keeps it (a number): refused beyond 2^53, which no chain reaches. */
 function safeSequence(value: bigint, blockNum: number): number {
-  if (value > BigInt(Number.MAX_SAFE_INTEGER)) throw BinaryDecodeError(`block ${blockNum}: global sequence ${value} is beyond 2^53`, 0)
+  if (value > BigInt(Number.MAX_SAFE_INTEGER))
+    throw BinaryDecodeError(`block ${blockNum}: global sequence ${value} is beyond 2^53`, 0)
   return Number(value)
 }
 
@@ -46,7 +55,10 @@ const STATUS_DELAYED = 3
  * is the finality tree root: it goes to `finalityMroot`, and `actionMroot` takes the real action
  * root from `finality_data` when the result carries it ('' when it does not).
  */
-function readHeader(block: Uint8Array, finalityData: Uint8Array | undefined): { timestampMs: number; producer: string; previous: string; details: BlockHeaderDetails } {
+function readHeader(
+  block: Uint8Array,
+  finalityData: Uint8Array | undefined,
+): { timestampMs: number; producer: string; previous: string; details: BlockHeaderDetails } {
   const r = new BinaryReader(block)
   const slot = r.uint32()
   const producer = bigIntToName(r.uint64())
@@ -59,7 +71,8 @@ function readHeader(block: Uint8Array, finalityData: Uint8Array | undefined): { 
   if (r.bool()) {
     const version = r.uint32()
     const producers: { producerName: string; blockSigningKey: string }[] = []
-    for (let i = r.varuint32(); i > 0; i--) producers.push({ producerName: readName(r), blockSigningKey: readPublicKey(r) })
+    for (let i = r.varuint32(); i > 0; i--)
+      producers.push({ producerName: readName(r), blockSigningKey: readPublicKey(r) })
     newProducers = { version, producers }
   }
   const headerExtensions: { type: number; data: string }[] = []
@@ -73,9 +86,27 @@ function readHeader(block: Uint8Array, finalityData: Uint8Array | undefined): { 
   // Spring's `is_proper_svnn_block()`: transition blocks carry the extension but keep the legacy roots.
   if (scheduleVersion === SAVANNA_SCHEDULE_VERSION) {
     const realActionMroot = finalityData ? decodeFinalityData(finalityData).actionMroot : ''
-    return { timestampMs: blockSlotToMs(slot), producer, previous, details: { confirmed, transactionMroot, actionMroot: realActionMroot, scheduleVersion, newProducers, headerExtensions, finalityMroot: actionMroot } }
+    return {
+      timestampMs: blockSlotToMs(slot),
+      producer,
+      previous,
+      details: {
+        confirmed,
+        transactionMroot,
+        actionMroot: realActionMroot,
+        scheduleVersion,
+        newProducers,
+        headerExtensions,
+        finalityMroot: actionMroot,
+      },
+    }
   }
-  return { timestampMs: blockSlotToMs(slot), producer, previous, details: { confirmed, transactionMroot, actionMroot, scheduleVersion, newProducers, headerExtensions } }
+  return {
+    timestampMs: blockSlotToMs(slot),
+    producer,
+    previous,
+    details: { confirmed, transactionMroot, actionMroot, scheduleVersion, newProducers, headerExtensions },
+  }
 }
 
 const utf8 = new TextDecoder('utf-8', { fatal: false })
@@ -112,8 +143,21 @@ function transactionDetails(t: TransactionTraceValue, deferred: DeferredCreation
     },
     unreceipted: t.actionTraces
       .filter((a) => !a.receipt)
-      .map((a) => ({ actionOrdinal: a.actionOrdinal, creatorActionOrdinal: a.creatorActionOrdinal, receiver: a.receiver, account: a.act.account, name: a.act.name, authorization: a.act.authorization, data: toHex(a.act.data), trace: actionTraceDetails(a) })),
-    failedDtrx: t.failedDtrxTrace && { id: t.failedDtrxTrace.id, status: t.failedDtrxTrace.status, except: t.failedDtrxTrace.except },
+      .map((a) => ({
+        actionOrdinal: a.actionOrdinal,
+        creatorActionOrdinal: a.creatorActionOrdinal,
+        receiver: a.receiver,
+        account: a.act.account,
+        name: a.act.name,
+        authorization: a.act.authorization,
+        data: toHex(a.act.data),
+        trace: actionTraceDetails(a),
+      })),
+    failedDtrx: t.failedDtrxTrace && {
+      id: t.failedDtrxTrace.id,
+      status: t.failedDtrxTrace.status,
+      except: t.failedDtrxTrace.except,
+    },
     deferred,
   }
 }
@@ -126,7 +170,12 @@ function createdDeferred(deltas: readonly TableDeltaValue[]): Map<string, Omit<D
     for (const row of delta.rows) {
       if (!row.present) continue
       const g = decodeGeneratedTransactionRow(row.data)
-      out.set(g.trxId, { sender: g.sender, senderId: String(g.senderId), payer: g.payer, packedTrx: toHex(g.packedTrx) })
+      out.set(g.trxId, {
+        sender: g.sender,
+        senderId: String(g.senderId),
+        payer: g.payer,
+        packedTrx: toHex(g.packedTrx),
+      })
     }
   }
   return out
@@ -148,7 +197,8 @@ function canceledTransactionId(data: Uint8Array): string {
 export function normalizeBlock(result: BlocksResult): BlockBatch {
   const thisBlock = result.thisBlock
   if (!thisBlock) throw BinaryDecodeError('blocks result without this_block', 0)
-  if (!result.block || !result.traces || !result.deltas) throw BinaryDecodeError(`block ${thisBlock.blockNum} lacks block, traces or deltas (request all three)`, 0)
+  if (!result.block || !result.traces || !result.deltas)
+    throw BinaryDecodeError(`block ${thisBlock.blockNum} lacks block, traces or deltas (request all three)`, 0)
   let header: ReturnType<typeof readHeader>
   try {
     header = readHeader(result.block, result.finalityData)
@@ -176,9 +226,20 @@ export function normalizeBlock(result: BlocksResult): BlockBatch {
     const own = t.status === STATUS_DELAYED ? created.get(t.id) : undefined
     if (own) created.delete(t.id)
     const deferred = own && { ...own, createdBy: { trxId: t.id, actionOrdinal: 0 } }
-    transactions.push({ id: t.id, blockNum: thisBlock.blockNum, blockIndex, status: t.status, cpuUsageUs: t.cpuUsageUs, netUsageWords: t.netUsageWords, scheduled: t.scheduled, details: transactionDetails(t, deferred) })
+    transactions.push({
+      id: t.id,
+      blockNum: thisBlock.blockNum,
+      blockIndex,
+      status: t.status,
+      cpuUsageUs: t.cpuUsageUs,
+      netUsageWords: t.netUsageWords,
+      scheduled: t.scheduled,
+      details: transactionDetails(t, deferred),
+    })
     // Traces list actions by ordinal; the store keeps them in execution (global sequence) order.
-    const executed = t.actionTraces.filter((a) => a.receipt).sort((x, y) => (x.receipt!.globalSequence < y.receipt!.globalSequence ? -1 : 1))
+    const executed = t.actionTraces
+      .filter((a) => a.receipt)
+      .sort((x, y) => (x.receipt!.globalSequence < y.receipt!.globalSequence ? -1 : 1))
     for (const a of executed) {
       if (!a.receipt) continue
       actions.push({
@@ -210,7 +271,15 @@ export function normalizeBlock(result: BlocksResult): BlockBatch {
     } catch (error) {
       throw BinaryDecodeError(`block ${thisBlock.blockNum}: canceldelay data: ${(error as Error).message}`, 0)
     }
-    transactions.push({ id, blockNum: thisBlock.blockNum, blockIndex: -1 - i, status: TRANSACTION_CANCELED, cpuUsageUs: 0, netUsageWords: 0, scheduled: true })
+    transactions.push({
+      id,
+      blockNum: thisBlock.blockNum,
+      blockIndex: -1 - i,
+      status: TRANSACTION_CANCELED,
+      cpuUsageUs: 0,
+      netUsageWords: 0,
+      scheduled: true,
+    })
   })
   // Deferred transactions a contract scheduled have no trace in the creating block: a fact record
   // says they were created here, by the first action of the block the sender ran.
@@ -218,8 +287,25 @@ export function normalizeBlock(result: BlocksResult): BlockBatch {
   for (const [id, creation] of created) {
     const by = actions.find((a) => a.receiver === creation.sender)
     const deferred = { ...creation, createdBy: by && { trxId: by.trxId, actionOrdinal: by.actionOrdinal } }
-    const details: TransactionDetails = { elapsedUs: 0, netUsage: 0, except: undefined, header: undefined, unreceipted: [], failedDtrx: undefined, deferred }
-    transactions.push({ id, blockNum: thisBlock.blockNum, blockIndex: factIndex--, status: STATUS_DELAYED, cpuUsageUs: 0, netUsageWords: 0, scheduled: false, details })
+    const details: TransactionDetails = {
+      elapsedUs: 0,
+      netUsage: 0,
+      except: undefined,
+      header: undefined,
+      unreceipted: [],
+      failedDtrx: undefined,
+      deferred,
+    }
+    transactions.push({
+      id,
+      blockNum: thisBlock.blockNum,
+      blockIndex: factIndex--,
+      status: STATUS_DELAYED,
+      cpuUsageUs: 0,
+      netUsageWords: 0,
+      scheduled: false,
+      details,
+    })
   }
 
   const rows: RowChangeRecord[] = []
@@ -232,7 +318,14 @@ export function normalizeBlock(result: BlocksResult): BlockBatch {
         switch (delta.name) {
           case 'contract_row': {
             const r = decodeContractRow(row.data)
-            rows.push({ code: r.code, scope: r.scope, table: r.table, primaryKey: r.primaryKey, payer: r.payer, value: row.present ? r.value : undefined })
+            rows.push({
+              code: r.code,
+              scope: r.scope,
+              table: r.table,
+              primaryKey: r.primaryKey,
+              payer: r.payer,
+              value: row.present ? r.value : undefined,
+            })
             break
           }
           case 'account': {
@@ -249,7 +342,12 @@ export function normalizeBlock(result: BlocksResult): BlockBatch {
           }
           case 'permission_link': {
             const l = decodePermissionLinkRow(row.data)
-            links.push({ account: l.account, code: l.code, messageType: l.messageType, requiredPermission: row.present ? l.requiredPermission : undefined })
+            links.push({
+              account: l.account,
+              code: l.code,
+              messageType: l.messageType,
+              requiredPermission: row.present ? l.requiredPermission : undefined,
+            })
             break
           }
         }

@@ -8,20 +8,37 @@ export type ActionDataDecoder = (account: string, name: string, data: Uint8Array
 /** An action of the trace, executed (with a receipt) or not (a failed transaction's). */
 export type TracedAction = { readonly executed: ActionRecord } | { readonly unreceipted: UnreceiptedAction }
 
-export function wireAction(args: { account: string; name: string; authorization: WireAction['authorization']; data: Uint8Array }, decode: ActionDataDecoder): WireAction {
+export function wireAction(
+  args: { account: string; name: string; authorization: WireAction['authorization']; data: Uint8Array },
+  decode: ActionDataDecoder,
+): WireAction {
   const json = decode(args.account, args.name, args.data)
-  const base = { account: args.account, name: args.name, authorization: args.authorization.map((l) => ({ actor: l.actor, permission: l.permission })) }
-  return json === undefined ? { ...base, hex_data: toHex(args.data) } : { ...base, data: json, hex_data: toHex(args.data) }
+  const base = {
+    account: args.account,
+    name: args.name,
+    authorization: args.authorization.map((l) => ({ actor: l.actor, permission: l.permission })),
+  }
+  return json === undefined
+    ? { ...base, hex_data: toHex(args.data) }
+    : { ...base, data: json, hex_data: toHex(args.data) }
 }
 
 const fromHex = (hex: string) => Uint8Array.from(Buffer.from(hex, 'hex'))
 
 function ordinals(a: TracedAction): { ordinal: number; creator: number } {
-  return 'executed' in a ? { ordinal: a.executed.actionOrdinal, creator: a.executed.creatorActionOrdinal } : { ordinal: a.unreceipted.actionOrdinal, creator: a.unreceipted.creatorActionOrdinal }
+  return 'executed' in a
+    ? { ordinal: a.executed.actionOrdinal, creator: a.executed.creatorActionOrdinal }
+    : { ordinal: a.unreceipted.actionOrdinal, creator: a.unreceipted.creatorActionOrdinal }
 }
 
 /** One action trace as nodeos's v1 JSON renders it, without its children. */
-function flatTrace(a: TracedAction, trxId: string, block: BlockRecord, blockTime: string, decode: ActionDataDecoder): Omit<WireActionTrace, 'inline_traces'> {
+function flatTrace(
+  a: TracedAction,
+  trxId: string,
+  block: BlockRecord,
+  blockTime: string,
+  decode: ActionDataDecoder,
+): Omit<WireActionTrace, 'inline_traces'> {
   const common = { trx_id: trxId, block_num: block.num, block_time: blockTime, producer_block_id: block.id }
   if ('executed' in a) {
     const x = a.executed
@@ -55,7 +72,10 @@ function flatTrace(a: TracedAction, trxId: string, block: BlockRecord, blockTime
     creator_action_ordinal: x.creatorActionOrdinal,
     receipt: null,
     receiver: x.receiver,
-    act: wireAction({ account: x.account, name: x.name, authorization: x.authorization, data: fromHex(x.data) }, decode),
+    act: wireAction(
+      { account: x.account, name: x.name, authorization: x.authorization, data: fromHex(x.data) },
+      decode,
+    ),
     context_free: x.trace.contextFree,
     elapsed: x.trace.elapsedUs,
     console: x.trace.console,
@@ -95,7 +115,10 @@ export function actionTree(
       : (children.get(parentOrdinal) ?? []).map(({ action, index }) => {
           const node = creationTree.length
           creationTree.push([node, parentNode, index])
-          return { ...flatTrace(action, trxId, block, blockTime, decode), inline_traces: build(ordinals(action).ordinal, node, depth + 1) }
+          return {
+            ...flatTrace(action, trxId, block, blockTime, decode),
+            inline_traces: build(ordinals(action).ordinal, node, depth + 1),
+          }
         })
   return { traces: build(0, -1, 0), creationTree }
 }

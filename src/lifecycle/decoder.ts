@@ -3,9 +3,14 @@ import type { Store } from '../store/index.ts'
 import type { ActionDataDecoder } from './action-traces.ts'
 
 /** Where decoders come from: each holds the ABIs in force at one block of the accounts it was prepared for. */
-export type DecoderSource = (blockNum: number, accounts: Iterable<string>) => Promise<ActionDataDecoder & { readonly abiOf: (account: string) => CompiledAbi | undefined }>
+export type DecoderSource = (
+  blockNum: number,
+  accounts: Iterable<string>,
+) => Promise<ActionDataDecoder & { readonly abiOf: (account: string) => CompiledAbi | undefined }>
 
-/** Decoders of action data (and table rows, through `abiOf`) with the ABIs of a height, compiled once per distinct ABI. */
+/**
+ * Decoders of action data (and table rows, through `abiOf`) with the ABIs of a height, compiled once per distinct ABI.
+ */
 export function createDecoderSource(store: Pick<Store, 'abi'>, cacheSize = 256): DecoderSource {
   const abis = new AbiCache(cacheSize)
   return async (blockNum, accounts) => {

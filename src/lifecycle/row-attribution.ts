@@ -6,7 +6,11 @@ import type { ActionRecord, RowChange } from '../store/index.ts'
  * no other transaction of the block ran C; it is then placed at the transaction's last action run
  * by C (`actionIdx`: position in the transaction's execution order).
  */
-export function attributeRowChanges(actions: readonly ActionRecord[], rowChanges: readonly RowChange[], otherReceivers: ReadonlySet<string>): { change: RowChange; actionIdx: number }[] {
+export function attributeRowChanges(
+  actions: readonly ActionRecord[],
+  rowChanges: readonly RowChange[],
+  otherReceivers: ReadonlySet<string>,
+): { change: RowChange; actionIdx: number }[] {
   const lastByReceiver = new Map<string, number>()
   actions.forEach((a, index) => lastByReceiver.set(a.receiver, index))
   return rowChanges.flatMap((change) => {

@@ -6,8 +6,22 @@ import { assembleLifecycle, keyRecords, type RecordInBlock } from './assemble.ts
 import { createLifecycleBatch, MAX_BLOCK_ACTIONS_READ, type LifecycleBatchStore } from './batch.ts'
 import type { LifecycleService, TransactionLifecycle } from './types.ts'
 
-/** What the service reads: block and transaction records, ABIs, the position; for many lifecycles at once, the batch reads. */
-export type LifecycleStore = Pick<Store, 'position' | 'transactionHistory' | 'actionsOfTransaction' | 'blockByNum' | 'rowChanges' | 'firstSeqFromBlock' | 'actionsBySeq' | 'abi'> & LifecycleBatchStore
+/**
+ * What the service reads: block and transaction records, ABIs, the position; for many lifecycles at once, the batch
+ * reads.
+ */
+export type LifecycleStore = Pick<
+  Store,
+  | 'position'
+  | 'transactionHistory'
+  | 'actionsOfTransaction'
+  | 'blockByNum'
+  | 'rowChanges'
+  | 'firstSeqFromBlock'
+  | 'actionsBySeq'
+  | 'abi'
+> &
+  LifecycleBatchStore
 
 /**
  * Lifecycles assembled from the store. Reads are not one snapshot: the position (LIB) is read first,
@@ -53,9 +67,24 @@ export function createLifecycleService(args: { store: LifecycleStore }): Lifecyc
     const canceled = await inBlock(key.cancelation)
     if (canceled) {
       // The canceling action: an eosio::canceldelay of the block naming this id (its data ends with the id).
-      const by = (await actionsOfBlock(canceled.block))?.find((a) => a.receiver === 'eosio' && a.account === 'eosio' && a.name === 'canceldelay' && Buffer.from(a.data).toString('hex').endsWith(id))
+      const by = (await actionsOfBlock(canceled.block))?.find(
+        (a) =>
+          a.receiver === 'eosio' &&
+          a.account === 'eosio' &&
+          a.name === 'canceldelay' &&
+          Buffer.from(a.data).toString('hex').endsWith(id),
+      )
       const byActions = by ? await store.actionsOfTransaction(by.trxId) : []
-      cancelation = { ...canceled, byTrxId: by?.trxId, byActionIdx: by ? Math.max(0, byActions.findIndex((a) => a.globalSequence === by.globalSequence)) : 0 }
+      cancelation = {
+        ...canceled,
+        byTrxId: by?.trxId,
+        byActionIdx: by
+          ? Math.max(
+              0,
+              byActions.findIndex((a) => a.globalSequence === by.globalSequence),
+            )
+          : 0,
+      }
     }
 
     const accounts = new Set<string>()

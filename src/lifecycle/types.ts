@@ -6,7 +6,8 @@
 import type { ActionRecord, BlockRecord, StorePosition } from '../store/index.ts'
 
 /** DESIGN §7: the docs' statuses plus `forked_out` (the transaction's only block was forked out). */
-export type TransactionStatus = 'pending' | 'delayed' | 'canceled' | 'expired' | 'executed' | 'soft_fail' | 'hard_fail' | 'forked_out'
+export type TransactionStatus =
+  'pending' | 'delayed' | 'canceled' | 'expired' | 'executed' | 'soft_fail' | 'hard_fail' | 'forked_out'
 
 export interface WirePermissionLevel {
   readonly actor: string
@@ -165,6 +166,9 @@ export interface KnownReads {
 export interface LifecycleService {
   /** The lifecycle of one transaction id (64 lowercase hex); undefined when the store never saw it. */
   lifecycle(id: string): Promise<TransactionLifecycle | undefined>
-  /** Lifecycles of many ids at once (search results), in a fixed number of batch reads; unknown ids are absent from the map. */
+  /**
+   * Lifecycles of many ids at once (search results), in a fixed number of batch reads; unknown ids are absent from the
+   * map.
+   */
   lifecycles(ids: readonly string[], known?: KnownReads): Promise<Map<string, TransactionLifecycle>>
 }

@@ -5,11 +5,23 @@ import { AntlerError } from '../antelope/index.ts'
  * bound, so it was dropped to keep the server's memory bounded. dfuse has no code for this; the
  * code names the stream, not the transport (WebSocket and GraphQL subscriptions share the hub).
  */
-export function StreamConsumerTooSlowError(args: { queuedSteps: number; queuedBytes: number; maxQueuedSteps: number; maxQueuedBytes: number; deliveredSeq: number }): AntlerError {
+export function StreamConsumerTooSlowError(args: {
+  queuedSteps: number
+  queuedBytes: number
+  maxQueuedSteps: number
+  maxQueuedBytes: number
+  deliveredSeq: number
+}): AntlerError {
   return new AntlerError({
     code: 'stream_consumer_too_slow_error',
     status: 429,
     message: `The stream consumer is too slow: ${args.queuedSteps} steps (${args.queuedBytes} bytes) were waiting to be sent, over the server's bound of ${args.maxQueuedSteps} steps or ${args.maxQueuedBytes} bytes; reconnect and resume after the last step received.`,
-    details: { queued_steps: args.queuedSteps, queued_bytes: args.queuedBytes, max_queued_steps: args.maxQueuedSteps, max_queued_bytes: args.maxQueuedBytes, delivered_seq: args.deliveredSeq },
+    details: {
+      queued_steps: args.queuedSteps,
+      queued_bytes: args.queuedBytes,
+      max_queued_steps: args.maxQueuedSteps,
+      max_queued_bytes: args.maxQueuedBytes,
+      delivered_seq: args.deliveredSeq,
+    },
   })
 }

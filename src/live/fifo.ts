@@ -1,4 +1,7 @@
-/** A first-in first-out list with O(1) push and shift (amortized) and indexed reads, for the ring and the subscription queues. */
+/**
+ * A first-in first-out list with O(1) push and shift (amortized) and indexed reads, for the ring and the subscription
+ * queues.
+ */
 export class Fifo<T> {
   private items: T[] = []
   private head = 0

@@ -16,7 +16,8 @@ export const LIVE_HUB_DEFAULTS = {
 } as const
 
 function positiveInteger(name: string, value: number, min: number): number {
-  if (!Number.isInteger(value) || value < min) throw new RangeError(`live hub: ${name} must be an integer ≥ ${min}, got ${value}`)
+  if (!Number.isInteger(value) || value < min)
+    throw new RangeError(`live hub: ${name} must be an integer ≥ ${min}, got ${value}`)
   return value
 }
 
@@ -31,13 +32,29 @@ function positiveInteger(name: string, value: number, min: number): number {
  */
 export function createLiveHub(options: LiveHubOptions): LiveHub {
   const source = options.source
-  const pollIntervalMs = positiveInteger('pollIntervalMs', options.pollIntervalMs ?? LIVE_HUB_DEFAULTS.pollIntervalMs, 0)
+  const pollIntervalMs = positiveInteger(
+    'pollIntervalMs',
+    options.pollIntervalMs ?? LIVE_HUB_DEFAULTS.pollIntervalMs,
+    0,
+  )
   const batchSize = positiveInteger('batchSize', options.batchSize ?? LIVE_HUB_DEFAULTS.batchSize, 1)
   const ringSize = positiveInteger('ringSize', options.ringSize ?? LIVE_HUB_DEFAULTS.ringSize, 0)
   const ringBytesMax = positiveInteger('ringBytes', options.ringBytes ?? LIVE_HUB_DEFAULTS.ringBytes, 0)
-  const maxQueuedSteps = positiveInteger('maxQueuedSteps', options.maxQueuedSteps ?? LIVE_HUB_DEFAULTS.maxQueuedSteps, batchSize)
-  const maxQueuedBytes = positiveInteger('maxQueuedBytes', options.maxQueuedBytes ?? LIVE_HUB_DEFAULTS.maxQueuedBytes, 0)
-  const catchUpConcurrency = positiveInteger('catchUpConcurrency', options.catchUpConcurrency ?? LIVE_HUB_DEFAULTS.catchUpConcurrency, 1)
+  const maxQueuedSteps = positiveInteger(
+    'maxQueuedSteps',
+    options.maxQueuedSteps ?? LIVE_HUB_DEFAULTS.maxQueuedSteps,
+    batchSize,
+  )
+  const maxQueuedBytes = positiveInteger(
+    'maxQueuedBytes',
+    options.maxQueuedBytes ?? LIVE_HUB_DEFAULTS.maxQueuedBytes,
+    0,
+  )
+  const catchUpConcurrency = positiveInteger(
+    'catchUpConcurrency',
+    options.catchUpConcurrency ?? LIVE_HUB_DEFAULTS.catchUpConcurrency,
+    1,
+  )
   const retryDelayMs = positiveInteger('retryDelayMs', options.retryDelayMs ?? LIVE_HUB_DEFAULTS.retryDelayMs, 1)
 
   const ring = new Fifo<LiveStep>()

@@ -8,13 +8,20 @@ function transactionBytes(t: TransactionRecord): number {
   const d = t.details
   if (!d) return RECORD_BYTES
   let n = RECORD_BYTES * 2 + (d.except?.length ?? 0)
-  if (d.header) n += d.header.signatures.reduce((s, x) => s + x.length, 0) + d.header.contextFreeData.reduce((s, x) => s + x.length, 0)
+  if (d.header)
+    n +=
+      d.header.signatures.reduce((s, x) => s + x.length, 0) + d.header.contextFreeData.reduce((s, x) => s + x.length, 0)
   for (const u of d.unreceipted) n += RECORD_BYTES + u.data.length + u.trace.console.length
   if (d.deferred) n += RECORD_BYTES + d.deferred.packedTrx.length
   return n
 }
 
-const actionBytes = (a: ActionRecord): number => RECORD_BYTES * 2 + a.data.length + a.returnValue.length + (a.trace ? a.trace.console.length + (a.trace.except?.length ?? 0) : 0) + a.ramDeltas.length * 48
+const actionBytes = (a: ActionRecord): number =>
+  RECORD_BYTES * 2 +
+  a.data.length +
+  a.returnValue.length +
+  (a.trace ? a.trace.console.length + (a.trace.except?.length ?? 0) : 0) +
+  a.ramDeltas.length * 48
 
 const rowBytes = (r: RowChange): number => RECORD_BYTES + (r.value?.length ?? 0) + (r.old?.value?.length ?? 0)
 

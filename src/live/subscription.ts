@@ -90,7 +90,13 @@ export class LiveSubscription implements Subscription {
       this.next = s.step.seq
     }
     if (this.pendingSteps > this.core.maxQueuedSteps || this.pendingBytes > this.core.maxQueuedBytes) {
-      const error = StreamConsumerTooSlowError({ queuedSteps: this.pendingSteps, queuedBytes: this.pendingBytes, maxQueuedSteps: this.core.maxQueuedSteps, maxQueuedBytes: this.core.maxQueuedBytes, deliveredSeq: this.delivered })
+      const error = StreamConsumerTooSlowError({
+        queuedSteps: this.pendingSteps,
+        queuedBytes: this.pendingBytes,
+        maxQueuedSteps: this.core.maxQueuedSteps,
+        maxQueuedBytes: this.core.maxQueuedBytes,
+        deliveredSeq: this.delivered,
+      })
       return this.fail(error)
     }
     void this.drain()

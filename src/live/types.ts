@@ -14,7 +14,10 @@ export interface LiveStep {
   readonly step: Step
   /** What the step's block held; undefined when `pastRetention`. */
   readonly payload: StepPayload | undefined
-  /** True when the store no longer holds the step's content (an old undo read by a late catch-up): the step is real, its content is gone. */
+  /**
+   * True when the store no longer holds the step's content (an old undo read by a late catch-up): the step is real, its
+   * content is gone.
+   */
   readonly pastRetention: boolean
   /** Estimated memory held by the payload, in bytes: what the byte bounds count. */
   readonly bytes: number
@@ -28,13 +31,19 @@ export interface LiveHubOptions {
    * (the indexer shares the process) or `wake()` on a database notification. Default 200.
    */
   readonly pollIntervalMs?: number
-  /** Steps per store read, for the shared reader and for each catch-up; also the most steps one `onSteps` call receives. Default 64. */
+  /**
+   * Steps per store read, for the shared reader and for each catch-up; also the most steps one `onSteps` call receives.
+   * Default 64.
+   */
   readonly batchSize?: number
   /** The most recent steps (with payloads) the hub keeps for subscriptions starting slightly behind. Default 1024. */
   readonly ringSize?: number
   /** The ring's byte bound (estimated payload bytes); the oldest steps go first. Default 64 MiB. */
   readonly ringBytes?: number
-  /** A live subscription holding more undelivered steps than this is dropped (`stream_consumer_too_slow_error`). Default 4096. */
+  /**
+   * A live subscription holding more undelivered steps than this is dropped (`stream_consumer_too_slow_error`). Default
+   * 4096.
+   */
   readonly maxQueuedSteps?: number
   /** A live subscription holding more undelivered bytes (estimated) than this is dropped. Default 32 MiB. */
   readonly maxQueuedBytes?: number
@@ -54,14 +63,20 @@ export interface SubscribeArgs {
    * returned promise. A throw or rejection ends the subscription with that error (`onError`).
    */
   readonly onSteps: (steps: readonly LiveStep[]) => void | Promise<void>
-  /** Called once when the hub drops the subscription: too slow (`stream_consumer_too_slow_error`), a failed catch-up read, or `onSteps` failing. Never after `close()`. */
+  /**
+   * Called once when the hub drops the subscription: too slow (`stream_consumer_too_slow_error`), a failed catch-up
+   * read, or `onSteps` failing. Never after `close()`.
+   */
   readonly onError: (error: unknown) => void
 }
 
 export type SubscriptionState = 'catching_up' | 'live' | 'closed'
 
 export interface Subscription {
-  /** `catching_up` while reading the store or the ring at its own pace, `live` once fed by the shared reader, `closed` after close() or a drop. */
+  /**
+   * `catching_up` while reading the store or the ring at its own pace, `live` once fed by the shared reader, `closed`
+   * after close() or a drop.
+   */
   readonly state: SubscriptionState
   /** The seq of the last step handed to `onSteps` (afterSeq before any). */
   readonly deliveredSeq: number

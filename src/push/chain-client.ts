@@ -25,7 +25,9 @@ export async function postToChain(url: string, body: unknown, signal: AbortSigna
     text = await response.text()
   } catch (error) {
     if (signal?.aborted) throw signal.reason
-    throw PushChainUnavailableError({ reason: timeout.aborted ? `no answer within ${CHAIN_CALL_TIMEOUT_MS} ms` : describe(error) })
+    throw PushChainUnavailableError({
+      reason: timeout.aborted ? `no answer within ${CHAIN_CALL_TIMEOUT_MS} ms` : describe(error),
+    })
   }
   let parsed: unknown = text
   try {

@@ -25,14 +25,18 @@ const HEX = /^(?:[0-9a-fA-F]{2})*$/
 export function readPackedTransaction(body: unknown): PackedTransactionFacts {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) throw invalid('the body must be a JSON object')
   const b = body as Record<string, unknown>
-  if (!Array.isArray(b.signatures) || !b.signatures.every((s) => typeof s === 'string')) throw invalid('signatures must be an array of strings')
+  if (!Array.isArray(b.signatures) || !b.signatures.every((s) => typeof s === 'string'))
+    throw invalid('signatures must be an array of strings')
   const c = b.compression ?? 0
   const zlib = c === 1 || c === 'zlib'
-  if (!zlib && c !== 0 && c !== 'none') throw invalid(`compression must be 0, 1, "none" or "zlib", got ${JSON.stringify(c)}`)
+  if (!zlib && c !== 0 && c !== 'none')
+    throw invalid(`compression must be 0, 1, "none" or "zlib", got ${JSON.stringify(c)}`)
   const cfd = b.packed_context_free_data ?? ''
   if (typeof cfd !== 'string' || !HEX.test(cfd)) throw invalid('packed_context_free_data must be a hex string')
-  if (typeof b.packed_trx !== 'string' || b.packed_trx === '' || !HEX.test(b.packed_trx)) throw invalid('packed_trx must be a non-empty hex string')
-  if ((b.packed_trx.length + cfd.length) / 2 > MAX_TRANSACTION_BYTES) throw invalid(`the transaction is larger than ${MAX_TRANSACTION_BYTES} bytes`)
+  if (typeof b.packed_trx !== 'string' || b.packed_trx === '' || !HEX.test(b.packed_trx))
+    throw invalid('packed_trx must be a non-empty hex string')
+  if ((b.packed_trx.length + cfd.length) / 2 > MAX_TRANSACTION_BYTES)
+    throw invalid(`the transaction is larger than ${MAX_TRANSACTION_BYTES} bytes`)
   const packed = zlib ? inflate(fromHex(b.packed_trx)) : fromHex(b.packed_trx)
   return { id: transactionId(packed), ...readHeader(packed) }
 }

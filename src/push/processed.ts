@@ -40,10 +40,13 @@ export async function buildProcessed(args: {
   contextFreeActionCount: number
 }): Promise<Record<string, unknown>> {
   const { record, block } = args
-  const actions = (await args.store.actionsOfTransaction(record.id)).filter((a) => a.blockNum === record.blockNum).sort((a, b) => a.actionOrdinal - b.actionOrdinal)
+  const actions = (await args.store.actionsOfTransaction(record.id))
+    .filter((a) => a.blockNum === record.blockNum)
+    .sort((a, b) => a.actionOrdinal - b.actionOrdinal)
   const byOrdinal = new Map(actions.map((a) => [a.actionOrdinal, a]))
   const roots = actions.filter((a) => a.creatorActionOrdinal === 0).length
-  const contextFree = args.contextFreeActionCount > 0 && roots >= args.contextFreeActionCount ? args.contextFreeActionCount : 0
+  const contextFree =
+    args.contextFreeActionCount > 0 && roots >= args.contextFreeActionCount ? args.contextFreeActionCount : 0
   const decode = dataDecoder(args.store, args.abis, record.blockNum)
   const blockTime = formatNodeosTime(block.timestampMs)
   const actionTraces = []
@@ -62,7 +65,13 @@ export async function buildProcessed(args: {
         abi_sequence: 0,
       },
       receiver: a.receiver,
-      act: { account: a.account, name: a.name, authorization: a.authorization.map((l) => ({ actor: l.actor, permission: l.permission })), data: await decode(a), hex_data: toHex(a.data) },
+      act: {
+        account: a.account,
+        name: a.name,
+        authorization: a.authorization.map((l) => ({ actor: l.actor, permission: l.permission })),
+        data: await decode(a),
+        hex_data: toHex(a.data),
+      },
       context_free: a.creatorActionOrdinal === 0 && a.actionOrdinal <= contextFree,
       elapsed: 0,
       console: '',
@@ -81,7 +90,11 @@ export async function buildProcessed(args: {
     block_num: block.num,
     block_time: blockTime,
     producer_block_id: block.id,
-    receipt: { status: transactionStatusName(record.status), cpu_usage_us: record.cpuUsageUs, net_usage_words: record.netUsageWords },
+    receipt: {
+      status: transactionStatusName(record.status),
+      cpu_usage_us: record.cpuUsageUs,
+      net_usage_words: record.netUsageWords,
+    },
     elapsed: 0,
     net_usage: record.netUsageWords * 8,
     scheduled: record.scheduled,
@@ -106,12 +119,18 @@ function closestUnnotifiedAncestor(action: ActionRecord, byOrdinal: ReadonlyMap<
 }
 
 /** Decodes action data with the ABI of each account as of `blockNum` (looked up once per account). */
-function dataDecoder(store: Pick<StateReader, 'abi'>, abis: AbiCache, blockNum: number): (a: ActionRecord) => Promise<unknown> {
+function dataDecoder(
+  store: Pick<StateReader, 'abi'>,
+  abis: AbiCache,
+  blockNum: number,
+): (a: ActionRecord) => Promise<unknown> {
   const compiled = new Map<string, Promise<ReturnType<AbiCache['fromBinary']> | undefined>>()
   return async (a) => {
     let entry = compiled.get(a.account)
     if (!entry) {
-      entry = store.abi({ account: a.account, blockNum }).then((found) => (found ? abis.fromBinary(found.abi) : undefined))
+      entry = store
+        .abi({ account: a.account, blockNum })
+        .then((found) => (found ? abis.fromBinary(found.abi) : undefined))
       compiled.set(a.account, entry)
     }
     const abi = await entry

@@ -27,7 +27,8 @@ export interface PushService {
 }
 
 /** The store reads a push needs. */
-export type PushStore = Pick<BlockReader, 'transactionHistory' | 'blockByNum' | 'actionsOfTransaction'> & Pick<StateReader, 'abi'> & { position(): Promise<StorePosition | undefined> }
+export type PushStore = Pick<BlockReader, 'transactionHistory' | 'blockByNum' | 'actionsOfTransaction'> &
+  Pick<StateReader, 'abi'> & { position(): Promise<StorePosition | undefined> }
 
 /** What the push service is built from. */
 export interface PushServiceDeps {
@@ -54,7 +55,11 @@ interface Inclusion {
 }
 
 /** Where the transaction stands in the store. */
-type Sighting = { kind: 'absent' } | { kind: 'pending-execution' } | { kind: 'ended'; record: TransactionRecord } | { kind: 'included'; inclusion: Inclusion }
+type Sighting =
+  | { kind: 'absent' }
+  | { kind: 'pending-execution' }
+  | { kind: 'ended'; record: TransactionRecord }
+  | { kind: 'included'; inclusion: Inclusion }
 
 /**
  * The push service. Invariants of one push's wait:
@@ -92,7 +97,8 @@ export function createPushService(deps: PushServiceDeps): PushService {
   async function stillHeld(inclusion: Inclusion): Promise<boolean> {
     const { records } = await store.transactionHistory(inclusion.record.id)
     const record = records.at(-1)
-    if (!record || record.blockNum !== inclusion.record.blockNum || record.blockIndex !== inclusion.record.blockIndex) return false
+    if (!record || record.blockNum !== inclusion.record.blockNum || record.blockIndex !== inclusion.record.blockIndex)
+      return false
     return (await store.blockByNum(inclusion.block.num))?.id === inclusion.block.id
   }
 
@@ -142,11 +148,20 @@ export function createPushService(deps: PushServiceDeps): PushService {
     const position = await store.position()
     const head = position && (await store.blockByNum(position.head.blockNum))
     if (!head || head.timestampMs < trx.expirationSec * 1000) return undefined
-    return PushTransactionExpiredError({ transaction_id: trx.id, expiration: formatNodeosTimeSec(trx.expirationSec), head_block_num: head.num, head_block_time: formatNodeosTime(head.timestampMs) })
+    return PushTransactionExpiredError({
+      transaction_id: trx.id,
+      expiration: formatNodeosTimeSec(trx.expirationSec),
+      head_block_num: head.num,
+      head_block_time: formatNodeosTime(head.timestampMs),
+    })
   }
 
   /** Pushes again; a refusal other than `tx_duplicate` is returned with the chain head it must be judged against. */
-  async function repush(body: unknown, trx: PackedTransactionFacts, signal: AbortSignal | undefined): Promise<{ error: AntlerError; chainHead: number } | undefined> {
+  async function repush(
+    body: unknown,
+    trx: PackedTransactionFacts,
+    signal: AbortSignal | undefined,
+  ): Promise<{ error: AntlerError; chainHead: number } | undefined> {
     try {
       await postToChain(pushUrl, body, signal)
       return undefined
@@ -167,9 +182,18 @@ export function createPushService(deps: PushServiceDeps): PushService {
       const trx = readPackedTransaction(body)
       signal?.throwIfAborted()
       const started = now()
-      const limit = guarantee.kind === 'in-block' ? timeouts.inBlock : guarantee.kind === 'handoffs' ? timeouts.handoffs : timeouts.irreversible
+      const limit =
+        guarantee.kind === 'in-block'
+          ? timeouts.inBlock
+          : guarantee.kind === 'handoffs'
+            ? timeouts.handoffs
+            : timeouts.irreversible
       const answer = (await postToChain(pushUrl, body, signal)) as { transaction_id?: unknown }
-      if (answer?.transaction_id !== trx.id) deps.log?.warn({ transaction_id: trx.id, chain_transaction_id: answer?.transaction_id }, 'push chain answered another transaction id')
+      if (answer?.transaction_id !== trx.id)
+        deps.log?.warn(
+          { transaction_id: trx.id, chain_transaction_id: answer?.transaction_id },
+          'push chain answered another transaction id',
+        )
       let lastSeenOrPushed = now()
       // A re-push the chain refused, held until the store reaches the chain head of that moment.
       let refusal: { error: AntlerError; chainHead: number } | undefined
@@ -179,7 +203,11 @@ export function createPushService(deps: PushServiceDeps): PushService {
         const sighting = await sight(trx.id)
         if (sighting.kind === 'ended') {
           const { record } = sighting
-          throw PushTransactionFailedError({ transaction_id: trx.id, status: transactionStatusName(record.status), block_num: record.blockNum })
+          throw PushTransactionFailedError({
+            transaction_id: trx.id,
+            status: transactionStatusName(record.status),
+            block_num: record.blockNum,
+          })
         }
         if (sighting.kind === 'included' || sighting.kind === 'pending-execution') {
           refusal = undefined
@@ -188,8 +216,15 @@ export function createPushService(deps: PushServiceDeps): PushService {
         if (sighting.kind === 'included') {
           const { inclusion } = sighting
           if (await satisfied(guarantee, inclusion, handoffCache)) {
-            const processed = await buildProcessed({ store, abis, record: inclusion.record, block: inclusion.block, contextFreeActionCount: trx.contextFreeActionCount })
-            if (await stillHeld(inclusion)) return { transaction_id: trx.id, block_id: inclusion.block.id, block_num: inclusion.block.num, processed }
+            const processed = await buildProcessed({
+              store,
+              abis,
+              record: inclusion.record,
+              block: inclusion.block,
+              contextFreeActionCount: trx.contextFreeActionCount,
+            })
+            if (await stillHeld(inclusion))
+              return { transaction_id: trx.id, block_id: inclusion.block.id, block_num: inclusion.block.num, processed }
           }
         }
         if (sighting.kind === 'absent') {
@@ -202,7 +237,12 @@ export function createPushService(deps: PushServiceDeps): PushService {
           }
         }
         const waited = now() - started
-        if (waited >= limit) throw PushTimeoutError({ transaction_id: trx.id, guarantee: formatPushGuarantee(guarantee), waited_ms: waited })
+        if (waited >= limit)
+          throw PushTimeoutError({
+            transaction_id: trx.id,
+            guarantee: formatPushGuarantee(guarantee),
+            waited_ms: waited,
+          })
         await sleep(Math.min(pollIntervalMs, limit - waited), signal)
       }
     },

@@ -15,7 +15,9 @@ export interface SearchPosition {
 /** Opaque, tamper-evident cursors: the position and an HMAC-SHA-256 (truncated) keyed by the store's `cursor_key`. */
 export interface CursorCodec {
   encode(position: SearchPosition): string
-  /** The position, or `invalid_cursor_error` for garbage, a changed byte, another server's cursor or another version. */
+  /**
+   * The position, or `invalid_cursor_error` for garbage, a changed byte, another server's cursor or another version.
+   */
   decode(cursor: string): SearchPosition
 }
 
@@ -38,12 +40,19 @@ export function createCursorCodec(key: Uint8Array): CursorCodec {
       return Buffer.concat([payload, mac(payload)]).toString('base64url')
     },
     decode(cursor) {
-      if (cursor.length !== CURSOR_LENGTH || !/^[A-Za-z0-9_-]+$/.test(cursor)) throw InvalidCursorError({ reason: 'not a cursor of this server' })
+      if (cursor.length !== CURSOR_LENGTH || !/^[A-Za-z0-9_-]+$/.test(cursor))
+        throw InvalidCursorError({ reason: 'not a cursor of this server' })
       const bytes = Buffer.from(cursor, 'base64url')
       const payload = bytes.subarray(0, PAYLOAD_BYTES)
-      if (bytes.length !== PAYLOAD_BYTES + MAC_BYTES || !timingSafeEqual(mac(payload), bytes.subarray(PAYLOAD_BYTES))) throw InvalidCursorError({ reason: 'the cursor was altered or made by another server' })
-      if (payload.readUInt8(0) !== VERSION) throw InvalidCursorError({ reason: `cursor version ${payload.readUInt8(0)} is not served here` })
-      return { blockNum: payload.readUInt32BE(1), blockId: payload.subarray(5, 37).toString('hex'), seq: Number(payload.readBigUInt64BE(37)) }
+      if (bytes.length !== PAYLOAD_BYTES + MAC_BYTES || !timingSafeEqual(mac(payload), bytes.subarray(PAYLOAD_BYTES)))
+        throw InvalidCursorError({ reason: 'the cursor was altered or made by another server' })
+      if (payload.readUInt8(0) !== VERSION)
+        throw InvalidCursorError({ reason: `cursor version ${payload.readUInt8(0)} is not served here` })
+      return {
+        blockNum: payload.readUInt32BE(1),
+        blockId: payload.subarray(5, 37).toString('hex'),
+        seq: Number(payload.readBigUInt64BE(37)),
+      }
     },
   }
 }

@@ -1,7 +1,11 @@
 import type { SearchFlag } from '../store/index.ts'
 
 /** Fields whose value is `true` or `false`: flags on every posting, not terms. */
-export const BOOLEAN_FIELDS: Readonly<Record<string, SearchFlag>> = { input: 'input', notif: 'notif', scheduled: 'scheduled' }
+export const BOOLEAN_FIELDS: Readonly<Record<string, SearchFlag>> = {
+  input: 'input',
+  notif: 'notif',
+  scheduled: 'scheduled',
+}
 
 /** Fields indexed as `field:value` terms (DESIGN §7; `data.*` paths are checked apart). */
 export const TERM_FIELDS: ReadonlySet<string> = new Set([

@@ -27,7 +27,7 @@ export async function forkPointOf(store: ForkStore, cursor: SearchPosition, lib:
   if (!applied) return Math.max(1, Math.min(cursor.blockNum, lib + 1))
   let lowest = cursor.blockNum
   let after = applied.seq
-  for (let scanned = 0; scanned < MAX_STEPS_SCANNED; ) {
+  for (let scanned = 0; scanned < MAX_STEPS_SCANNED;) {
     const page = await store.stepsAfter(after, STEPS_PER_READ)
     for (const step of page) {
       if (step.type === 'undo' && step.blockNum < lowest) lowest = step.blockNum

@@ -3,7 +3,13 @@ import { InvalidSearchQueryError } from './errors.ts'
 /** A token of the query language, with its 0-based position in the query. */
 export type Token =
   | { readonly kind: '(' | ')' | '-' | 'OR' | 'AND'; readonly position: number }
-  | { readonly kind: 'term'; readonly field: string; readonly value: string; readonly quoted: boolean; readonly position: number }
+  | {
+      readonly kind: 'term'
+      readonly field: string
+      readonly value: string
+      readonly quoted: boolean
+      readonly position: number
+    }
 
 const SPACE = /\s/
 const FIELD_CHAR = /[A-Za-z0-9_.]/
@@ -47,7 +53,8 @@ export function tokenize(query: string): Token[] {
     }
     if (c === '-') {
       const next = query[i + 1]
-      if (next === undefined || SPACE.test(next) || next === ')' || next === '-') throw fail(i, "'-' must be directly followed by a term or '('")
+      if (next === undefined || SPACE.test(next) || next === ')' || next === '-')
+        throw fail(i, "'-' must be directly followed by a term or '('")
       tokens.push({ kind: '-', position: i++ })
       continue
     }
@@ -71,7 +78,8 @@ export function tokenize(query: string): Token[] {
       tokens.push({ kind: 'term', field, value: query.slice(valueStart, i), quoted: false, position: start })
     }
     const after = query[i]
-    if (after !== undefined && !SPACE.test(after) && after !== ')') throw fail(i, `unexpected ${JSON.stringify(after)} after a value (quote values holding it)`)
+    if (after !== undefined && !SPACE.test(after) && after !== ')')
+      throw fail(i, `unexpected ${JSON.stringify(after)} after a value (quote values holding it)`)
   }
   return tokens
 }

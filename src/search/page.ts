@@ -12,7 +12,10 @@ export interface RowDraft {
   readonly execution: readonly ActionRecord[]
 }
 
-/** Where a page is read: global sequences from `fromSeq` to `toSeq` (inclusive, in the direction of travel) within blocks [low, high]. */
+/**
+ * Where a page is read: global sequences from `fromSeq` to `toSeq` (inclusive, in the direction of travel) within
+ * blocks [low, high].
+ */
 export interface PageBounds {
   readonly direction: SearchDirection
   readonly fromSeq: number
@@ -31,14 +34,25 @@ const MAX_BATCH = 2_000
  * one match per transaction, plus the one telling whether more follow), then for twice as many
  * each time a transaction had several: it never walks the lists further than the page needs.
  */
-export async function collectRows(store: PageStore, query: SearchExpr, bounds: PageBounds, limit: number): Promise<{ rows: RowDraft[]; more: boolean }> {
+export async function collectRows(
+  store: PageStore,
+  query: SearchExpr,
+  bounds: PageBounds,
+  limit: number,
+): Promise<{ rows: RowDraft[]; more: boolean }> {
   const forward = bounds.direction === 'forward'
   const rows: RowDraft[] = []
   if (!forward && bounds.fromSeq < 0) return { rows, more: false }
   let at = bounds.fromSeq
   let batch = limit + 1
   for (;;) {
-    const matches = await store.searchActions({ query, direction: bounds.direction, fromSeq: at, toSeq: bounds.toSeq, limit: batch })
+    const matches = await store.searchActions({
+      query,
+      direction: bounds.direction,
+      fromSeq: at,
+      toSeq: bounds.toSeq,
+      limit: batch,
+    })
     if (matches.length === 0) return { rows, more: false }
     // An action missing here was removed by a fork after the engine read its posting: the page's
     // consistency check (service.ts) sees that fork and reads the page again.

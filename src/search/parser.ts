@@ -7,7 +7,10 @@ import { tokenize, type Token } from './lexer.ts'
 export const SEARCH_QUERY_LIMITS = { maxLength: 2048, maxTerms: 64, maxDepth: 16 } as const
 
 type TermToken = Extract<Token, { kind: 'term' }>
-type Node = { kind: 'term'; token: TermToken } | { kind: 'and' | 'or'; items: Node[]; position: number } | { kind: 'not'; item: Node; position: number }
+type Node =
+  | { kind: 'term'; token: TermToken }
+  | { kind: 'and' | 'or'; items: Node[]; position: number }
+  | { kind: 'not'; item: Node; position: number }
 
 /**
  * Parses a search query (DESIGN §7: dfuse's 2018–2020 grammar and its superset) into the store's
@@ -18,10 +21,12 @@ type Node = { kind: 'term'; token: TermToken } | { kind: 'and' | 'or'; items: No
  */
 export function parseSearchQuery(query: string): SearchExpr {
   const fail = (position: number, reason: string) => InvalidSearchQueryError({ query, position, reason })
-  if (query.length > SEARCH_QUERY_LIMITS.maxLength) throw fail(SEARCH_QUERY_LIMITS.maxLength, `the query is longer than ${SEARCH_QUERY_LIMITS.maxLength} characters`)
+  if (query.length > SEARCH_QUERY_LIMITS.maxLength)
+    throw fail(SEARCH_QUERY_LIMITS.maxLength, `the query is longer than ${SEARCH_QUERY_LIMITS.maxLength} characters`)
   const tokens = tokenize(query)
   const terms = tokens.filter((t) => t.kind === 'term').length
-  if (terms > SEARCH_QUERY_LIMITS.maxTerms) throw fail(0, `the query has ${terms} terms; at most ${SEARCH_QUERY_LIMITS.maxTerms}`)
+  if (terms > SEARCH_QUERY_LIMITS.maxTerms)
+    throw fail(0, `the query has ${terms} terms; at most ${SEARCH_QUERY_LIMITS.maxTerms}`)
   let at = 0
   const peek = (): Token | undefined => tokens[at]
   const end = () => query.length
@@ -66,12 +71,14 @@ export function parseSearchQuery(query: string): SearchExpr {
       return { kind: 'term', token }
     }
     if (token.kind === '(') {
-      if (depth >= SEARCH_QUERY_LIMITS.maxDepth) throw fail(token.position, `parentheses nest deeper than ${SEARCH_QUERY_LIMITS.maxDepth}`)
+      if (depth >= SEARCH_QUERY_LIMITS.maxDepth)
+        throw fail(token.position, `parentheses nest deeper than ${SEARCH_QUERY_LIMITS.maxDepth}`)
       at++
       if (peek()?.kind === ')') throw fail(peek()!.position, 'empty parentheses')
       const inner = parseOr(depth + 1)
       const close = peek()
-      if (close?.kind !== ')') throw fail(close?.position ?? end(), `expected ')' to close the '(' at position ${token.position}`)
+      if (close?.kind !== ')')
+        throw fail(close?.position ?? end(), `expected ')' to close the '(' at position ${token.position}`)
       at++
       return inner
     }
@@ -111,14 +118,20 @@ function toExpr(node: Node, context: { underOr: boolean; underNot: boolean }, fa
   }
 }
 
-function termExpr(token: TermToken, context: { underOr: boolean; underNot: boolean }, fail: Fail): SearchExpr | undefined {
+function termExpr(
+  token: TermToken,
+  context: { underOr: boolean; underNot: boolean },
+  fail: Fail,
+): SearchExpr | undefined {
   const { field, value, quoted, position } = token
   switch (fieldKind(field)) {
     case undefined:
       throw fail(position, `the field ${JSON.stringify(field)} is not indexed (docs/API.md lists the fields)`)
     case 'status':
-      if (value !== 'executed') throw fail(position, 'status: only status:executed is accepted (only executed transactions are indexed)')
-      if (context.underOr || context.underNot) throw fail(position, 'status:executed cannot be negated or used inside OR')
+      if (value !== 'executed')
+        throw fail(position, 'status: only status:executed is accepted (only executed transactions are indexed)')
+      if (context.underOr || context.underNot)
+        throw fail(position, 'status:executed cannot be negated or used inside OR')
       return undefined
     case 'boolean':
       if (quoted || (value !== 'true' && value !== 'false')) throw fail(position, `${field} takes true or false`)

@@ -15,7 +15,10 @@ export type SearchSort = 'asc' | 'desc'
 
 /** The search parameters that bound a page, as numbers (the REST route parses the strings). */
 export interface RangeParams {
-  /** 0: the start of the chain (asc) or the searchable head (desc); negative: that many blocks below the searchable head. */
+  /**
+   * 0: the start of the chain (asc) or the searchable head (desc); negative: that many blocks below the searchable
+   * head.
+   */
   readonly startBlock: number
   readonly blockCount: number
   readonly sort: SearchSort
@@ -35,9 +38,21 @@ const isInt = (n: number, min: number, max: number) => Number.isInteger(n) && n 
 
 /** Checks the numeric parameters against their rules (what any caller, REST or GraphQL, must respect). */
 export function checkRangeParams(p: RangeParams & { limit: number }): void {
-  if (!isInt(p.startBlock, -SEARCH_LIMITS.maxBlock, SEARCH_LIMITS.maxBlock)) throw SearchParamError({ param: 'start_block', sentence: `The start_block field must be an integer from -${SEARCH_LIMITS.maxBlock} to ${SEARCH_LIMITS.maxBlock}` })
-  if (!isInt(p.blockCount, 1, SEARCH_LIMITS.maxBlock)) throw SearchParamError({ param: 'block_count', sentence: `The block_count field must be an integer from 1 to ${SEARCH_LIMITS.maxBlock}` })
-  if (!isInt(p.limit, 1, SEARCH_LIMITS.maxLimit)) throw SearchParamError({ param: 'limit', sentence: `The limit field must be an integer from 1 to ${SEARCH_LIMITS.maxLimit}` })
+  if (!isInt(p.startBlock, -SEARCH_LIMITS.maxBlock, SEARCH_LIMITS.maxBlock))
+    throw SearchParamError({
+      param: 'start_block',
+      sentence: `The start_block field must be an integer from -${SEARCH_LIMITS.maxBlock} to ${SEARCH_LIMITS.maxBlock}`,
+    })
+  if (!isInt(p.blockCount, 1, SEARCH_LIMITS.maxBlock))
+    throw SearchParamError({
+      param: 'block_count',
+      sentence: `The block_count field must be an integer from 1 to ${SEARCH_LIMITS.maxBlock}`,
+    })
+  if (!isInt(p.limit, 1, SEARCH_LIMITS.maxLimit))
+    throw SearchParamError({
+      param: 'limit',
+      sentence: `The limit field must be an integer from 1 to ${SEARCH_LIMITS.maxLimit}`,
+    })
 }
 
 /**

@@ -6,7 +6,12 @@ import { AntlerError } from '../antelope/index.ts'
  * service, so REST and GraphQL refuse the same requests; parameters are named as REST spells them.
  */
 export function SearchParamError(args: { param: string; sentence: string }): AntlerError {
-  return new AntlerError({ code: 'request_validation_error', status: 400, message: 'The request is invalid.', details: { errors: { [args.param]: [args.sentence] } } })
+  return new AntlerError({
+    code: 'request_validation_error',
+    status: 400,
+    message: 'The request is invalid.',
+    details: { errors: { [args.param]: [args.sentence] } },
+  })
 }
 
 /**

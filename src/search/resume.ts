@@ -20,12 +20,18 @@ async function lastSeqThrough(store: BoundsStore, blockNum: number): Promise<num
   return next === undefined ? Number.MAX_SAFE_INTEGER : next - 1
 }
 
-/** The first and last global sequence of the transaction holding the cursor's action (the action alone when it is not found). */
+/**
+ * The first and last global sequence of the transaction holding the cursor's action (the action alone when it is not
+ * found).
+ */
 async function transactionSpan(store: BoundsStore, cursor: SearchPosition): Promise<{ first: number; last: number }> {
   const execution = (await store.executionsOfActions([cursor.seq])).get(cursor.seq)
   if (!execution || execution.blockNum !== cursor.blockNum) return { first: cursor.seq, last: cursor.seq }
   // In execution order: consecutive sequences.
-  return { first: execution.actions[0].globalSequence, last: execution.actions[execution.actions.length - 1].globalSequence }
+  return {
+    first: execution.actions[0].globalSequence,
+    last: execution.actions[execution.actions.length - 1].globalSequence,
+  }
 }
 
 /**
@@ -39,7 +45,12 @@ async function transactionSpan(store: BoundsStore, cursor: SearchPosition): Prom
  * the searchable head).
  * Undefined: nothing can match (an empty range, no action in it).
  */
-export async function pageBounds(store: BoundsStore, range: BlockRange, cursor: CursorState | undefined, lib: number): Promise<PageBounds | undefined> {
+export async function pageBounds(
+  store: BoundsStore,
+  range: BlockRange,
+  cursor: CursorState | undefined,
+  lib: number,
+): Promise<PageBounds | undefined> {
   if (range.high < 1) return undefined
   if (cursor === undefined) {
     if (range.low > range.high) return undefined
@@ -66,8 +77,15 @@ export async function pageBounds(store: BoundsStore, range: BlockRange, cursor: 
 }
 
 /** The sequences of blocks [low, high] in the direction of travel; undefined when no action is stored from `low` on. */
-async function seqBounds(store: BoundsStore, direction: 'forward' | 'backward', low: number, high: number): Promise<PageBounds | undefined> {
+async function seqBounds(
+  store: BoundsStore,
+  direction: 'forward' | 'backward',
+  low: number,
+  high: number,
+): Promise<PageBounds | undefined> {
   const [first, last] = await Promise.all([store.firstSeqFromBlock(low), lastSeqThrough(store, high)])
   if (first === undefined) return undefined
-  return direction === 'forward' ? { direction, fromSeq: first, toSeq: last, low, high } : { direction, fromSeq: last, toSeq: first, low, high }
+  return direction === 'forward'
+    ? { direction, fromSeq: first, toSeq: last, low, high }
+    : { direction, fromSeq: last, toSeq: first, low, high }
 }

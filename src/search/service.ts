@@ -35,7 +35,9 @@ export interface SearchRow {
   readonly blockId: string
   /** The matching actions, in execution order. */
   readonly actions: readonly ActionRecord[]
-  /** Their indexes among the transaction's actions in execution order (dfuse's `action_idx`, as `dbops[].action_idx`). */
+  /**
+   * Their indexes among the transaction's actions in execution order (dfuse's `action_idx`, as `dbops[].action_idx`).
+   */
   readonly actionIdx: readonly number[]
   /** Resumes right after this transaction (GraphQL gives one per row). */
   readonly cursor: string
@@ -54,7 +56,8 @@ export interface SearchRowsPage {
 export interface SearchTransactionsPage {
   readonly cursor: string
   /** null when nothing matched, as dfuse sent it. */
-  readonly transactions: readonly { readonly lifecycle: TransactionLifecycle; readonly action_idx: readonly number[] }[] | null
+  readonly transactions:
+    readonly { readonly lifecycle: TransactionLifecycle; readonly action_idx: readonly number[] }[] | null
   readonly forked_head_warning?: true
 }
 
@@ -68,7 +71,9 @@ export interface SearchService {
 /** Reads of one page before it gives up on a chain that keeps forking under it. */
 const MAX_ATTEMPTS = 4
 
-/** A request with its defaults, checked, its query parsed and its cursor decoded: every refusal comes before any read. */
+/**
+ * A request with its defaults, checked, its query parsed and its cursor decoded: every refusal comes before any read.
+ */
 interface Checked {
   readonly expr: SearchExpr
   readonly params: { startBlock: number; blockCount: number; limit: number; sort: SearchSort; withReversible: boolean }
@@ -87,18 +92,21 @@ interface Attempt {
  * Search (DESIGN §2 `search/`): the query language over the store's engine, cursors, result
  * assembly shared by REST and GraphQL (no HTTP here).
  *
- * Consistency. The store's snapshot (`SnapshotSource`) covers state and blocks, not the search
- * engine or the lifecycle reads, which are many round trips on PostgreSQL's pool; so a page is
- * read, then checked. A first snapshot reads the position, the block at the top of the page's
- * range (the anchor) and the cursor's block; the page's reads (engine, actions, the rows' blocks,
- * lifecycles: a fixed number of batch reads) follow; then a second snapshot checks that the anchor
- * and the cursor's block are still the stored blocks at their numbers. Blocks are linked by their
- * ids, so an unchanged anchor means no block at or below it was replaced in between: every read saw the same chain up to the anchor, and the page holds
- * nothing above it. Otherwise a fork landed under the page and it is read again (at most
- * MAX_ATTEMPTS times, then a retryable 503). Pages of irreversible blocks (the default) never
- * retry: their anchor is at or below LIB.
+ * Consistency. The store's snapshot (`SnapshotSource`) covers state and blocks, not the search engine or the lifecycle
+ * reads, which are many round trips on PostgreSQL's pool; so a page is read, then checked. A first snapshot reads the
+ * position, the block at the top of the page's range (the anchor) and the cursor's block; the page's reads (engine,
+ * actions, the rows' blocks, lifecycles: a fixed number of batch reads) follow; then a second snapshot checks that the
+ * anchor and the cursor's block are still the stored blocks at their numbers. Blocks are linked by their ids, so an
+ * unchanged anchor means no block at or below it was replaced in between: every read saw the same chain up to the
+ * anchor, and the page holds nothing above it. Otherwise a fork landed under the page and it is read again (at most
+ * MAX_ATTEMPTS times, then a retryable 503). Pages of irreversible blocks (the default) never retry: their anchor is at
+ * or below LIB.
  */
-export function createSearchService(args: { store: SearchStore; lifecycle: LifecycleService; cursorKey: Uint8Array }): SearchService {
+export function createSearchService(args: {
+  store: SearchStore
+  lifecycle: LifecycleService
+  cursorKey: Uint8Array
+}): SearchService {
   const { store, lifecycle } = args
   const codec = createCursorCodec(args.cursorKey)
 
@@ -123,15 +131,26 @@ export function createSearchService(args: { store: SearchStore; lifecycle: Lifec
    * snapshot when it is pinned (on PostgreSQL, six round trips of a page's fifteen); any other
    * page reads these in the first snapshot.
    */
-  async function start(checked: Checked): Promise<{ position: StorePosition; range: BlockRange; anchorId: string | undefined; cursor: CursorState | undefined; pinned: boolean } | undefined> {
+  async function start(checked: Checked): Promise<
+    | {
+        position: StorePosition
+        range: BlockRange
+        anchorId: string | undefined
+        cursor: CursorState | undefined
+        pinned: boolean
+      }
+    | undefined
+  > {
     const at = checked.cursor
     const pinnedAt = (range: BlockRange, lib: number) => range.high <= lib && (!at || at.blockNum <= lib)
-    const standing = async (reader: Pick<Store, 'blockByNum'>): Promise<CursorState | undefined> => at && { position: at, forked: (await reader.blockByNum(at.blockNum))?.id !== at.blockId }
+    const standing = async (reader: Pick<Store, 'blockByNum'>): Promise<CursorState | undefined> =>
+      at && { position: at, forked: (await reader.blockByNum(at.blockNum))?.id !== at.blockId }
     if (!checked.params.withReversible) {
       const position = await store.position()
       if (!position) return undefined
       const range = blockRange(checked.params, position)
-      if (pinnedAt(range, position.lib)) return { position, range, anchorId: undefined, cursor: await standing(store), pinned: true }
+      if (pinnedAt(range, position.lib))
+        return { position, range, anchorId: undefined, cursor: await standing(store), pinned: true }
     }
     return store.snapshot(async (reader) => {
       const position = await reader.position()
@@ -151,10 +170,14 @@ export function createSearchService(args: { store: SearchStore; lifecycle: Lifec
     // The matches come with their transactions' executions (collectRows): each match's index
     // among them. The rows' blocks are read next: every read between the two snapshots saw the
     // chain up to the anchor, which the second one checks.
-    const { rows: drafts, more } = bounds ? await collectRows(store, checked.expr, bounds, checked.params.limit) : { rows: [], more: false }
+    const { rows: drafts, more } = bounds
+      ? await collectRows(store, checked.expr, bounds, checked.params.limit)
+      : { rows: [], more: false }
     const trxIds = [...new Set(drafts.map((r) => r.trxId))]
     // The lifecycles' first reads run while the blocks are read.
-    const reading = drafts.length ? store.blocksByNums([...new Set(drafts.map((r) => r.blockNum))]) : Promise.resolve(new Map<number, BlockRecord>())
+    const reading = drafts.length
+      ? store.blocksByNums([...new Set(drafts.map((r) => r.blockNum))])
+      : Promise.resolve(new Map<number, BlockRecord>())
     const withIdx = drafts.map((row) => {
       const first = row.execution[0].globalSequence
       const actions = [...row.actions].sort((a, b) => (a.globalSequence < b.globalSequence ? -1 : 1))
@@ -162,19 +185,32 @@ export function createSearchService(args: { store: SearchStore; lifecycle: Lifec
     })
     // A transaction's execution is its latest one: only executed actions are indexed.
     const actionsOf = new Map<string, readonly ActionRecord[]>(drafts.map((r) => [r.trxId, r.execution]))
-    const [lifecycles, blocks] = await Promise.all([withLifecycles && withIdx.length ? lifecycle.lifecycles(trxIds, { actions: actionsOf, blocks: reading, position }) : undefined, reading])
+    const [lifecycles, blocks] = await Promise.all([
+      withLifecycles && withIdx.length
+        ? lifecycle.lifecycles(trxIds, { actions: actionsOf, blocks: reading, position })
+        : undefined,
+      reading,
+    ])
     const check =
       pinned ||
       (await store.snapshot(async (reader) => {
         if (range.high >= 1 && (await reader.blockByNum(range.high))?.id !== anchorId) return false
-        if (cursor && !cursor.forked && (await reader.blockByNum(cursor.position.blockNum))?.id !== cursor.position.blockId) return false
+        if (
+          cursor &&
+          !cursor.forked &&
+          (await reader.blockByNum(cursor.position.blockNum))?.id !== cursor.position.blockId
+        )
+          return false
         return true
       }))
     if (!check || withIdx.some((r) => blocks.get(r.blockNum) === undefined)) return 'forked'
     return { rows: withIdx.map((r) => ({ ...r, blockId: blocks.get(r.blockNum)!.id })), more, forked, lifecycles }
   }
 
-  async function read(request: SearchRequest, withLifecycles: boolean): Promise<{ page: SearchRowsPage; lifecycles: Map<string, TransactionLifecycle> | undefined }> {
+  async function read(
+    request: SearchRequest,
+    withLifecycles: boolean,
+  ): Promise<{ page: SearchRowsPage; lifecycles: Map<string, TransactionLifecycle> | undefined }> {
     const checked = check(request)
     const forward = checked.params.sort === 'asc'
     for (let i = 0; i < MAX_ATTEMPTS; i++) {
@@ -182,9 +218,21 @@ export function createSearchService(args: { store: SearchStore; lifecycle: Lifec
       if (result === 'forked') continue
       if (result === 'empty') return { page: { rows: [], cursor: '', forkedHeadWarning: false }, lifecycles: undefined }
       // The last match delivered in the direction of travel: a cursor resumes after its transaction.
-      const cursorOf = (r: Attempt['rows'][number]) => codec.encode({ blockNum: r.blockNum, blockId: r.blockId, seq: (forward ? r.actions[r.actions.length - 1] : r.actions[0]).globalSequence })
+      const cursorOf = (r: Attempt['rows'][number]) =>
+        codec.encode({
+          blockNum: r.blockNum,
+          blockId: r.blockId,
+          seq: (forward ? r.actions[r.actions.length - 1] : r.actions[0]).globalSequence,
+        })
       // A row's own cursor (GraphQL's) costs an HMAC: the REST answer needs only the page's.
-      const rows = result.rows.map((r) => ({ trxId: r.trxId, blockNum: r.blockNum, blockId: r.blockId, actions: r.actions, actionIdx: r.actionIdx, cursor: withLifecycles ? '' : cursorOf(r) }))
+      const rows = result.rows.map((r) => ({
+        trxId: r.trxId,
+        blockNum: r.blockNum,
+        blockId: r.blockId,
+        actions: r.actions,
+        actionIdx: r.actionIdx,
+        cursor: withLifecycles ? '' : cursorOf(r),
+      }))
       const cursor = result.more && rows.length ? cursorOf(result.rows[result.rows.length - 1]) : ''
       return { page: { rows, cursor, forkedHeadWarning: result.forked }, lifecycles: result.lifecycles }
     }
@@ -203,7 +251,11 @@ export function createSearchService(args: { store: SearchStore; lifecycle: Lifec
         if (!found) throw new Error(`no lifecycle for the matched transaction ${row.trxId} at block ${row.blockNum}`)
         return { lifecycle: found, action_idx: row.actionIdx }
       })
-      return { cursor: page.cursor, transactions: transactions.length ? transactions : null, ...(page.forkedHeadWarning ? { forked_head_warning: true as const } : {}) }
+      return {
+        cursor: page.cursor,
+        transactions: transactions.length ? transactions : null,
+        ...(page.forkedHeadWarning ? { forked_head_warning: true as const } : {}),
+      }
     },
   }
 }

@@ -51,7 +51,9 @@ export interface BlocksResult {
   readonly finalityData?: Uint8Array | undefined
 }
 
-export type ShipResultMessage = { readonly kind: 'status'; readonly status: StatusResult } | { readonly kind: 'blocks'; readonly result: BlocksResult }
+export type ShipResultMessage =
+  | { readonly kind: 'status'; readonly status: StatusResult }
+  | { readonly kind: 'blocks'; readonly result: BlocksResult }
 
 const REQUEST = { statusV0: 0, blocksV0: 1, ack: 2, blocksV1: 3, statusV1: 4 } as const
 const RESULT = { statusV0: 0, blocksV0: 1, blocksV1: 2, statusV1: 3 } as const
@@ -122,7 +124,8 @@ export function decodeRequest(data: Uint8Array): ShipRequestMessage {
       const endBlockNum = r.uint32()
       const maxMessagesInFlight = r.uint32()
       const count = r.varuint32()
-      if (count > r.remaining / 36) throw BinaryDecodeError(`have_positions count ${count} exceeds the message`, r.offset)
+      if (count > r.remaining / 36)
+        throw BinaryDecodeError(`have_positions count ${count} exceeds the message`, r.offset)
       const havePositions: BlockRef[] = []
       for (let i = 0; i < count; i++) havePositions.push(readPosition(r))
       const irreversibleOnly = r.bool()
@@ -132,7 +135,18 @@ export function decodeRequest(data: Uint8Array): ShipRequestMessage {
       const fetchFinalityData = v1 ? r.bool() : false
       message = {
         kind: 'blocks',
-        request: { v1, startBlockNum, endBlockNum, maxMessagesInFlight, havePositions, irreversibleOnly, fetchBlock, fetchTraces, fetchDeltas, fetchFinalityData },
+        request: {
+          v1,
+          startBlockNum,
+          endBlockNum,
+          maxMessagesInFlight,
+          havePositions,
+          irreversibleOnly,
+          fetchBlock,
+          fetchTraces,
+          fetchDeltas,
+          fetchFinalityData,
+        },
       }
       break
     }
@@ -160,7 +174,8 @@ export function encodeStatusResult(s: StatusResult): Uint8Array {
 
 /** Encodes a blocks result; the payloads are copied once into the message. */
 export function encodeBlocksResult(b: BlocksResult): Uint8Array {
-  const size = 160 + (b.block?.length ?? 0) + (b.traces?.length ?? 0) + (b.deltas?.length ?? 0) + (b.finalityData?.length ?? 0)
+  const size =
+    160 + (b.block?.length ?? 0) + (b.traces?.length ?? 0) + (b.deltas?.length ?? 0) + (b.finalityData?.length ?? 0)
   const w = new BinaryWriter(size)
   w.varuint32(b.v1 ? RESULT.blocksV1 : RESULT.blocksV0)
   writePosition(w, b.head)
@@ -192,7 +207,20 @@ export function decodeResult(data: Uint8Array): ShipResultMessage {
       // chain_id is a binary extension in v0: absent on EOSIO 2.0.
       const chainId = v1 || r.remaining >= 32 ? toHex(r.raw(32)) : undefined
       const finality = v1 ? { finalityDataBeginBlock: r.uint32(), finalityDataEndBlock: r.uint32() } : {}
-      message = { kind: 'status', status: { v1, head, lastIrreversible, traceBeginBlock, traceEndBlock, chainStateBeginBlock, chainStateEndBlock, chainId, ...finality } }
+      message = {
+        kind: 'status',
+        status: {
+          v1,
+          head,
+          lastIrreversible,
+          traceBeginBlock,
+          traceEndBlock,
+          chainStateBeginBlock,
+          chainStateEndBlock,
+          chainId,
+          ...finality,
+        },
+      }
       break
     }
     case RESULT.blocksV0:
@@ -206,7 +234,10 @@ export function decodeResult(data: Uint8Array): ShipResultMessage {
       const traces = readOptionalBytes(r)
       const deltas = readOptionalBytes(r)
       const finalityData = v1 ? readOptionalBytes(r) : undefined
-      message = { kind: 'blocks', result: { v1, head, lastIrreversible, thisBlock, prevBlock, block, traces, deltas, finalityData } }
+      message = {
+        kind: 'blocks',
+        result: { v1, head, lastIrreversible, thisBlock, prevBlock, block, traces, deltas, finalityData },
+      }
       break
     }
     default:

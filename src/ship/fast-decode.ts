@@ -28,7 +28,12 @@ export interface ActionTraceValue {
   readonly creatorActionOrdinal: number
   readonly receipt: ActionReceiptValue | undefined
   readonly receiver: string
-  readonly act: { readonly account: string; readonly name: string; readonly authorization: readonly PermissionLevelValue[]; readonly data: Uint8Array }
+  readonly act: {
+    readonly account: string
+    readonly name: string
+    readonly authorization: readonly PermissionLevelValue[]
+    readonly data: Uint8Array
+  }
   readonly contextFree: boolean
   readonly accountRamDeltas: readonly { readonly account: string; readonly delta: bigint }[]
   readonly except: string | undefined
@@ -76,7 +81,8 @@ export interface TableDeltaValue {
 
 function readCount(r: BinaryReader, minBytesEach: number): number {
   const count = r.varuint32()
-  if (count * minBytesEach > r.remaining) throw BinaryDecodeError(`a list of ${count} items cannot fit in ${r.remaining} bytes`, r.offset)
+  if (count * minBytesEach > r.remaining)
+    throw BinaryDecodeError(`a list of ${count} items cannot fit in ${r.remaining} bytes`, r.offset)
   return count
 }
 
@@ -111,7 +117,17 @@ function readPartialTransaction(r: BinaryReader): PartialTransactionValue {
   for (let i = readCount(r, 66); i > 0; i--) signatures.push(readSignatureBytes(r))
   const contextFreeData: Uint8Array[] = []
   for (let i = readCount(r, 1); i > 0; i--) contextFreeData.push(r.bytes())
-  return { expiration, refBlockNum, refBlockPrefix, maxNetUsageWords, maxCpuUsageMs, delaySec, transactionExtensions, signatures, contextFreeData }
+  return {
+    expiration,
+    refBlockNum,
+    refBlockPrefix,
+    maxNetUsageWords,
+    maxCpuUsageMs,
+    delaySec,
+    transactionExtensions,
+    signatures,
+    contextFreeData,
+  }
 }
 
 function readActionTrace(r: BinaryReader): ActionTraceValue {
@@ -127,7 +143,15 @@ function readActionTrace(r: BinaryReader): ActionTraceValue {
     const recvSequence = r.uint64()
     const authSequence: (readonly [string, bigint])[] = []
     for (let i = readCount(r, 16); i > 0; i--) authSequence.push([readName(r), r.uint64()])
-    receipt = { receiver, actDigest, globalSequence, recvSequence, authSequence, codeSequence: r.varuint32(), abiSequence: r.varuint32() }
+    receipt = {
+      receiver,
+      actDigest,
+      globalSequence,
+      recvSequence,
+      authSequence,
+      codeSequence: r.varuint32(),
+      abiSequence: r.varuint32(),
+    }
   }
   const receiver = readName(r)
   const account = readName(r)
@@ -139,11 +163,24 @@ function readActionTrace(r: BinaryReader): ActionTraceValue {
   const elapsed = r.uint64()
   const console = r.bytes()
   const accountRamDeltas: { account: string; delta: bigint }[] = []
-  for (let i = readCount(r, 16); i > 0; i--) accountRamDeltas.push({ account: readName(r), delta: BigInt.asIntN(64, r.uint64()) })
+  for (let i = readCount(r, 16); i > 0; i--)
+    accountRamDeltas.push({ account: readName(r), delta: BigInt.asIntN(64, r.uint64()) })
   const except = r.bool() ? r.string() : undefined
   if (r.bool()) r.uint64() // error_code
   const returnValue = version === 1 ? r.bytes() : new Uint8Array(0)
-  return { actionOrdinal, creatorActionOrdinal, receipt, receiver, act: { account, name, authorization, data }, contextFree, accountRamDeltas, except, returnValue, elapsed, console }
+  return {
+    actionOrdinal,
+    creatorActionOrdinal,
+    receipt,
+    receiver,
+    act: { account, name, authorization, data },
+    contextFree,
+    accountRamDeltas,
+    except,
+    returnValue,
+    elapsed,
+    console,
+  }
 }
 
 function readTransactionTrace(r: BinaryReader, depth = 0): TransactionTraceValue {
@@ -163,7 +200,19 @@ function readTransactionTrace(r: BinaryReader, depth = 0): TransactionTraceValue
   if (r.bool()) r.uint64() // error_code
   const failedDtrxTrace = r.bool() ? readTransactionTrace(r, depth + 1) : undefined
   const partial = r.bool() ? readPartialTransaction(r) : undefined
-  return { id, status, cpuUsageUs, netUsageWords, scheduled, actionTraces, except, failedDtrxTrace, partial, elapsed, netUsage }
+  return {
+    id,
+    status,
+    cpuUsageUs,
+    netUsageWords,
+    scheduled,
+    actionTraces,
+    except,
+    failedDtrxTrace,
+    partial,
+    elapsed,
+    netUsage,
+  }
 }
 
 /** Decodes a packed `transaction_trace[]`. */
@@ -200,7 +249,14 @@ function rowReader<T>(table: string, read: (r: BinaryReader) => T): (data: Uint8
   }
 }
 
-export const decodeContractRow = rowReader('contract_row', (r) => ({ code: readName(r), scope: readName(r), table: readName(r), primaryKey: r.uint64(), payer: readName(r), value: r.bytes() }))
+export const decodeContractRow = rowReader('contract_row', (r) => ({
+  code: readName(r),
+  scope: readName(r),
+  table: readName(r),
+  primaryKey: r.uint64(),
+  payer: readName(r),
+  value: r.bytes(),
+}))
 
 /** A deferred transaction waiting in the chain (`generated_transaction_v0`); `senderId` is a uint128. */
 export const decodeGeneratedTransactionRow = rowReader('generated_transaction', (r) => ({
@@ -211,9 +267,18 @@ export const decodeGeneratedTransactionRow = rowReader('generated_transaction', 
   packedTrx: r.bytes(),
 }))
 
-export const decodeAccountRow = rowReader('account', (r) => ({ name: readName(r), creationSlot: r.uint32(), abi: r.bytes() }))
+export const decodeAccountRow = rowReader('account', (r) => ({
+  name: readName(r),
+  creationSlot: r.uint32(),
+  abi: r.bytes(),
+}))
 
-export const decodePermissionLinkRow = rowReader('permission_link', (r) => ({ account: readName(r), code: readName(r), messageType: readName(r), requiredPermission: readName(r) }))
+export const decodePermissionLinkRow = rowReader('permission_link', (r) => ({
+  account: readName(r),
+  code: readName(r),
+  messageType: readName(r),
+  requiredPermission: readName(r),
+}))
 
 export const decodePermissionRow = rowReader('permission', (r) => {
   const owner = readName(r)
@@ -224,7 +289,8 @@ export const decodePermissionRow = rowReader('permission', (r) => {
   const keys: { key: string; weight: number }[] = []
   for (let i = readCount(r, 36); i > 0; i--) keys.push({ key: readPublicKey(r), weight: r.uint16() })
   const accounts: { permission: PermissionLevelValue; weight: number }[] = []
-  for (let i = readCount(r, 18); i > 0; i--) accounts.push({ permission: { actor: readName(r), permission: readName(r) }, weight: r.uint16() })
+  for (let i = readCount(r, 18); i > 0; i--)
+    accounts.push({ permission: { actor: readName(r), permission: readName(r) }, weight: r.uint16() })
   for (let i = readCount(r, 6); i > 0; i--) r.raw(6) // waits
   return { owner, name, parent, threshold, keys, accounts }
 })
@@ -252,10 +318,20 @@ export interface ProducerAuthorityValue {
 export interface FinalityExtensionValue {
   readonly qcClaim: { readonly blockNum: number; readonly isStrongQc: boolean }
   readonly newFinalizerPolicyDiff:
-    | { readonly generation: number; readonly threshold: bigint; readonly removeIndexes: readonly number[]; readonly insertIndexes: readonly { readonly index: number; readonly value: FinalizerAuthorityValue }[] }
+    | {
+        readonly generation: number
+        readonly threshold: bigint
+        readonly removeIndexes: readonly number[]
+        readonly insertIndexes: readonly { readonly index: number; readonly value: FinalizerAuthorityValue }[]
+      }
     | undefined
   readonly newProposerPolicyDiff:
-    | { readonly version: number; readonly proposalTimeSlot: number; readonly removeIndexes: readonly number[]; readonly insertIndexes: readonly { readonly index: number; readonly value: ProducerAuthorityValue }[] }
+    | {
+        readonly version: number
+        readonly proposalTimeSlot: number
+        readonly removeIndexes: readonly number[]
+        readonly insertIndexes: readonly { readonly index: number; readonly value: ProducerAuthorityValue }[]
+      }
     | undefined
 }
 
@@ -308,7 +384,11 @@ export function decodeFinalityExtension(data: Uint8Array): FinalityExtensionValu
     const threshold = r.uint64()
     const removeIndexes = readUint16List(r)
     const insertIndexes: { index: number; value: FinalizerAuthorityValue }[] = []
-    for (let i = readCount(r, 12); i > 0; i--) insertIndexes.push({ index: r.uint16(), value: { description: r.string(), weight: r.uint64(), publicKey: r.bytes() } })
+    for (let i = readCount(r, 12); i > 0; i--)
+      insertIndexes.push({
+        index: r.uint16(),
+        value: { description: r.string(), weight: r.uint64(), publicKey: r.bytes() },
+      })
     newFinalizerPolicyDiff = { generation, threshold, removeIndexes, insertIndexes }
   }
   let newProposerPolicyDiff: FinalityExtensionValue['newProposerPolicyDiff']
@@ -317,7 +397,8 @@ export function decodeFinalityExtension(data: Uint8Array): FinalityExtensionValu
     const proposalTimeSlot = r.uint32()
     const removeIndexes = readUint16List(r)
     const insertIndexes: { index: number; value: ProducerAuthorityValue }[] = []
-    for (let i = readCount(r, 16); i > 0; i--) insertIndexes.push({ index: r.uint16(), value: readProducerAuthority(r) })
+    for (let i = readCount(r, 16); i > 0; i--)
+      insertIndexes.push({ index: r.uint16(), value: readProducerAuthority(r) })
     newProposerPolicyDiff = { version, proposalTimeSlot, removeIndexes, insertIndexes }
   }
   r.end()
@@ -341,7 +422,8 @@ export function decodeFinalityData(data: Uint8Array): FinalityDataValue {
     const generation = r.uint32()
     const threshold = r.uint64()
     const finalizers: { description: string; weight: bigint; publicKey: string }[] = []
-    for (let i = readCount(r, 10); i > 0; i--) finalizers.push({ description: r.string(), weight: r.uint64(), publicKey: r.string() })
+    for (let i = readCount(r, 10); i > 0; i--)
+      finalizers.push({ description: r.string(), weight: r.uint64(), publicKey: r.string() })
     pendingFinalizerPolicy = { generation, threshold, finalizers }
   }
   const lastPendingFinalizerPolicyGeneration = r.uint32()

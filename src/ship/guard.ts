@@ -19,12 +19,19 @@ import { ShipProtocolError } from './errors.ts'
 
 interface AbiJson {
   readonly types?: readonly { readonly new_type_name: string; readonly type: string }[]
-  readonly structs?: readonly { readonly name: string; readonly base?: string; readonly fields: readonly { readonly name: string; readonly type: string }[] }[]
+  readonly structs?: readonly {
+    readonly name: string
+    readonly base?: string
+    readonly fields: readonly { readonly name: string; readonly type: string }[]
+  }[]
   readonly variants?: readonly { readonly name: string; readonly types: readonly string[] }[]
   readonly tables?: readonly { readonly name: string; readonly type: string }[]
 }
 
-type Def = { kind: 'alias'; type: string } | { kind: 'struct'; base: string; fields: readonly { name: string; type: string }[] } | { kind: 'variant'; types: readonly string[] }
+type Def =
+  | { kind: 'alias'; type: string }
+  | { kind: 'struct'; base: string; fields: readonly { name: string; type: string }[] }
+  | { kind: 'variant'; types: readonly string[] }
 
 interface Index {
   readonly defs: Map<string, Def>
@@ -32,7 +39,9 @@ interface Index {
 }
 
 const BUILTINS = new Set(
-  'bool int8 uint8 int16 uint16 int32 uint32 int64 uint64 int128 uint128 varint32 varuint32 float32 float64 float128 time_point time_point_sec block_timestamp_type name bytes string checksum160 checksum256 checksum512 public_key signature symbol symbol_code asset extended_asset'.split(' '),
+  'bool int8 uint8 int16 uint16 int32 uint32 int64 uint64 int128 uint128 varint32 varuint32 float32 float64 float128 time_point time_point_sec block_timestamp_type name bytes string checksum160 checksum256 checksum512 public_key signature symbol symbol_code asset extended_asset'.split(
+    ' ',
+  ),
 )
 
 /** Where the hand-written decoders start reading. */
@@ -68,7 +77,8 @@ const EXPECTED = indexAbi(JSON.parse(SHIP_ABI_TEXT) as AbiJson)
 /** `foo[]`, `foo?`, `foo$` → `foo`. */
 const bare = (type: string): string => type.replace(/(\[\]|\?|\$)+$/, '')
 
-const describeStruct = (d: Extract<Def, { kind: 'struct' }>): string => `${d.base ? `${d.base} + ` : ''}{${d.fields.map((f) => `${f.name}:${f.type}`).join(', ')}}`
+const describeStruct = (d: Extract<Def, { kind: 'struct' }>): string =>
+  `${d.base ? `${d.base} + ` : ''}{${d.fields.map((f) => `${f.name}:${f.type}`).join(', ')}}`
 
 /** A node's struct may lack the expected struct's trailing binary extensions; nothing else may differ. */
 function sameStruct(node: Extract<Def, { kind: 'struct' }>, expected: Extract<Def, { kind: 'struct' }>): boolean {
@@ -105,11 +115,13 @@ export function shipAbiProblems(abi: unknown): { problems: string[]; types: stri
     if (!expected) return problem(name, `unknown type (used by ${from}); the decoders know no layout for it`)
     if (mine.kind !== expected.kind) return problem(name, `a ${mine.kind}, the decoders read a ${expected.kind}`)
     if (mine.kind === 'alias' && expected.kind === 'alias') {
-      if (mine.type !== expected.type) return problem(name, `an alias of ${mine.type}, the decoders read ${expected.type}`)
+      if (mine.type !== expected.type)
+        return problem(name, `an alias of ${mine.type}, the decoders read ${expected.type}`)
       return visit(mine.type, name)
     }
     if (mine.kind === 'struct' && expected.kind === 'struct') {
-      if (!sameStruct(mine, expected)) return problem(name, `fields ${describeStruct(mine)}, the decoders read ${describeStruct(expected)}`)
+      if (!sameStruct(mine, expected))
+        return problem(name, `fields ${describeStruct(mine)}, the decoders read ${describeStruct(expected)}`)
       if (mine.base) visit(mine.base, name)
       for (const f of mine.fields) visit(f.type, name)
       return
@@ -118,8 +130,13 @@ export function shipAbiProblems(abi: unknown): { problems: string[]; types: stri
       mine.types.forEach((alternative, i) => {
         const known = expected.types[i]
         if (known === undefined) {
-          if (!OPEN_VARIANTS.has(name)) problem(alternative, `unknown variant: alternative ${i} of ${name} (the decoders read ${expected.types.join(', ')})`)
-        } else if (known !== alternative) problem(alternative, `alternative ${i} of ${name}, where the decoders read ${known}`)
+          if (!OPEN_VARIANTS.has(name))
+            problem(
+              alternative,
+              `unknown variant: alternative ${i} of ${name} (the decoders read ${expected.types.join(', ')})`,
+            )
+        } else if (known !== alternative)
+          problem(alternative, `alternative ${i} of ${name}, where the decoders read ${known}`)
         else visit(alternative, name)
       })
     }
@@ -128,11 +145,19 @@ export function shipAbiProblems(abi: unknown): { problems: string[]; types: stri
   for (const root of READ_WHEN_PRESENT) if (node.defs.has(root)) visit(root, 'the decoders')
   // The header is read from the start of a signed_block: it must derive from block_header.
   const chain: string[] = []
-  for (let at = node.defs.get('signed_block'); at?.kind === 'struct' && at.base; at = node.defs.get(at.base)) chain.push(at.base)
-  if (node.defs.has('signed_block') && !chain.includes('block_header')) problem('signed_block', 'does not derive from block_header')
+  for (let at = node.defs.get('signed_block'); at?.kind === 'struct' && at.base; at = node.defs.get(at.base))
+    chain.push(at.base)
+  if (node.defs.has('signed_block') && !chain.includes('block_header'))
+    problem('signed_block', 'does not derive from block_header')
   for (const table of READ_TABLES) {
     const type = node.tables.get(table)
-    if (type !== EXPECTED.tables.get(table)) problem(table, type === undefined ? 'delta table missing from the ABI\'s tables' : `delta table of type ${type}, the decoders read ${EXPECTED.tables.get(table)}`)
+    if (type !== EXPECTED.tables.get(table))
+      problem(
+        table,
+        type === undefined
+          ? "delta table missing from the ABI's tables"
+          : `delta table of type ${type}, the decoders read ${EXPECTED.tables.get(table)}`,
+      )
   }
   return { problems, types: [...types] }
 }

@@ -12,7 +12,14 @@ export {
   encodeBlocksResult,
   decodeResult,
 } from './codec.ts'
-export { createShipReader, ShipProtocolError, ShipUnavailableError, type ShipReader, type ShipReaderConfig, type ShipReaderEvent } from './reader.ts'
+export {
+  createShipReader,
+  ShipProtocolError,
+  ShipUnavailableError,
+  type ShipReader,
+  type ShipReaderConfig,
+  type ShipReaderEvent,
+} from './reader.ts'
 export {
   decodeTransactionTraces,
   decodeTableDeltas,

@@ -17,7 +17,9 @@ export interface ShipReaderConfig {
   readonly fetchBlock?: boolean
   readonly fetchTraces?: boolean
   readonly fetchDeltas?: boolean
-  /** Spring: send `get_status_request_v1`/`get_blocks_request_v1` asking for `finality_data` (a Leap node refuses v1). */
+  /**
+   * Spring: send `get_status_request_v1`/`get_blocks_request_v1` asking for `finality_data` (a Leap node refuses v1).
+   */
   readonly fetchFinalityData?: boolean
   /** Credits granted at once; consumed results are acked, so at most this many wait in memory. */
   readonly maxMessagesInFlight?: number
@@ -37,7 +39,11 @@ export interface ShipReaderConfig {
    * request is sent (`resumeFrom` is read after it returns): a throw stops the reader with that
    * error, so a consumer can refuse a node before it receives a single block.
    */
-  readonly onHandshake?: (handshake: { readonly abi: unknown; readonly status: StatusResult; readonly startBlockNum: number }) => void
+  readonly onHandshake?: (handshake: {
+    readonly abi: unknown
+    readonly status: StatusResult
+    readonly startBlockNum: number
+  }) => void
 }
 
 export type ShipReaderEvent =
@@ -112,7 +118,10 @@ export function createShipReader(config: ShipReaderConfig): ShipReader {
   function connectOnce(): Promise<'closed' | 'ended'> {
     return new Promise((resolve) => {
       let phase: 'abi' | 'status' | 'blocks' = 'abi'
-      const ws = new WebSocket(config.url, { perMessageDeflate: false, maxPayload: config.maxPayload ?? 256 * 1024 * 1024 })
+      const ws = new WebSocket(config.url, {
+        perMessageDeflate: false,
+        maxPayload: config.maxPayload ?? 256 * 1024 * 1024,
+      })
       socket = ws
       ws.binaryType = 'nodebuffer'
       let settled = false
@@ -126,7 +135,8 @@ export function createShipReader(config: ShipReaderConfig): ShipReader {
         if (phase === 'abi') config.onEvent?.({ type: 'disconnected', reason: err.message })
       })
       ws.on('close', (_code, reason) => {
-        if (phase !== 'abi') config.onEvent?.({ type: 'disconnected', reason: reason.toString() || 'connection closed' })
+        if (phase !== 'abi')
+          config.onEvent?.({ type: 'disconnected', reason: reason.toString() || 'connection closed' })
         settle('closed')
       })
       ws.on('message', (data: Buffer, isBinary: boolean) => {
@@ -159,7 +169,11 @@ export function createShipReader(config: ShipReaderConfig): ShipReader {
           try {
             config.onHandshake?.({ abi: abiJson, status: message.status, startBlockNum: nextStart() })
           } catch (error) {
-            return fail(error instanceof AntlerError ? error : ShipProtocolError(error instanceof Error ? error.message : String(error), error))
+            return fail(
+              error instanceof AntlerError
+                ? error
+                : ShipProtocolError(error instanceof Error ? error.message : String(error), error),
+            )
           }
           const start = nextStart()
           if (start >= endBlockNum) {

@@ -34,7 +34,9 @@ const low = (value: bigint) => Number(value & MASK_32)
 
 const NAME_CHARS = '.12345abcdefghijklmnopqrstuvwxyz'
 
-/** An Antelope name: twelve 5-bit characters from the top bit, a thirteenth of the last 4 bits; trailing dots dropped. */
+/**
+ * An Antelope name: twelve 5-bit characters from the top bit, a thirteenth of the last 4 bits; trailing dots dropped.
+ */
 function nameOf(hi: number, lo: number): string {
   let text = ''
   let kept = 0
@@ -52,7 +54,9 @@ function nameOf(hi: number, lo: number): string {
   return text.slice(0, kept)
 }
 
-/** The value's bytes from byte `from`, least significant first, as characters up to the first zero byte (a symbol code). */
+/**
+ * The value's bytes from byte `from`, least significant first, as characters up to the first zero byte (a symbol code).
+ */
 function bytesText(hi: number, lo: number, from: number): string {
   let text = ''
   for (let i = from; i < 8; i++) {

@@ -31,7 +31,11 @@ export interface TableAbi {
  * The ABI that decodes `table` of `account` at `blockNum`. Without an ABI: `data_abi_not_found_error`;
  * without the table in it: `data_table_not_found_error` (dfuse's rules for json=true).
  */
-export async function tableAbi(reader: Pick<SnapshotReader, 'abi'>, abis: AbiCache, args: { account: string; table: string; blockNum: number }): Promise<TableAbi> {
+export async function tableAbi(
+  reader: Pick<SnapshotReader, 'abi'>,
+  abis: AbiCache,
+  args: { account: string; table: string; blockNum: number },
+): Promise<TableAbi> {
   const stored = await reader.abi({ account: args.account, blockNum: args.blockNum })
   const compiled = stored && abis.fromBinary(stored.abi)
   if (!stored || !compiled || !compiled.ok) throw AbiNotFoundError({ account: args.account, blockNum: args.blockNum })
@@ -44,7 +48,10 @@ export async function tableAbi(reader: Pick<SnapshotReader, 'abi'>, abis: AbiCac
 export const abiJson = (abi: TableAbi): unknown => abiToJson(abi.compiled.abi)
 
 /** Renders stored rows per `format`; `abi` is required when `format.json`. */
-export function rowRenderer(format: RowFormat, abi: TableAbi | undefined): (row: { primaryKey: bigint; payer: string; value: Uint8Array; blockNum: number }) => WireRow {
+export function rowRenderer(
+  format: RowFormat,
+  abi: TableAbi | undefined,
+): (row: { primaryKey: bigint; payer: string; value: Uint8Array; blockNum: number }) => WireRow {
   const key = keyRenderer(format.keyType)
   const decode = format.json && abi ? abi : undefined
   return (row) => {

@@ -33,7 +33,8 @@ const NO_SEQ_BOUND = '9223372036854775807'
  * with `?` placeholders (the PostgreSQL adapter numbers them).
  */
 export function blockContentSql(dialect: 'sqlite' | 'postgres') {
-  const inList = (type: 'text' | 'bigint') => (dialect === 'sqlite' ? 'IN (SELECT value FROM json_each(?))' : `= ANY(?::${type}[])`)
+  const inList = (type: 'text' | 'bigint') =>
+    dialect === 'sqlite' ? 'IN (SELECT value FROM json_each(?))' : `= ANY(?::${type}[])`
   return {
     /** Stored blocks by id (parameter: ids). */
     blocks: `SELECT * FROM blocks WHERE id ${inList('text')}`,
@@ -81,13 +82,26 @@ export function actionRange(blocks: readonly DbRow[]): { firstSeq: number; lastB
 const byteOrder = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0)
 
 /** Traces by position in the block, then the facts without a trace (-1, -2…) in the order they were recorded. */
-const byBlockIndex = (a: TransactionRecord, b: TransactionRecord) => (a.blockIndex < 0) === (b.blockIndex < 0) ? Math.abs(a.blockIndex) - Math.abs(b.blockIndex) : a.blockIndex < 0 ? 1 : -1
+const byBlockIndex = (a: TransactionRecord, b: TransactionRecord) =>
+  a.blockIndex < 0 === b.blockIndex < 0 ? Math.abs(a.blockIndex) - Math.abs(b.blockIndex) : a.blockIndex < 0 ? 1 : -1
 
-const byKey = (a: RowChange, b: RowChange) => byteOrder(a.code, b.code) || byteOrder(a.table, b.table) || byteOrder(a.scope, b.scope) || (a.primaryKey < b.primaryKey ? -1 : a.primaryKey > b.primaryKey ? 1 : 0)
+const byKey = (a: RowChange, b: RowChange) =>
+  byteOrder(a.code, b.code) ||
+  byteOrder(a.table, b.table) ||
+  byteOrder(a.scope, b.scope) ||
+  (a.primaryKey < b.primaryKey ? -1 : a.primaryKey > b.primaryKey ? 1 : 0)
 
 /** The content of each stored block of `rows`, by block id. */
 export function contentsFromRows(rows: BlockContentRows): Map<string, BlockContent> {
-  const byNum = new Map<number, { block: ReturnType<typeof blockFromRow>; transactions: TransactionRecord[]; actions: ActionRecord[]; rowChanges: RowChange[] }>()
+  const byNum = new Map<
+    number,
+    {
+      block: ReturnType<typeof blockFromRow>
+      transactions: TransactionRecord[]
+      actions: ActionRecord[]
+      rowChanges: RowChange[]
+    }
+  >()
   for (const r of rows.blocks) {
     const block = blockFromRow(r)
     byNum.set(block.num, { block, transactions: [], actions: [], rowChanges: [] })
@@ -98,7 +112,10 @@ export function contentsFromRows(rows: BlockContentRows): Map<string, BlockConte
     byNum.get(t.blockNum)?.transactions.push(t)
     trxIds.set(`${t.blockNum}/${t.blockIndex}`, t.id)
   }
-  for (const r of rows.actions) byNum.get(Number(r.block_num))?.actions.push(actionFromRow(r, trxIds.get(`${Number(r.block_num)}/${Number(r.trx_index)}`) ?? ''))
+  for (const r of rows.actions)
+    byNum
+      .get(Number(r.block_num))
+      ?.actions.push(actionFromRow(r, trxIds.get(`${Number(r.block_num)}/${Number(r.trx_index)}`) ?? ''))
   for (const r of rows.rowChanges) byNum.get(Number(r.block_num))?.rowChanges.push(rowChangeFromRow(r))
   const out = new Map<string, BlockContent>()
   for (const c of byNum.values()) {
@@ -110,7 +127,10 @@ export function contentsFromRows(rows: BlockContentRows): Map<string, BlockConte
 }
 
 /** Each step with the content of its block (undefined when neither stored nor kept). */
-export function payloadsOfSteps(steps: readonly Step[], contents: ReadonlyMap<string, BlockContent>): (StepPayload | undefined)[] {
+export function payloadsOfSteps(
+  steps: readonly Step[],
+  contents: ReadonlyMap<string, BlockContent>,
+): (StepPayload | undefined)[] {
   return steps.map((step) => {
     const content = contents.get(step.blockId)
     return content && { step, ...content }
@@ -141,7 +161,8 @@ export function encodeBlockContent(c: BlockContent): Buffer {
       ...r,
       primaryKey: r.primaryKey.toString(),
       value: r.value === undefined ? null : hex(r.value),
-      old: r.old === undefined ? null : { payer: r.old.payer, value: r.old.value === undefined ? null : hex(r.old.value) },
+      old:
+        r.old === undefined ? null : { payer: r.old.payer, value: r.old.value === undefined ? null : hex(r.old.value) },
     })),
   }
   return deflateRawSync(JSON.stringify(json))
@@ -152,8 +173,13 @@ interface EncodedContent {
   format: number
   block: BlockContent['block']
   transactions: TransactionRecord[]
-  actions: (Encoded<ActionRecord, 'data' | 'returnValue' | 'recvSequence', string> & { ramDeltas: { account: string; delta: string }[] })[]
-  rowChanges: (Encoded<RowChange, 'primaryKey', string> & { value: string | null; old: { payer: string; value: string | null } | null })[]
+  actions: (Encoded<ActionRecord, 'data' | 'returnValue' | 'recvSequence', string> & {
+    ramDeltas: { account: string; delta: string }[]
+  })[]
+  rowChanges: (Encoded<RowChange, 'primaryKey', string> & {
+    value: string | null
+    old: { payer: string; value: string | null } | null
+  })[]
 }
 
 /** The content `encodeBlockContent` kept. */
@@ -175,7 +201,10 @@ export function decodeBlockContent(payload: Uint8Array): BlockContent {
       ...r,
       primaryKey: BigInt(r.primaryKey),
       value: r.value === null ? undefined : bytes(r.value),
-      old: r.old === null ? undefined : { payer: r.old.payer, value: r.old.value === null ? undefined : bytes(r.old.value) },
+      old:
+        r.old === null
+          ? undefined
+          : { payer: r.old.payer, value: r.old.value === null ? undefined : bytes(r.old.value) },
     })),
   }
 }

@@ -11,7 +11,14 @@ import { writeSync } from 'node:fs'
  * - `undo-between-statements`, `undo-before-commit`, `undo-after-commit`: the same for an undo
  *   (between: after actions and postings were cut and forked transactions recorded).
  */
-export const FAILPOINTS = ['between-statements', 'before-commit', 'after-commit', 'undo-between-statements', 'undo-before-commit', 'undo-after-commit'] as const
+export const FAILPOINTS = [
+  'between-statements',
+  'before-commit',
+  'after-commit',
+  'undo-between-statements',
+  'undo-before-commit',
+  'undo-after-commit',
+] as const
 
 export type Failpoint = (typeof FAILPOINTS)[number]
 
@@ -31,7 +38,10 @@ export const writtenBlocks = (batches: readonly { readonly block: { readonly num
 function parseFailpoint(text: string): { name: Failpoint; hit: number } {
   const match = /^([a-z-]+)(?::([1-9]\d{0,8}))?$/.exec(text.trim())
   const name = FAILPOINTS.find((f) => f === match?.[1])
-  if (!match || !name) throw new Error(`ANTLER_FAILPOINT must be <name>[:<n>] with a name among ${FAILPOINTS.join(', ')}, not ${JSON.stringify(text)}`)
+  if (!match || !name)
+    throw new Error(
+      `ANTLER_FAILPOINT must be <name>[:<n>] with a name among ${FAILPOINTS.join(', ')}, not ${JSON.stringify(text)}`,
+    )
   return { name, hit: match[2] ? Number(match[2]) : 1 }
 }
 
@@ -43,7 +53,10 @@ function arm(text: string | undefined): ((point: Failpoint, blocks: FailpointBlo
     if (point !== name || ++reached < hit) return
     // Synchronous (a worker thread's stderr is forwarded asynchronously), then SIGKILL: no
     // finally block, exit handler, ROLLBACK or close runs, exactly as when the machine dies.
-    writeSync(2, `antler failpoint ${name}:${hit} reached in the write of blocks ${blocks.first}..${blocks.last}: killing the process\n`)
+    writeSync(
+      2,
+      `antler failpoint ${name}:${hit} reached in the write of blocks ${blocks.first}..${blocks.last}: killing the process\n`,
+    )
     process.kill(process.pid, 'SIGKILL')
   }
 }

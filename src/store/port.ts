@@ -1,6 +1,19 @@
 import type { BlockRef } from '../antelope/index.ts'
 import type { SearchExpr, SearchMatch, SearchRange } from './search/query.ts'
-import type { AccountPermission, ActionRecord, ApiKeyRecord, BlockBatch, BlockRecord, RowChange, SecretName, Step, StepPayload, StorePosition, TransactionHistory, TransactionRecord } from './types.ts'
+import type {
+  AccountPermission,
+  ActionRecord,
+  ApiKeyRecord,
+  BlockBatch,
+  BlockRecord,
+  RowChange,
+  SecretName,
+  Step,
+  StepPayload,
+  StorePosition,
+  TransactionHistory,
+  TransactionRecord,
+} from './types.ts'
 
 /**
  * The indexer's side of the store. Every method is atomic: a crash at any instant leaves the
@@ -25,11 +38,27 @@ export interface StoreWriter {
 /** Reads of contract state at any height. "Not found" is `undefined` or `[]`, never a throw. */
 export interface StateReader {
   /** Rows of one (code, table, scope) as of `blockNum`, in primary-key order. */
-  tableRows(args: { code: string; table: string; scope: string; blockNum: number }): Promise<{ primaryKey: bigint; payer: string; value: Uint8Array; blockNum: number }[]>
+  tableRows(args: {
+    code: string
+    table: string
+    scope: string
+    blockNum: number
+  }): Promise<{ primaryKey: bigint; payer: string; value: Uint8Array; blockNum: number }[]>
   /** Rows of many scopes of one (code, table) as of `blockNum`, in one read: by scope, then primary key. */
-  tableRowsOfScopes(args: { code: string; table: string; scopes: readonly string[]; blockNum: number }): Promise<{ scope: string; primaryKey: bigint; payer: string; value: Uint8Array; blockNum: number }[]>
+  tableRowsOfScopes(args: {
+    code: string
+    table: string
+    scopes: readonly string[]
+    blockNum: number
+  }): Promise<{ scope: string; primaryKey: bigint; payer: string; value: Uint8Array; blockNum: number }[]>
   /** One row by primary key as of `blockNum`. */
-  tableRow(args: { code: string; table: string; scope: string; primaryKey: bigint; blockNum: number }): Promise<{ payer: string; value: Uint8Array; blockNum: number } | undefined>
+  tableRow(args: {
+    code: string
+    table: string
+    scope: string
+    primaryKey: bigint
+    blockNum: number
+  }): Promise<{ payer: string; value: Uint8Array; blockNum: number } | undefined>
   /** Scopes of a table holding rows as of `blockNum`. */
   scopes(args: { code: string; table: string; blockNum: number }): Promise<string[]>
   /** The binary ABI of an account as of `blockNum`, with the block that set it. */
@@ -40,7 +69,10 @@ export interface StateReader {
    * The permission links of `account` in force at `blockNum`, by contract then action (byte order
    * in both adapters); `action` '' is the contract-wide link, and an unlinked action is absent.
    */
-  permissionLinks(args: { account: string; blockNum: number }): Promise<{ contract: string; action: string; permission: string; blockNum: number }[]>
+  permissionLinks(args: {
+    account: string
+    blockNum: number
+  }): Promise<{ contract: string; action: string; permission: string; blockNum: number }[]>
   /** The permissions of `account` in force at `blockNum`, by name (byte order); removed ones are absent. */
   permissions(args: { account: string; blockNum: number }): Promise<AccountPermission[]>
 }
@@ -51,14 +83,19 @@ export type TimeComparator = 'gt' | 'gte' | 'lt' | 'lte' | 'eq'
 export interface BlockReader {
   blockByNum(num: number): Promise<BlockRecord | undefined>
   blockById(id: string): Promise<BlockRecord | undefined>
-  /** The block closest to `timeMs` on the comparator's side (`gt`/`gte`: the first after, `lt`/`lte`: the last before). */
+  /**
+   * The block closest to `timeMs` on the comparator's side (`gt`/`gte`: the first after, `lt`/`lte`: the last before).
+   */
   blockByTime(args: { timeMs: number; comparator: TimeComparator }): Promise<BlockRecord | undefined>
   /** Transactions whose id starts with `prefix` (lowercase hex), at most `limit`, by id. */
   transactionsByIdPrefix(prefix: string, limit: number): Promise<TransactionRecord[]>
   transaction(id: string): Promise<TransactionRecord | undefined>
   /** The actions of a transaction (its latest inclusion), in execution order. */
   actionsOfTransaction(id: string): Promise<ActionRecord[]>
-  /** Every record of a transaction id (delayed, executed, canceled, expired…) in block order, and the blocks it was forked out of. */
+  /**
+   * Every record of a transaction id (delayed, executed, canceled, expired…) in block order, and the blocks it was
+   * forked out of.
+   */
   transactionHistory(id: string): Promise<TransactionHistory>
   /**
    * The contract rows a block changed, with the versions they replaced. SHiP reports row changes
@@ -96,10 +133,15 @@ export interface BatchReader {
   blocksByNums(nums: readonly number[]): Promise<Map<number, BlockRecord>>
   /** `rowChanges` of each block, in the same order. */
   rowChangesOfBlocks(nums: readonly number[]): Promise<Map<number, RowChange[]>>
-  /** The receiver and transaction id of each action of each block, in execution order, without the rest of the action (attributing row changes needs only these). */
+  /**
+   * The receiver and transaction id of each action of each block, in execution order, without the rest of the action
+   * (attributing row changes needs only these).
+   */
   actionReceiversOfBlocks(nums: readonly number[]): Promise<Map<number, { trxId: string; receiver: string }[]>>
   /** `abi` of each (account, block), in the order asked; a version asked many times is one object. */
-  abisAt(requests: readonly { account: string; blockNum: number }[]): Promise<({ abi: Uint8Array; blockNum: number } | undefined)[]>
+  abisAt(
+    requests: readonly { account: string; blockNum: number }[],
+  ): Promise<({ abi: Uint8Array; blockNum: number } | undefined)[]>
 }
 
 /** Search over the postings of every stored action (DESIGN §7 terms). */
@@ -108,7 +150,10 @@ export interface SearchReader {
   searchActions(args: { query: SearchExpr } & SearchRange): Promise<SearchMatch[]>
   /** Actions by global sequence, in the order asked; unknown ones are left out. */
   actionsBySeq(seqs: readonly number[]): Promise<ActionRecord[]>
-  /** The global sequence of the first action in a block at or after `blockNum` (undefined past the last one): block ranges → sequence ranges. */
+  /**
+   * The global sequence of the first action in a block at or after `blockNum` (undefined past the last one): block
+   * ranges → sequence ranges.
+   */
   firstSeqFromBlock(blockNum: number): Promise<number | undefined>
 }
 
@@ -127,7 +172,8 @@ export interface StepReader {
 }
 
 /** What one consistent read sees: the position, contract state and blocks. */
-export type SnapshotReader = StateReader & Pick<BlockReader, 'blockByNum' | 'blockById' | 'blockByTime'> & { position(): Promise<StorePosition | undefined> }
+export type SnapshotReader = StateReader &
+  Pick<BlockReader, 'blockByNum' | 'blockById' | 'blockByTime'> & { position(): Promise<StorePosition | undefined> }
 
 /** Reads that must not mix two states of the store (an API answer racing a fork). */
 export interface SnapshotSource {
@@ -147,7 +193,10 @@ export interface StoreVerifier {
 
 /** API keys and server secrets, shared by every process on one store (`antler keys` writes while the API runs). */
 export interface KeyStore {
-  /** Stores a new key under the SHA-256 hex of its string; throws an AntlerError `store_api_key_exists_error` if the id or the hash is taken. */
+  /**
+   * Stores a new key under the SHA-256 hex of its string; throws an AntlerError `store_api_key_exists_error` if the id
+   * or the hash is taken.
+   */
   insertApiKey(args: { record: ApiKeyRecord; keyHash: string }): Promise<void>
   /** The key whose string hashes to `keyHash` (revoked ones too, with revokedAtMs); undefined when unknown. */
   apiKeyByHash(keyHash: string): Promise<ApiKeyRecord | undefined>
@@ -159,11 +208,24 @@ export interface KeyStore {
   revokeApiKey(args: { id: string; atMs: number }): Promise<boolean>
   /** Ids of every revoked key (the API refreshes its revocation set with this each second: one indexed read). */
   revokedApiKeyIds(): Promise<string[]>
-  /** A server secret: 32 random bytes created with the schema (insert-if-absent, so concurrent first opens agree), identical for every process on the store. */
+  /**
+   * A server secret: 32 random bytes created with the schema (insert-if-absent, so concurrent first opens agree),
+   * identical for every process on the store.
+   */
   secret(name: SecretName): Promise<Uint8Array>
 }
 
 /** A store: the writer and every reader, over one database. */
-export interface Store extends StoreWriter, StateReader, BlockReader, BatchReader, SearchReader, StepReader, StoreVerifier, KeyStore, SnapshotSource {
+export interface Store
+  extends
+    StoreWriter,
+    StateReader,
+    BlockReader,
+    BatchReader,
+    SearchReader,
+    StepReader,
+    StoreVerifier,
+    KeyStore,
+    SnapshotSource {
   close(): Promise<void>
 }

@@ -12,7 +12,13 @@ export interface OpenStoreOptions {
 
 /** The port's methods that write. A new StoreWriter method fails compilation here until it is listed. */
 type WriteMethod = Exclude<keyof StoreWriter, 'position' | 'reversibleBlocks'> | 'insertApiKey' | 'revokeApiKey'
-const WRITES: Record<WriteMethod, true> = { applyBlock: true, applyBlocks: true, undoFrom: true, insertApiKey: true, revokeApiKey: true }
+const WRITES: Record<WriteMethod, true> = {
+  applyBlock: true,
+  applyBlocks: true,
+  undoFrom: true,
+  insertApiKey: true,
+  revokeApiKey: true,
+}
 
 /** `store` with every write refused by a `store_read_only_error`, before anything reaches the database. */
 export function readOnlyStore(store: Store): Store {

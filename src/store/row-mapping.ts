@@ -1,4 +1,17 @@
-import type { AccountPermission, ActionRecord, ActionTraceDetails, BlockBatch, BlockHeaderDetails, BlockRecord, TransactionDetails, PermissionLevel, RowChange, Step, StepType, TransactionRecord } from './types.ts'
+import type {
+  AccountPermission,
+  ActionRecord,
+  ActionTraceDetails,
+  BlockBatch,
+  BlockHeaderDetails,
+  BlockRecord,
+  TransactionDetails,
+  PermissionLevel,
+  RowChange,
+  Step,
+  StepType,
+  TransactionRecord,
+} from './types.ts'
 import type { TimeComparator } from './port.ts'
 
 /** A database row as both drivers return it (integers may come back as numbers, bigints or strings). */
@@ -25,7 +38,8 @@ export function blockFromRow(r: DbRow): BlockRecord {
 }
 
 /** A JSON column of details (`header`, `details`, `trace`): NULL on rows stored before schema version 5. */
-export const detailsText = (details: object | undefined): string | null => (details === undefined ? null : JSON.stringify(details))
+export const detailsText = (details: object | undefined): string | null =>
+  details === undefined ? null : JSON.stringify(details)
 
 /** `actor@permission` pairs, comma-separated (names never hold `@` or `,`). */
 export function authText(levels: readonly PermissionLevel[]): string {
@@ -54,7 +68,10 @@ function parseRam(text: string): ActionRecord['ramDeltas'] {
 }
 
 /** The global sequence range of each transaction's actions, and of the whole block (null when it has none). */
-export function sequenceRanges(batch: BlockBatch): { blockFirstSeq: number | null; trx: Map<string, { firstSeq: number; count: number }> } {
+export function sequenceRanges(batch: BlockBatch): {
+  blockFirstSeq: number | null
+  trx: Map<string, { firstSeq: number; count: number }>
+} {
   const trx = new Map<string, { firstSeq: number; count: number }>()
   for (const a of batch.actions) {
     const range = trx.get(a.trxId)
@@ -68,7 +85,8 @@ export function sequenceRanges(batch: BlockBatch): { blockFirstSeq: number | nul
  * The select-list item giving an action row (`a`) its transaction id. A correlated lookup, so
  * each action costs one index probe whatever the planner knows of the tables' sizes.
  */
-export const TRX_ID_OF_ACTION = '(SELECT t.id FROM transactions t WHERE t.block_num = a.block_num AND t.block_index = a.trx_index) AS trx_id'
+export const TRX_ID_OF_ACTION =
+  '(SELECT t.id FROM transactions t WHERE t.block_num = a.block_num AND t.block_index = a.trx_index) AS trx_id'
 
 /** The `actions` row of either adapter as a record; `trx_id` comes from the transaction it belongs to. */
 export function actionFromRow(r: DbRow, trxId: string = r.trx_id as string): ActionRecord {
@@ -129,7 +147,8 @@ const TRX_ID_KEY_DIGITS = 13
  * keys instead of 64-character ids is a fifth of the size, so the random inserts of ingest dirty
  * fewer pages; a lookup compares the full id among the (practically never more than one) rows of a key.
  */
-export const trxIdKey = (id: string): number => parseInt(id.slice(0, TRX_ID_KEY_DIGITS).padEnd(TRX_ID_KEY_DIGITS, '0'), 16)
+export const trxIdKey = (id: string): number =>
+  parseInt(id.slice(0, TRX_ID_KEY_DIGITS).padEnd(TRX_ID_KEY_DIGITS, '0'), 16)
 
 /** The `[low, high)` id keys of the ids starting with a hex prefix. */
 export function trxIdKeyRange(prefix: string): [number, number] {
@@ -153,7 +172,10 @@ export function rowChangeFromRow(r: DbRow): RowChange {
     primaryKey: BigInt(`0x${r.pk as string}`),
     payer: r.payer as string,
     value: r.value === null ? undefined : u8(r.value),
-    old: r.old_block === null || r.old_block === undefined ? undefined : { payer: r.old_payer as string, value: r.old_value === null ? undefined : u8(r.old_value) },
+    old:
+      r.old_block === null || r.old_block === undefined
+        ? undefined
+        : { payer: r.old_payer as string, value: r.old_value === null ? undefined : u8(r.old_value) },
   }
 }
 
@@ -182,8 +204,15 @@ export function permissionsFromRows(rows: DbRow[]): AccountPermission[] {
 }
 
 /** Rows of PERMISSION_LINKS_AT as links, by contract then action. */
-export function permissionLinksFromRows(rows: DbRow[]): { contract: string; action: string; permission: string; blockNum: number }[] {
+export function permissionLinksFromRows(
+  rows: DbRow[],
+): { contract: string; action: string; permission: string; blockNum: number }[] {
   return rows
-    .map((r) => ({ contract: r.code as string, action: r.type as string, permission: r.required as string, blockNum: Number(r.block_num) }))
+    .map((r) => ({
+      contract: r.code as string,
+      action: r.type as string,
+      permission: r.required as string,
+      blockNum: Number(r.block_num),
+    }))
     .sort((a, b) => byteOrder(a.contract, b.contract) || byteOrder(a.action, b.action))
 }

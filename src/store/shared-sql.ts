@@ -28,7 +28,8 @@ export const ROW_CHANGES_OF_BLOCK = `SELECT n.code, n.tbl, n.scope, n.pk, n.paye
  * A transaction's latest record (parameters: trxIdKey(id), id): the latest block, and within a
  * block a cancelation (negative index) before the trace it cancels.
  */
-export const LATEST_TRANSACTION_RECORD = 'SELECT * FROM transactions WHERE id_key = ? AND id = ? ORDER BY block_num DESC, block_index ASC LIMIT 1'
+export const LATEST_TRANSACTION_RECORD =
+  'SELECT * FROM transactions WHERE id_key = ? AND id = ? ORDER BY block_num DESC, block_index ASC LIMIT 1'
 
 /** A transaction id as stored: 64 lowercase hex digits. */
 export const TRX_ID = /^[0-9a-f]{64}$/
@@ -37,13 +38,19 @@ export const TRX_ID = /^[0-9a-f]{64}$/
  * The global-sequence spans of a transaction's executions, ascending (parameters: trxIdKey(id),
  * id): a trace's actions are consecutive sequences, first_seq and action_count of them.
  */
-export const TRANSACTION_SPANS = 'SELECT first_seq, first_seq + action_count - 1 AS last_seq FROM transactions WHERE id_key = ? AND id = ? AND first_seq IS NOT NULL AND action_count > 0 ORDER BY first_seq'
+export const TRANSACTION_SPANS =
+  'SELECT first_seq, first_seq + action_count - 1 AS last_seq FROM transactions WHERE id_key = ? AND id = ? AND first_seq IS NOT NULL AND action_count > 0 ORDER BY first_seq'
 
 /** Every record of a transaction in block order (parameters: trxIdKey(id), id). */
-export const TRANSACTION_RECORDS = 'SELECT * FROM transactions WHERE id_key = ? AND id = ? ORDER BY block_num, block_index'
+export const TRANSACTION_RECORDS =
+  'SELECT * FROM transactions WHERE id_key = ? AND id = ? ORDER BY block_num, block_index'
 
-/** Transactions whose id starts with a hex prefix (parameters: id key range of trxIdKeyRange, prefix, its upper bound, limit). */
-export const TRANSACTIONS_BY_ID_PREFIX = 'SELECT * FROM transactions WHERE id_key >= ? AND id_key < ? AND id >= ? AND id < ? ORDER BY id_key, id, block_num, block_index LIMIT ?'
+/**
+ * Transactions whose id starts with a hex prefix (parameters: id key range of trxIdKeyRange, prefix, its upper bound,
+ * limit).
+ */
+export const TRANSACTIONS_BY_ID_PREFIX =
+  'SELECT * FROM transactions WHERE id_key >= ? AND id_key < ? AND id >= ? AND id < ? ORDER BY id_key, id, block_num, block_index LIMIT ?'
 
 /**
  * The permissions of an account in force at a height (parameters: owner, height, height), unsorted
@@ -53,7 +60,10 @@ export const TRANSACTIONS_BY_ID_PREFIX = 'SELECT * FROM transactions WHERE id_ke
 export const PERMISSIONS_AT =
   'SELECT name, parent, threshold, keys, accounts, block_num FROM permission_versions WHERE owner = ? AND block_num <= ? AND (valid_to IS NULL OR valid_to > ?) AND NOT removed'
 
-/** The permission links of an account in force at a height (parameters: account, height, height), unsorted (permissionLinksFromRows). */
+/**
+ * The permission links of an account in force at a height (parameters: account, height, height), unsorted
+ * (permissionLinksFromRows).
+ */
 export const PERMISSION_LINKS_AT =
   'SELECT code, type, required, block_num FROM link_versions WHERE account = ? AND block_num <= ? AND (valid_to IS NULL OR valid_to > ?) AND required IS NOT NULL'
 

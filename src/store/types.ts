@@ -53,7 +53,10 @@ export interface BlockHeaderDetails {
   readonly actionMroot: string
   readonly scheduleVersion: number
   /** The legacy `new_producers` schedule, as nodeos renders it; null when absent. */
-  readonly newProducers: { readonly version: number; readonly producers: readonly { readonly producerName: string; readonly blockSigningKey: string }[] } | null
+  readonly newProducers: {
+    readonly version: number
+    readonly producers: readonly { readonly producerName: string; readonly blockSigningKey: string }[]
+  } | null
   readonly headerExtensions: readonly { readonly type: number; readonly data: string }[]
   /**
    * Savanna blocks only: the header's `action_mroot` field, which in Savanna holds the finality
@@ -75,7 +78,9 @@ export interface TransactionRecord {
   readonly cpuUsageUs: number
   readonly netUsageWords: number
   readonly scheduled: boolean
-  /** What the trace (or the creating block) said beyond the status; absent on records stored before schema version 5. */
+  /**
+   * What the trace (or the creating block) said beyond the status; absent on records stored before schema version 5.
+   */
   readonly details?: TransactionDetails
 }
 
@@ -116,7 +121,10 @@ export interface DeferredCreation {
   readonly payer: string
   /** The packed transaction, hex. */
   readonly packedTrx: string
-  /** The action that created it: the transaction itself (ordinal 0) for a delayed push; for a contract, the first action of the block run by the sender. */
+  /**
+   * The action that created it: the transaction itself (ordinal 0) for a delayed push; for a contract, the first action
+   * of the block run by the sender.
+   */
   readonly createdBy: { readonly trxId: string; readonly actionOrdinal: number } | undefined
 }
 
@@ -172,7 +180,9 @@ export interface ActionRecord {
 /** A transaction status the chain does not report as a trace: a delayed transaction canceled by `canceldelay`. */
 export const TRANSACTION_CANCELED = 5
 
-/** Everything the store knows of one transaction id: every record in block order, and the blocks it was forked out of. */
+/**
+ * Everything the store knows of one transaction id: every record in block order, and the blocks it was forked out of.
+ */
 export interface TransactionHistory {
   readonly records: readonly TransactionRecord[]
   readonly forkedOut: readonly { readonly blockNum: number; readonly blockId: string }[]
@@ -217,7 +227,10 @@ export interface PermissionChangeRecord {
   readonly removed: boolean
 }
 
-/** A permission of an account as the block that last set it wrote it (SHiP's `permission` row, without `last_updated` and waits). */
+/**
+ * A permission of an account as the block that last set it wrote it (SHiP's `permission` row, without `last_updated`
+ * and waits).
+ */
 export interface AccountPermission {
   readonly name: string
   readonly parent: string

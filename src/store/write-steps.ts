@@ -17,7 +17,12 @@ interface NumberedBlock {
  * `lib` capped at each block as it is applied. `stored` are the blocks above `previousLib` stored
  * before the write, ascending; they are needed only when LIB moves (`libMoves`).
  */
-export function writeSteps(applied: readonly NumberedBlock[], lib: number, previousLib: number, stored: readonly NumberedBlock[]): { steps: WriteStep[]; lib: number } {
+export function writeSteps(
+  applied: readonly NumberedBlock[],
+  lib: number,
+  previousLib: number,
+  stored: readonly NumberedBlock[],
+): { steps: WriteStep[]; lib: number } {
   const steps: WriteStep[] = []
   const reversible = [...stored]
   let currentLib = previousLib
@@ -27,7 +32,8 @@ export function writeSteps(applied: readonly NumberedBlock[], lib: number, previ
     const newLib = Math.min(lib, b.num)
     if (newLib <= currentLib) continue
     let passed = 0
-    while (passed < reversible.length && reversible[passed].num <= newLib) steps.push({ type: 'irreversible', num: reversible[passed].num, id: reversible[passed++].id })
+    while (passed < reversible.length && reversible[passed].num <= newLib)
+      steps.push({ type: 'irreversible', num: reversible[passed].num, id: reversible[passed++].id })
     reversible.splice(0, passed)
     currentLib = newLib
   }

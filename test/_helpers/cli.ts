@@ -13,7 +13,11 @@ export interface RunningCli {
 }
 
 /** Spawns `antler …` and waits for its `antler ready {…}` line; killed after the test. */
-export async function spawnAntler(t: TestContext, args: string[], env: Record<string, string> = {}): Promise<RunningCli> {
+export async function spawnAntler(
+  t: TestContext,
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<RunningCli> {
   const child = spawn(process.execPath, [ANTLER_BIN, ...args], { env: { ...process.env, ...env } })
   let stdout = ''
   let stderr = ''

@@ -22,31 +22,68 @@ export interface Platform {
  * after the defaults override them (commander takes the last value), e.g. `['--block-time', '50']`.
  * The default workload is none, so tests see only their own transactions.
  */
-export async function startPlatform(t: TestContext, extraArgs: string[] = [], env: Record<string, string> = {}): Promise<Platform> {
+export async function startPlatform(
+  t: TestContext,
+  extraArgs: string[] = [],
+  env: Record<string, string> = {},
+): Promise<Platform> {
   const dataDir = tempDir(t, 'antler-e2e-')
-  const args = ['dev', '--data-dir', dataDir, '--port', '0', '--grpc-port', '0', '--chain-port', '0', '--ship-port', '0', '--block-time', '100', '--workload', 'none', '--log-level', 'warn', ...extraArgs]
+  const args = [
+    'dev',
+    '--data-dir',
+    dataDir,
+    '--port',
+    '0',
+    '--grpc-port',
+    '0',
+    '--chain-port',
+    '0',
+    '--ship-port',
+    '0',
+    '--block-time',
+    '100',
+    '--workload',
+    'none',
+    '--log-level',
+    'warn',
+    ...extraArgs,
+  ]
   const cli = await spawnAntler(t, args, env)
   const { api, grpc, chainApi, ship, apiKey, chainId } = cli.ready
   return { cli, dataDir, api, grpc, chainApi, ship, apiKey, chainId }
 }
 
 /** `POST /v1/auth/issue` with the key; throws unless it answers 200 with a token. */
-export async function issueToken(platform: Pick<Platform, 'api'>, apiKey: string, headers: Record<string, string> = {}): Promise<string> {
-  const response = await fetch(`${platform.api}/v1/auth/issue`, { method: 'POST', headers, body: JSON.stringify({ api_key: apiKey }) })
+export async function issueToken(
+  platform: Pick<Platform, 'api'>,
+  apiKey: string,
+  headers: Record<string, string> = {},
+): Promise<string> {
+  const response = await fetch(`${platform.api}/v1/auth/issue`, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify({ api_key: apiKey }),
+  })
   const body = (await response.json()) as { token?: string }
-  if (response.status !== 200 || typeof body.token !== 'string') throw new Error(`auth/issue answered ${response.status}: ${JSON.stringify(body)}`)
+  if (response.status !== 200 || typeof body.token !== 'string')
+    throw new Error(`auth/issue answered ${response.status}: ${JSON.stringify(body)}`)
   return body.token
 }
 
 /** Runs `antler keys …` on the platform's data dir (while it runs) and returns stdout; throws on a non-zero exit. */
 export function antlerKeys(platform: Pick<Platform, 'dataDir'>, args: string[]): string {
-  const run = spawnSync(process.execPath, [ANTLER_BIN, 'keys', ...args, '--data-dir', platform.dataDir], { encoding: 'utf8', timeout: 30_000 })
+  const run = spawnSync(process.execPath, [ANTLER_BIN, 'keys', ...args, '--data-dir', platform.dataDir], {
+    encoding: 'utf8',
+    timeout: 30_000,
+  })
   if (run.status !== 0) throw new Error(`antler keys ${args.join(' ')} exited ${run.status}: ${run.stderr}`)
   return run.stdout
 }
 
 /** The standard error object's shape check: code, trace_id, message, details (object when present). */
-export function isStandardError(body: unknown): body is { code: string; trace_id: string; message: string; details?: Record<string, unknown> } {
+export function isStandardError(
+  body: unknown,
+): body is { code: string; trace_id: string; message: string; details?: Record<string, unknown> } {
   if (typeof body !== 'object' || body === null) return false
   const b = body as Record<string, unknown>
   const keys = Object.keys(b).sort()

@@ -4,7 +4,9 @@ import pg from 'pg'
 /** The admin URL tests create their databases with; unset means PostgreSQL tests skip. */
 export const TEST_PG_URL = process.env.ANTLER_TEST_PG
 
-export const PG_SKIP_REASON = TEST_PG_URL ? false : 'ANTLER_TEST_PG is not set (CI sets it; e.g. postgres://postgres@127.0.0.1:5432/postgres)'
+export const PG_SKIP_REASON = TEST_PG_URL
+  ? false
+  : 'ANTLER_TEST_PG is not set (CI sets it; e.g. postgres://postgres@127.0.0.1:5432/postgres)'
 
 /** Creates a throw-away database, dropped after the test (after hooks registered later have run); returns its URL. */
 export async function withPostgresDatabase(t: TestContext): Promise<string> {

@@ -1,4 +1,6 @@
-/** A small seeded PRNG (mulberry32): the same seed gives the same sequence in [0, 1), so a failing run can be replayed. */
+/**
+ * A small seeded PRNG (mulberry32): the same seed gives the same sequence in [0, 1), so a failing run can be replayed.
+ */
 export function mulberry32(seed: number): () => number {
   let a = seed >>> 0
   return () => {

@@ -17,14 +17,26 @@ export function finalityDataAsJson(f: FinalityDataValue): Json {
     latest_qc_claim_finality_digest: f.latestQcClaimFinalityDigest,
     latest_qc_claim_timestamp: time,
     base_digest: f.baseDigest,
-    pending_finalizer_policy: p ? { generation: p.generation, threshold: String(p.threshold), finalizers: p.finalizers.map((x) => ({ description: x.description, weight: String(x.weight), public_key: x.publicKey })) } : null,
+    pending_finalizer_policy: p
+      ? {
+          generation: p.generation,
+          threshold: String(p.threshold),
+          finalizers: p.finalizers.map((x) => ({
+            description: x.description,
+            weight: String(x.weight),
+            public_key: x.publicKey,
+          })),
+        }
+      : null,
     last_pending_finalizer_policy_generation: f.lastPendingFinalizerPolicyGeneration,
   }
 }
 
 /** 64-bit integers as strings on both sides (wharfkit gives numbers up to 32 bits' worth of digits). */
 export function normalizeUint64(json: Json): Json {
-  return JSON.parse(JSON.stringify(json, (key, value) => (['threshold', 'weight'].includes(key) ? String(value) : value))) as Json
+  return JSON.parse(
+    JSON.stringify(json, (key, value) => (['threshold', 'weight'].includes(key) ? String(value) : value)),
+  ) as Json
 }
 
 export function finalityExtensionAsJson(e: FinalityExtensionValue): Json {
@@ -33,16 +45,33 @@ export function finalityExtensionAsJson(e: FinalityExtensionValue): Json {
   return {
     qc_claim: { block_num: e.qcClaim.blockNum, is_strong_qc: e.qcClaim.isStrongQc },
     new_finalizer_policy_diff: f
-      ? { generation: f.generation, threshold: String(f.threshold), remove_indexes: f.removeIndexes, insert_indexes: f.insertIndexes.map((i) => ({ index: i.index, value: { description: i.value.description, weight: String(i.value.weight), public_key: toHex(i.value.publicKey) } })) }
+      ? {
+          generation: f.generation,
+          threshold: String(f.threshold),
+          remove_indexes: f.removeIndexes,
+          insert_indexes: f.insertIndexes.map((i) => ({
+            index: i.index,
+            value: {
+              description: i.value.description,
+              weight: String(i.value.weight),
+              public_key: toHex(i.value.publicKey),
+            },
+          })),
+        }
       : null,
     new_proposer_policy_diff: p
       ? {
           version: p.version,
           proposal_time: new Date(Date.UTC(2000, 0, 1) + p.proposalTimeSlot * 500).toISOString().slice(0, -1),
           remove_indexes: p.removeIndexes,
-          insert_indexes: p.insertIndexes.map((i) => ({ index: i.index, value: { producer_name: i.value.producerName, authority: ['block_signing_authority_v0', { threshold: i.value.threshold, keys: i.value.keys }] } })),
+          insert_indexes: p.insertIndexes.map((i) => ({
+            index: i.index,
+            value: {
+              producer_name: i.value.producerName,
+              authority: ['block_signing_authority_v0', { threshold: i.value.threshold, keys: i.value.keys }],
+            },
+          })),
         }
       : null,
   }
 }
-

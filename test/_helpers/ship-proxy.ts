@@ -1,6 +1,14 @@
 import type { TestContext } from 'node:test'
 import WebSocket, { WebSocketServer } from 'ws'
-import { decodeRequest, decodeResult, encodeBlocksResult, encodeRequest, encodeStatusResult, type BlocksRequest, type StatusResult } from '../../src/ship/index.ts'
+import {
+  decodeRequest,
+  decodeResult,
+  encodeBlocksResult,
+  encodeRequest,
+  encodeStatusResult,
+  type BlocksRequest,
+  type StatusResult,
+} from '../../src/ship/index.ts'
 
 export interface ShipProxyOptions {
   /** Rewrites the ABI text the upstream sends first (a node with another protocol). */
@@ -27,7 +35,11 @@ export interface ShipProxy {
  * A SHiP endpoint in front of a real one (the devchain's) that serves it as a different node
  * would: another ABI, or pruned history. Everything else passes through unchanged.
  */
-export async function startShipProxy(t: TestContext, upstream: string, options: ShipProxyOptions = {}): Promise<ShipProxy> {
+export async function startShipProxy(
+  t: TestContext,
+  upstream: string,
+  options: ShipProxyOptions = {},
+): Promise<ShipProxy> {
   const wss = new WebSocketServer({ host: '127.0.0.1', port: 0, perMessageDeflate: false })
   await new Promise((resolve) => wss.once('listening', resolve))
   let sessions = 0
@@ -38,7 +50,8 @@ export async function startShipProxy(t: TestContext, upstream: string, options: 
     const node = new WebSocket(upstream, { perMessageDeflate: false, maxPayload: 256 * 1024 * 1024 })
     const early: Buffer[] = []
     let status: StatusResult | undefined
-    const toNode = (data: Uint8Array | Buffer) => (node.readyState === WebSocket.OPEN ? node.send(data) : early.push(Buffer.from(data)))
+    const toNode = (data: Uint8Array | Buffer) =>
+      node.readyState === WebSocket.OPEN ? node.send(data) : early.push(Buffer.from(data))
     node.on('open', () => {
       for (const data of early.splice(0)) node.send(data)
     })
@@ -48,7 +61,10 @@ export async function startShipProxy(t: TestContext, upstream: string, options: 
       const message = decodeResult(new Uint8Array(data))
       if (message.kind !== 'status') return client.send(data)
       status = message.status
-      const shown = retainFrom && options.statusShowsRetention !== false ? { ...status, traceBeginBlock: retainFrom, chainStateBeginBlock: retainFrom } : status
+      const shown =
+        retainFrom && options.statusShowsRetention !== false
+          ? { ...status, traceBeginBlock: retainFrom, chainStateBeginBlock: retainFrom }
+          : status
       client.send(encodeStatusResult(shown))
     })
     client.on('message', (data: Buffer) => {
@@ -58,7 +74,18 @@ export async function startShipProxy(t: TestContext, upstream: string, options: 
       requests.push(request)
       if (!retainFrom || request.startBlockNum >= retainFrom || !status) return toNode(data)
       for (let n = request.startBlockNum; n < retainFrom; n++) {
-        client.send(encodeBlocksResult({ v1: request.v1, head: status.head, lastIrreversible: status.lastIrreversible, thisBlock: undefined, prevBlock: undefined, block: undefined, traces: undefined, deltas: undefined }))
+        client.send(
+          encodeBlocksResult({
+            v1: request.v1,
+            head: status.head,
+            lastIrreversible: status.lastIrreversible,
+            thisBlock: undefined,
+            prevBlock: undefined,
+            block: undefined,
+            traces: undefined,
+            deltas: undefined,
+          }),
+        )
       }
       toNode(encodeRequest({ kind: 'blocks', request: { ...request, startBlockNum: retainFrom, havePositions: [] } }))
     })

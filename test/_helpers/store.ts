@@ -1,19 +1,39 @@
 import Database from 'better-sqlite3'
 import { decodeEntries } from '../../src/store/index.ts'
 
-const DATA_TABLES = ['blocks', 'transactions', 'actions', 'row_versions', 'abi_versions', 'permission_versions', 'key_versions', 'link_versions']
+const DATA_TABLES = [
+  'blocks',
+  'transactions',
+  'actions',
+  'row_versions',
+  'abi_versions',
+  'permission_versions',
+  'key_versions',
+  'link_versions',
+]
 
 /**
  * Rows in a total order: by their columns' values, all of them (ORDER BY on the first four left a
  * key's versions, which differ only in a later column, in PostgreSQL's physical order).
  */
 function sortedRows<T extends Record<string, unknown>>(rows: T[]): T[] {
-  const key = (row: T) => JSON.stringify(Object.values(row), (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v instanceof Uint8Array ? Buffer.from(v).toString('hex') : v))
-  return rows.map((row) => ({ row, key: key(row) })).sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0)).map((x) => x.row)
+  const key = (row: T) =>
+    JSON.stringify(Object.values(row), (_k, v: unknown) =>
+      typeof v === 'bigint' ? v.toString() : v instanceof Uint8Array ? Buffer.from(v).toString('hex') : v,
+    )
+  return rows
+    .map((row) => ({ row, key: key(row) }))
+    .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))
+    .map((x) => x.row)
 }
 
-/** Posting chunks as (term_key, seq, flags) entries in order: how a write split them into chunks is not part of what must match. */
-function postingEntries(chunks: readonly Record<string, unknown>[]): { term_key: number; seq: number; flags: number }[] {
+/**
+ * Posting chunks as (term_key, seq, flags) entries in order: how a write split them into chunks is not part of what
+ * must match.
+ */
+function postingEntries(
+  chunks: readonly Record<string, unknown>[],
+): { term_key: number; seq: number; flags: number }[] {
   const out = chunks.flatMap((c) => {
     const { seqs, flags } = decodeEntries(Number(c.first_seq), new Uint8Array(c.entries as Buffer))
     return Array.from(seqs, (seq, i) => ({ term_key: Number(c.term_key), seq, flags: flags[i] }))
@@ -25,8 +45,13 @@ function postingEntries(chunks: readonly Record<string, unknown>[]): { term_key:
 export function dumpSqliteStore(path: string): Record<string, unknown[]> {
   const db = new Database(path, { readonly: true })
   try {
-    const dump = Object.fromEntries(DATA_TABLES.map((t) => [t, sortedRows(db.prepare(`SELECT * FROM ${t}`).all() as Record<string, unknown>[])]))
-    return { ...dump, postings: postingEntries(db.prepare('SELECT * FROM postings').all() as Record<string, unknown>[]) }
+    const dump = Object.fromEntries(
+      DATA_TABLES.map((t) => [t, sortedRows(db.prepare(`SELECT * FROM ${t}`).all() as Record<string, unknown>[])]),
+    )
+    return {
+      ...dump,
+      postings: postingEntries(db.prepare('SELECT * FROM postings').all() as Record<string, unknown>[]),
+    }
   } finally {
     db.close()
   }

@@ -1,7 +1,13 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { inflateSync } from 'node:zlib'
-import { blockIdFromPackedHeader, blockNumFromId, fromHex, refBlockPrefix, transactionId } from '../../src/antelope/index.ts'
+import {
+  blockIdFromPackedHeader,
+  blockNumFromId,
+  fromHex,
+  refBlockPrefix,
+  transactionId,
+} from '../../src/antelope/index.ts'
 import { encodeShipType } from '../../src/ship/index.ts'
 import { loadAntelopeFixture } from '../_helpers/fixtures.ts'
 
@@ -21,7 +27,12 @@ interface GetBlockFixture {
   transactions: { trx: string | { id: string; compression: string | number; packed_trx: string } }[]
 }
 
-const BLOCKS = ['eos-get_block-8482113.json', 'eos-get_block-92565371.json', 'eos-get_block-124472078.json', 'wax-get_block-258546986.json']
+const BLOCKS = [
+  'eos-get_block-8482113.json',
+  'eos-get_block-92565371.json',
+  'eos-get_block-124472078.json',
+  'wax-get_block-258546986.json',
+]
 
 function packedHeader(block: GetBlockFixture): Uint8Array {
   return encodeShipType('block_header', {

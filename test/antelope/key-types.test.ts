@@ -44,12 +44,17 @@ test('parseKey() refuses malformed keys with invalid_chain_value_error', () => {
     ['abcdefghijklmn', 'name'],
   ]
   for (const [text, keyType] of bad) {
-    assert.throws(() => parseKey(text, keyType), (e: { code?: string }) => e.code === 'invalid_chain_value_error', `${keyType} ${text}`)
+    assert.throws(
+      () => parseKey(text, keyType),
+      (e: { code?: string }) => e.code === 'invalid_chain_value_error',
+      `${keyType} ${text}`,
+    )
   }
 })
 
 test('isValidName() accepts canonical names only', () => {
   for (const name of ['eosio', 'eosio.token', 'a', '', '12345abcdefgj', 'alice']) assert.ok(isValidName(name), name)
-  for (const name of ['Alice', 'eosio.', '12345abcdefgz', 'abcdefghijklmn', 'a b', '6']) assert.ok(!isValidName(name), name)
+  for (const name of ['Alice', 'eosio.', '12345abcdefgz', 'abcdefghijklmn', 'a b', '6'])
+    assert.ok(!isValidName(name), name)
   assert.equal(bigIntToName(nameToBigInt('eosio.token')), 'eosio.token')
 })

@@ -1,7 +1,13 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { Serializer, Signature } from '@wharfkit/antelope'
-import { fromHex, legacyMerkleRoot, toHex, transactionReceiptDigest, type TransactionReceiptParts } from '../../src/antelope/index.ts'
+import {
+  fromHex,
+  legacyMerkleRoot,
+  toHex,
+  transactionReceiptDigest,
+  type TransactionReceiptParts,
+} from '../../src/antelope/index.ts'
 import { loadAntelopeFixture } from '../_helpers/fixtures.ts'
 
 interface ReceiptFixture {
@@ -27,9 +33,17 @@ function receiptParts(r: ReceiptFixture): TransactionReceiptParts {
   return { status: STATUS[r.status], cpuUsageUs: r.cpu_usage_us, netUsageWords: r.net_usage_words, trx }
 }
 
-for (const file of ['eos-get_block-8482113.json', 'eos-get_block-92565371.json', 'eos-get_block-124472078.json', 'wax-get_block-258546986.json']) {
+for (const file of [
+  'eos-get_block-8482113.json',
+  'eos-get_block-92565371.json',
+  'eos-get_block-124472078.json',
+  'wax-get_block-258546986.json',
+]) {
   test(`legacyMerkleRoot() of transaction receipt digests recomputes transaction_mroot of ${file}`, () => {
     const block = loadAntelopeFixture<{ transaction_mroot: string; transactions: ReceiptFixture[] }>(file).response
-    assert.equal(toHex(legacyMerkleRoot(block.transactions.map((r) => transactionReceiptDigest(receiptParts(r))))), block.transaction_mroot)
+    assert.equal(
+      toHex(legacyMerkleRoot(block.transactions.map((r) => transactionReceiptDigest(receiptParts(r))))),
+      block.transaction_mroot,
+    )
   })
 }

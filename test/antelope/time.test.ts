@@ -20,13 +20,28 @@ test('parseTime() reads RFC3339 and nodeos forms, and refuses others', () => {
   assert.equal(parseTime('2019-03-04T10:36:14.500'), Date.parse('2019-03-04T10:36:14.500Z'))
   assert.equal(parseTime('2019-03-04T12:36:14+02:00'), Date.parse('2019-03-04T10:36:14Z'))
   for (const bad of ['yesterday', '2019-13-04T10:36:14Z', '2019-03-04', '']) {
-    assert.throws(() => parseTime(bad), (e: { code?: string }) => e.code === 'invalid_chain_value_error', bad)
+    assert.throws(
+      () => parseTime(bad),
+      (e: { code?: string }) => e.code === 'invalid_chain_value_error',
+      bad,
+    )
   }
 })
 
 test('parseTime() refuses days a month does not have and hours past 23 instead of rolling them over', () => {
-  for (const text of ['2019-02-29T00:00:00Z', '2020-02-30T00:00:00Z', '2020-04-31T00:00:00Z', '2020-01-01T24:00:00Z', '2020-13-01T00:00:00Z', '2020-01-01T00:60:00Z']) {
-    assert.throws(() => parseTime(text), (error: { code?: string }) => error.code === 'invalid_chain_value_error', text)
+  for (const text of [
+    '2019-02-29T00:00:00Z',
+    '2020-02-30T00:00:00Z',
+    '2020-04-31T00:00:00Z',
+    '2020-01-01T24:00:00Z',
+    '2020-13-01T00:00:00Z',
+    '2020-01-01T00:60:00Z',
+  ]) {
+    assert.throws(
+      () => parseTime(text),
+      (error: { code?: string }) => error.code === 'invalid_chain_value_error',
+      text,
+    )
   }
   assert.equal(parseTime('2020-02-29T23:59:59.5Z'), Date.UTC(2020, 1, 29, 23, 59, 59, 500))
 })

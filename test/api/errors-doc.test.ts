@@ -40,7 +40,7 @@ function skipLiteral(text: string, i: number): number {
 /** The index just past the balanced `{…}` opening at `open`, strings and templates skipped. */
 function skipBraces(text: string, open: number): number {
   let depth = 0
-  for (let i = open; i < text.length; ) {
+  for (let i = open; i < text.length;) {
     const c = text[i]
     if (c === "'" || c === '"' || c === '`') {
       i = skipLiteral(text, i)
@@ -60,7 +60,9 @@ const objectAt = (text: string, open: number): string => text.slice(open, skipBr
 interface Declared {
   /** Every `code: '…_error'` literal, with where it is. */
   readonly codes: Map<string, string[]>
-  /** Statuses given with a code in one `new AntlerError({…})` (500 when none is given); absent: computed at run time. */
+  /**
+   * Statuses given with a code in one `new AntlerError({…})` (500 when none is given); absent: computed at run time.
+   */
   readonly statuses: Map<string, Set<number>>
   readonly retryable: Set<string>
   /** Exception names of the devchain's ChainError (`code: chain_${name}`), with their statuses. */
@@ -69,10 +71,17 @@ interface Declared {
   readonly unreadable: string[]
 }
 
-const add = <K, V>(map: Map<K, Set<V>>, key: K, value: V) => (map.get(key) ?? map.set(key, new Set()).get(key)!).add(value)
+const add = <K, V>(map: Map<K, Set<V>>, key: K, value: V) =>
+  (map.get(key) ?? map.set(key, new Set()).get(key)!).add(value)
 
 function declaredInSource(): Declared {
-  const declared: Declared = { codes: new Map(), statuses: new Map(), retryable: new Set(), chainNames: new Map(), unreadable: [] }
+  const declared: Declared = {
+    codes: new Map(),
+    statuses: new Map(),
+    retryable: new Set(),
+    chainNames: new Map(),
+    unreadable: [],
+  }
   for (const path of sourceFiles(SRC)) {
     const text = readFileSync(path, 'utf8')
     const file = relative(ROOT, path)
@@ -112,17 +121,22 @@ function declaredInSource(): Declared {
       const superCall = /super\(\s*\{\s*code:\s*([^,]+),/.exec(text.slice(m.index))
       if (m[1] === 'ChainError' && superCall?.[1] === '`chain_${args.chainName}`') continue
       if (superCall && /^(['"])[a-z0-9_]+\1$/.test(superCall[1].trim())) continue
-      declared.unreadable.push(`${where}: class ${m[1]} extends AntlerError with a code this test cannot read (${superCall?.[1] ?? 'no super({ code })'})`)
+      declared.unreadable.push(
+        `${where}: class ${m[1]} extends AntlerError with a code this test cannot read (${superCall?.[1] ?? 'no super({ code })'})`,
+      )
     }
 
-    // The ChainError names: the chainErrors table (`make(<nodeos code>, '<name>', '<what>'[, status])`) and direct constructions.
-    for (const m of text.matchAll(/\bmake\(\s*\d+,\s*'([a-z0-9_]+)',\s*'[^']*'(?:,\s*(\d+))?\s*\)/g)) add(declared.chainNames, m[1], Number(m[2] ?? 500))
+    // The ChainError names: the chainErrors table (`make(<nodeos code>, '<name>', '<what>'[, status])`) and direct
+    // constructions.
+    for (const m of text.matchAll(/\bmake\(\s*\d+,\s*'([a-z0-9_]+)',\s*'[^']*'(?:,\s*(\d+))?\s*\)/g))
+      add(declared.chainNames, m[1], Number(m[2] ?? 500))
     for (const m of text.matchAll(/new ChainError\(/g)) {
       const object = objectAt(text, text.indexOf('{', m.index))
       // `make` itself passes its parameters on; the names are read from its calls above.
       if (/^\{\s*chainCode,\s*chainName,/.test(object) && /const make = /.test(text)) continue
       const name = /\bchainName:\s*'([a-z0-9_]+)'/.exec(object)?.[1]
-      if (!name) declared.unreadable.push(`${file}:${lineOf(text, m.index)}: new ChainError(…) without a chainName literal`)
+      if (!name)
+        declared.unreadable.push(`${file}:${lineOf(text, m.index)}: new ChainError(…) without a chainName literal`)
       else add(declared.chainNames, name, Number(/\bstatus:\s*(\d+)/.exec(object)?.[1] ?? 500))
     }
   }
@@ -141,10 +155,12 @@ function documentedRows(): Map<string, { http: string; when: string }[]> {
   lines.forEach((line, i) => {
     if (!/^\s*\|/.test(line)) return void (inCodeTable = false)
     const first = cellsOf(line)[1] ?? ''
-    if (/^:?-+:?$/.test(first)) return void (inCodeTable = ['code', 'name'].includes(cellsOf(lines[i - 1] ?? '')[1] ?? ''))
+    if (/^:?-+:?$/.test(first))
+      return void (inCodeTable = ['code', 'name'].includes(cellsOf(lines[i - 1] ?? '')[1] ?? ''))
     if (!inCodeTable) return
     const cells = cellsOf(line)
-    for (const m of first.matchAll(/`([^`]+)`/g)) rows.set(m[1], [...(rows.get(m[1]) ?? []), { http: cells[2] ?? '', when: cells[3] ?? '' }])
+    for (const m of first.matchAll(/`([^`]+)`/g))
+      rows.set(m[1], [...(rows.get(m[1]) ?? []), { http: cells[2] ?? '', when: cells[3] ?? '' }])
   })
   return rows
 }
@@ -153,9 +169,20 @@ const list = (names: Iterable<string>) => [...names].sort().join(', ')
 
 test('every error code in src/ is declared in a form this test reads', () => {
   const declared = declaredInSource()
-  assert.deepEqual(declared.unreadable, [], `error codes declared in a way this test does not read; teach it, then document them:\n${declared.unreadable.join('\n')}`)
+  assert.deepEqual(
+    declared.unreadable,
+    [],
+    `error codes declared in a way this test does not read; teach it, then document them:\n${declared.unreadable.join('\n')}`,
+  )
   // The scan works: a few codes every build has.
-  for (const code of ['unexpected_error', 'not_found_error', 'auth_invalid_token_error', 'rate_limit_exceeded_error', 'push_timeout_error']) assert.ok(declared.codes.has(code), `the scan did not find ${code}`)
+  for (const code of [
+    'unexpected_error',
+    'not_found_error',
+    'auth_invalid_token_error',
+    'rate_limit_exceeded_error',
+    'push_timeout_error',
+  ])
+    assert.ok(declared.codes.has(code), `the scan did not find ${code}`)
   assert.ok(declared.chainNames.has('tx_duplicate'), 'the scan did not find the devchain exception tx_duplicate')
 })
 
@@ -164,14 +191,20 @@ test('docs/ERRORS.md has one table row for every error code in src/', () => {
   const rows = documentedRows()
   const expected = [...declared.codes.keys(), ...declared.chainNames.keys()]
   const missing = expected.filter((name) => !rows.has(name))
-  assert.deepEqual(missing, [], `codes in src/ without a row in docs/ERRORS.md: ${list(missing)} (${missing.map((c) => declared.codes.get(c)?.[0] ?? 'src/devchain').join(', ')})`)
+  assert.deepEqual(
+    missing,
+    [],
+    `codes in src/ without a row in docs/ERRORS.md: ${list(missing)} (${missing.map((c) => declared.codes.get(c)?.[0] ?? 'src/devchain').join(', ')})`,
+  )
   const repeated = [...rows].filter(([, r]) => r.length > 1).map(([name]) => name)
   assert.deepEqual(repeated, [], `codes with more than one row in docs/ERRORS.md: ${list(repeated)}`)
 })
 
 test('docs/ERRORS.md lists no code that src/ no longer has', () => {
   const declared = declaredInSource()
-  const stale = [...documentedRows().keys()].filter((name) => !declared.codes.has(name) && !declared.chainNames.has(name))
+  const stale = [...documentedRows().keys()].filter(
+    (name) => !declared.codes.has(name) && !declared.chainNames.has(name),
+  )
   assert.deepEqual(stale, [], `rows in docs/ERRORS.md for codes src/ does not have (stale): ${list(stale)}`)
 })
 
@@ -182,11 +215,13 @@ test("each row's HTTP column carries the source's status, and retryable codes sa
   for (const [name, statuses] of [...declared.statuses, ...declared.chainNames]) {
     const row = rows.get(name)?.[0]
     if (!row) continue
-    for (const status of statuses) if (!new RegExp(`\\b${status}\\b`).test(row.http)) wrong.push(`${name}: ${status} not in "${row.http}"`)
+    for (const status of statuses)
+      if (!new RegExp(`\\b${status}\\b`).test(row.http)) wrong.push(`${name}: ${status} not in "${row.http}"`)
   }
   for (const code of declared.retryable) {
     const row = rows.get(code)?.[0]
-    if (row && !/retryable/i.test(`${row.http} ${row.when}`)) wrong.push(`${code}: retryable in src/, the row does not say so`)
+    if (row && !/retryable/i.test(`${row.http} ${row.when}`))
+      wrong.push(`${code}: retryable in src/, the row does not say so`)
   }
   assert.deepEqual(wrong, [], `docs/ERRORS.md rows that disagree with src/:\n${wrong.join('\n')}`)
 })

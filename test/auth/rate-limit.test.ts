@@ -4,11 +4,19 @@ import { randomUUID } from 'node:crypto'
 import { createServer, connect, type AddressInfo, type Server, type Socket } from 'node:net'
 import { Redis } from 'ioredis'
 import { AntlerError } from '../../src/antelope/index.ts'
-import { createMemoryRateLimiter, createRedisRateLimiter, type BackoffRule, type RateLimiter, type RateLimitDecision } from '../../src/auth/rate-limit.ts'
+import {
+  createMemoryRateLimiter,
+  createRedisRateLimiter,
+  type BackoffRule,
+  type RateLimiter,
+  type RateLimitDecision,
+} from '../../src/auth/rate-limit.ts'
 
 /** The Redis tests run against; unset means they skip. */
 const TEST_REDIS_URL = process.env.ANTLER_TEST_REDIS
-const REDIS_SKIP_REASON = TEST_REDIS_URL ? false : 'ANTLER_TEST_REDIS is not set (CI sets it; e.g. redis://127.0.0.1:6379)'
+const REDIS_SKIP_REASON = TEST_REDIS_URL
+  ? false
+  : 'ANTLER_TEST_REDIS is not set (CI sets it; e.g. redis://127.0.0.1:6379)'
 
 const W = 60_000
 /** A window boundary: every window of W (and of 1 s, 1 h) starts on it. */
@@ -20,7 +28,11 @@ interface Clock {
 }
 
 /** One limiter, and another sharing its state (a second replica on Redis; the same object in memory). */
-type LimiterFactory = (t: TestContext, clock: Clock, backoff?: BackoffRule) => Promise<{ limiter: RateLimiter; replica: () => Promise<RateLimiter> }>
+type LimiterFactory = (
+  t: TestContext,
+  clock: Clock,
+  backoff?: BackoffRule,
+) => Promise<{ limiter: RateLimiter; replica: () => Promise<RateLimiter> }>
 
 const memoryFactory: LimiterFactory = async (t, clock, backoff) => {
   const limiter = createMemoryRateLimiter({ now: () => clock.ms, backoff })
@@ -62,46 +74,68 @@ const pick = (d: RateLimitDecision) => [d.allowed, d.remaining, d.resetAtMs, d.r
 
 /** The behaviour both backends share, run against one of them. */
 function runRateLimiterSuite(name: string, factory: LimiterFactory, skip: string | false = false): void {
-  test(`${name}: hit() lets \`limit\` calls pass per aligned window, then refuses until the window's end plus one window`, { skip }, async (t) => {
-    const clock = { ms: BASE + 15_000 }
-    const { limiter } = await factory(t, clock)
-    const rule = { limit: 3, windowMs: W }
-    const passed = [await limiter.hit('k', rule), await limiter.hit('k', rule), await limiter.hit('k', rule)]
-    assert.deepEqual(passed.map(pick), [
-      [true, 2, BASE + W, 0],
-      [true, 1, BASE + W, 0],
-      [true, 0, BASE + W, 0],
-    ])
-    assert.ok(passed.every((d) => d.limit === 3))
-    const refused = await limiter.hit('k', rule)
-    assert.deepEqual(refused, { allowed: false, limit: 3, remaining: 0, resetAtMs: BASE + 2 * W, retryAfterSeconds: 105 })
-    clock.ms = BASE + 2 * W - 1
-    assert.deepEqual(pick(await limiter.hit('k', rule)), [false, 0, BASE + 2 * W, 1], 'Retry-After is at least 1 second')
-    clock.ms = BASE + 2 * W
-    assert.deepEqual(pick(await limiter.hit('k', rule)), [true, 2, BASE + 3 * W, 0])
-  })
-
-  test(`${name}: hit() doubles the penalty over consecutive refused windows and stops at maxPenaltyMs`, { skip }, async (t) => {
-    const clock = { ms: BASE }
-    const { limiter } = await factory(t, clock, { maxPenaltyMs: 5 * W })
-    const rule = { limit: 1, windowMs: W }
-    // Window start -> penalty end after its strike: 1, 2, 4, then 5 (capped) windows past the window's end.
-    const expected: [number, number][] = [
-      [0, 2],
-      [2, 5],
-      [5, 10],
-      [10, 16],
-      [16, 22],
-    ]
-    for (const [start, end] of expected) {
-      clock.ms = BASE + start * W + 7
-      assert.equal((await limiter.hit('k', rule)).allowed, true, `window ${start} lets its first call pass`)
+  test(
+    `${name}: hit() lets \`limit\` calls pass per aligned window, then refuses until the window's end plus one window`,
+    { skip },
+    async (t) => {
+      const clock = { ms: BASE + 15_000 }
+      const { limiter } = await factory(t, clock)
+      const rule = { limit: 3, windowMs: W }
+      const passed = [await limiter.hit('k', rule), await limiter.hit('k', rule), await limiter.hit('k', rule)]
+      assert.deepEqual(passed.map(pick), [
+        [true, 2, BASE + W, 0],
+        [true, 1, BASE + W, 0],
+        [true, 0, BASE + W, 0],
+      ])
+      assert.ok(passed.every((d) => d.limit === 3))
       const refused = await limiter.hit('k', rule)
-      assert.deepEqual(pick(refused), [false, 0, BASE + end * W, Math.ceil((end * W - start * W - 7) / 1000)], `window ${start}`)
-      clock.ms = BASE + end * W - 1
-      assert.equal((await limiter.hit('k', rule)).resetAtMs, BASE + end * W, 'blocked until the penalty ends')
-    }
-  })
+      assert.deepEqual(refused, {
+        allowed: false,
+        limit: 3,
+        remaining: 0,
+        resetAtMs: BASE + 2 * W,
+        retryAfterSeconds: 105,
+      })
+      clock.ms = BASE + 2 * W - 1
+      assert.deepEqual(
+        pick(await limiter.hit('k', rule)),
+        [false, 0, BASE + 2 * W, 1],
+        'Retry-After is at least 1 second',
+      )
+      clock.ms = BASE + 2 * W
+      assert.deepEqual(pick(await limiter.hit('k', rule)), [true, 2, BASE + 3 * W, 0])
+    },
+  )
+
+  test(
+    `${name}: hit() doubles the penalty over consecutive refused windows and stops at maxPenaltyMs`,
+    { skip },
+    async (t) => {
+      const clock = { ms: BASE }
+      const { limiter } = await factory(t, clock, { maxPenaltyMs: 5 * W })
+      const rule = { limit: 1, windowMs: W }
+      // Window start -> penalty end after its strike: 1, 2, 4, then 5 (capped) windows past the window's end.
+      const expected: [number, number][] = [
+        [0, 2],
+        [2, 5],
+        [5, 10],
+        [10, 16],
+        [16, 22],
+      ]
+      for (const [start, end] of expected) {
+        clock.ms = BASE + start * W + 7
+        assert.equal((await limiter.hit('k', rule)).allowed, true, `window ${start} lets its first call pass`)
+        const refused = await limiter.hit('k', rule)
+        assert.deepEqual(
+          pick(refused),
+          [false, 0, BASE + end * W, Math.ceil((end * W - start * W - 7) / 1000)],
+          `window ${start}`,
+        )
+        clock.ms = BASE + end * W - 1
+        assert.equal((await limiter.hit('k', rule)).resetAtMs, BASE + end * W, 'blocked until the penalty ends')
+      }
+    },
+  )
 
   test(`${name}: hit() carries strikes into the window a capped penalty ends in`, { skip }, async (t) => {
     const clock = { ms: BASE }
@@ -113,8 +147,16 @@ function runRateLimiterSuite(name: string, factory: LimiterFactory, skip: string
     await limiter.hit('k', rule)
     assert.equal((await limiter.hit('k', rule)).resetAtMs, BASE + 4.5 * W, 'the second strike is capped at 1.5 windows')
     clock.ms = BASE + 4.5 * W
-    assert.deepEqual(pick(await limiter.hit('k', rule)), [true, 0, BASE + 5 * W, 0], 'free again mid-window, with the full limit')
-    assert.equal((await limiter.hit('k', rule)).resetAtMs, BASE + 6.5 * W, 'the third strike: the window end plus the cap')
+    assert.deepEqual(
+      pick(await limiter.hit('k', rule)),
+      [true, 0, BASE + 5 * W, 0],
+      'free again mid-window, with the full limit',
+    )
+    assert.equal(
+      (await limiter.hit('k', rule)).resetAtMs,
+      BASE + 6.5 * W,
+      'the third strike: the window end plus the cap',
+    )
   })
 
   test(`${name}: hit() refusals during a penalty neither extend it nor add strikes`, { skip }, async (t) => {
@@ -125,7 +167,12 @@ function runRateLimiterSuite(name: string, factory: LimiterFactory, skip: string
     await limiter.hit('k', rule)
     for (let ms = BASE + 1; ms < BASE + 2 * W; ms += 2_999) {
       clock.ms = ms
-      assert.deepEqual(pick(await limiter.hit('k', rule)), [false, 0, BASE + 2 * W, Math.max(1, Math.ceil((BASE + 2 * W - ms) / 1000))])
+      assert.deepEqual(pick(await limiter.hit('k', rule)), [
+        false,
+        0,
+        BASE + 2 * W,
+        Math.max(1, Math.ceil((BASE + 2 * W - ms) / 1000)),
+      ])
     }
     clock.ms = BASE + 2 * W
     assert.equal((await limiter.hit('k', rule)).allowed, true, 'the penalty ends when first announced')
@@ -154,7 +201,11 @@ function runRateLimiterSuite(name: string, factory: LimiterFactory, skip: string
     clock.ms = BASE + 13 * W
     await limiter.hit('idle', rule)
     await limiter.hit('idle', rule)
-    assert.equal((await limiter.hit('idle', rule)).resetAtMs, BASE + 15 * W, 'no call in the first free window also resets')
+    assert.equal(
+      (await limiter.hit('idle', rule)).resetAtMs,
+      BASE + 15 * W,
+      'no call in the first free window also resets',
+    )
   })
 
   test(`${name}: hit() keeps buckets apart and refuses every call of a rule with limit 0`, { skip }, async (t) => {
@@ -178,36 +229,51 @@ function runRateLimiterSuite(name: string, factory: LimiterFactory, skip: string
     await assert.rejects(limiter.admitMember('k', 'ip', 1, 0), isRuleError)
   })
 
-  test(`${name}: admitMember() admits at most \`max\` members per window, known members always`, { skip }, async (t) => {
-    const clock = { ms: BASE + 10 }
-    const { limiter } = await factory(t, clock)
-    const admit = (token: string, ip: string) => limiter.admitMember(token, ip, 2, W)
-    assert.deepEqual(await admit('tok', '10.0.0.1'), { allowed: true, count: 1 })
-    assert.deepEqual(await admit('tok', '10.0.0.2'), { allowed: true, count: 2 })
-    assert.deepEqual(await admit('tok', '10.0.0.3'), { allowed: false, count: 2 })
-    assert.deepEqual(await admit('tok', '10.0.0.1'), { allowed: true, count: 2 })
-    assert.deepEqual(await admit('other', '10.0.0.3'), { allowed: true, count: 1 })
-    clock.ms = BASE + W - 1
-    assert.deepEqual(await admit('tok', '10.0.0.3'), { allowed: false, count: 2 })
-    clock.ms = BASE + W
-    assert.deepEqual(await admit('tok', '10.0.0.3'), { allowed: true, count: 1 }, 'a new window starts an empty set')
-    assert.deepEqual(await admit('tok', '10.0.0.1'), { allowed: true, count: 2 })
-    assert.deepEqual(await admit('tok', '10.0.0.2'), { allowed: false, count: 2 })
-    assert.deepEqual(await limiter.admitMember('none', '10.0.0.1', 0, W), { allowed: false, count: 0 })
-  })
+  test(
+    `${name}: admitMember() admits at most \`max\` members per window, known members always`,
+    { skip },
+    async (t) => {
+      const clock = { ms: BASE + 10 }
+      const { limiter } = await factory(t, clock)
+      const admit = (token: string, ip: string) => limiter.admitMember(token, ip, 2, W)
+      assert.deepEqual(await admit('tok', '10.0.0.1'), { allowed: true, count: 1 })
+      assert.deepEqual(await admit('tok', '10.0.0.2'), { allowed: true, count: 2 })
+      assert.deepEqual(await admit('tok', '10.0.0.3'), { allowed: false, count: 2 })
+      assert.deepEqual(await admit('tok', '10.0.0.1'), { allowed: true, count: 2 })
+      assert.deepEqual(await admit('other', '10.0.0.3'), { allowed: true, count: 1 })
+      clock.ms = BASE + W - 1
+      assert.deepEqual(await admit('tok', '10.0.0.3'), { allowed: false, count: 2 })
+      clock.ms = BASE + W
+      assert.deepEqual(await admit('tok', '10.0.0.3'), { allowed: true, count: 1 }, 'a new window starts an empty set')
+      assert.deepEqual(await admit('tok', '10.0.0.1'), { allowed: true, count: 2 })
+      assert.deepEqual(await admit('tok', '10.0.0.2'), { allowed: false, count: 2 })
+      assert.deepEqual(await limiter.admitMember('none', '10.0.0.1', 0, W), { allowed: false, count: 0 })
+    },
+  )
 
-  test(`${name}: concurrent calls through two replicas let exactly \`limit\` calls and \`max\` members pass`, { skip }, async (t) => {
-    const clock = { ms: BASE }
-    const { limiter, replica } = await factory(t, clock)
-    const other = await replica()
-    const rule = { limit: 25, windowMs: W }
-    const decisions = await Promise.all(Array.from({ length: 60 }, (_, i) => (i % 2 === 0 ? limiter : other).hit('shared', rule)))
-    assert.equal(decisions.filter((d) => d.allowed).length, 25)
-    assert.deepEqual([...decisions.filter((d) => d.allowed).map((d) => d.remaining)].sort((a, b) => a - b), Array.from({ length: 25 }, (_, i) => i))
-    const admitted = await Promise.all(Array.from({ length: 20 }, (_, i) => (i % 2 === 0 ? limiter : other).admitMember('tok', `10.0.0.${i}`, 5, W)))
-    assert.equal(admitted.filter((a) => a.allowed).length, 5)
-    assert.ok(admitted.every((a) => a.count <= 5))
-  })
+  test(
+    `${name}: concurrent calls through two replicas let exactly \`limit\` calls and \`max\` members pass`,
+    { skip },
+    async (t) => {
+      const clock = { ms: BASE }
+      const { limiter, replica } = await factory(t, clock)
+      const other = await replica()
+      const rule = { limit: 25, windowMs: W }
+      const decisions = await Promise.all(
+        Array.from({ length: 60 }, (_, i) => (i % 2 === 0 ? limiter : other).hit('shared', rule)),
+      )
+      assert.equal(decisions.filter((d) => d.allowed).length, 25)
+      assert.deepEqual(
+        [...decisions.filter((d) => d.allowed).map((d) => d.remaining)].sort((a, b) => a - b),
+        Array.from({ length: 25 }, (_, i) => i),
+      )
+      const admitted = await Promise.all(
+        Array.from({ length: 20 }, (_, i) => (i % 2 === 0 ? limiter : other).admitMember('tok', `10.0.0.${i}`, 5, W)),
+      )
+      assert.equal(admitted.filter((a) => a.allowed).length, 5)
+      assert.ok(admitted.every((a) => a.count <= 5))
+    },
+  )
 }
 
 runRateLimiterSuite('memory', memoryFactory)
@@ -223,7 +289,11 @@ test('createMemoryRateLimiter() drops the least recently used bucket when a new 
     await limiter.hit('victim', rule)
     await limiter.hit('victim', rule)
     for (let i = 0; i < others; i++) await limiter.hit(`other-${i}`, rule)
-    assert.equal((await limiter.hit('victim', rule)).allowed, !kept, `with ${others} other buckets the victim is ${kept ? 'kept' : 'forgotten'}`)
+    assert.equal(
+      (await limiter.hit('victim', rule)).allowed,
+      !kept,
+      `with ${others} other buckets the victim is ${kept ? 'kept' : 'forgotten'}`,
+    )
   }
 })
 
@@ -263,41 +333,52 @@ test('createMemoryRateLimiter() stays within maxBuckets under a flood of distinc
   assert.ok(elapsedMs < 10_000, `${Math.round(elapsedMs)} ms for ${flood * 1.25} calls`)
 })
 
-test('createRedisRateLimiter() sets a PEXPIRE on every key: the window end, or the end of the window after a penalty', { skip: REDIS_SKIP_REASON }, async (t) => {
-  const clock = { ms: BASE + 15_000 }
-  const prefix = redisPrefix(t)
-  const limiter = await createRedisRateLimiter({ url: TEST_REDIS_URL!, prefix, now: () => clock.ms })
-  t.after(() => limiter.close())
-  const rule = { limit: 1, windowMs: W }
-  await limiter.hit('open', rule)
-  await limiter.hit('blocked', rule)
-  await limiter.hit('blocked', rule)
-  await limiter.admitMember('tok', '10.0.0.1', 3, W)
-  const redis = new Redis(TEST_REDIS_URL!)
-  t.after(() => redis.quit())
-  const keys = (await redis.keys(`${prefix}*`)).sort()
-  assert.equal(keys.length, 3)
-  const ttl = async (suffix: string) => redis.pttl(keys.find((k) => k.endsWith(suffix))!)
-  const within = (value: number, max: number) => assert.ok(value > max - 5_000 && value <= max, `pttl ${value}, expected about ${max}`)
-  within(await ttl(':h:open'), 45_000)
-  // Blocked until BASE + 2W; its strikes matter until the window after that ends.
-  within(await ttl(':h:blocked'), 3 * W - 15_000)
-  within(await ttl(':tok'), 45_000)
-})
+test(
+  'createRedisRateLimiter() sets a PEXPIRE on every key: the window end, or the end of the window after a penalty',
+  { skip: REDIS_SKIP_REASON },
+  async (t) => {
+    const clock = { ms: BASE + 15_000 }
+    const prefix = redisPrefix(t)
+    const limiter = await createRedisRateLimiter({ url: TEST_REDIS_URL!, prefix, now: () => clock.ms })
+    t.after(() => limiter.close())
+    const rule = { limit: 1, windowMs: W }
+    await limiter.hit('open', rule)
+    await limiter.hit('blocked', rule)
+    await limiter.hit('blocked', rule)
+    await limiter.admitMember('tok', '10.0.0.1', 3, W)
+    const redis = new Redis(TEST_REDIS_URL!)
+    t.after(() => redis.quit())
+    const keys = (await redis.keys(`${prefix}*`)).sort()
+    assert.equal(keys.length, 3)
+    const ttl = async (suffix: string) => redis.pttl(keys.find((k) => k.endsWith(suffix))!)
+    const within = (value: number, max: number) =>
+      assert.ok(value > max - 5_000 && value <= max, `pttl ${value}, expected about ${max}`)
+    within(await ttl(':h:open'), 45_000)
+    // Blocked until BASE + 2W; its strikes matter until the window after that ends.
+    within(await ttl(':h:blocked'), 3 * W - 15_000)
+    within(await ttl(':tok'), 45_000)
+  },
+)
 
 test('createRedisRateLimiter() fails fast with one line when Redis is unreachable or silent', async (t) => {
   const closed = await listen(createServer())
   const closedPort = (closed.address() as AddressInfo).port
   await new Promise((resolve) => closed.close(resolve))
   const isBackendError = (error: unknown) =>
-    error instanceof AntlerError && error.code === 'rate_limit_backend_error' && error.status === 503 && !error.message.includes('\n')
+    error instanceof AntlerError &&
+    error.code === 'rate_limit_backend_error' &&
+    error.status === 503 &&
+    !error.message.includes('\n')
   let started = performance.now()
-  await assert.rejects(createRedisRateLimiter({ url: `redis://user:secret@127.0.0.1:${closedPort}` }), (error: unknown) => {
-    assert.ok(isBackendError(error))
-    assert.match((error as Error).message, /ECONNREFUSED/)
-    assert.doesNotMatch((error as Error).message, /secret/)
-    return true
-  })
+  await assert.rejects(
+    createRedisRateLimiter({ url: `redis://user:secret@127.0.0.1:${closedPort}` }),
+    (error: unknown) => {
+      assert.ok(isBackendError(error))
+      assert.match((error as Error).message, /ECONNREFUSED/)
+      assert.doesNotMatch((error as Error).message, /secret/)
+      return true
+    },
+  )
   assert.ok(performance.now() - started < 5_000)
 
   const sockets: Socket[] = []
@@ -307,39 +388,54 @@ test('createRedisRateLimiter() fails fast with one line when Redis is unreachabl
     silent.close()
   })
   started = performance.now()
-  await assert.rejects(createRedisRateLimiter({ url: `redis://127.0.0.1:${(silent.address() as AddressInfo).port}` }), isBackendError)
+  await assert.rejects(
+    createRedisRateLimiter({ url: `redis://127.0.0.1:${(silent.address() as AddressInfo).port}` }),
+    isBackendError,
+  )
   assert.ok(performance.now() - started < 10_000, 'a server that never answers is given up on within seconds')
 })
 
-test('createRedisRateLimiter() rejects with rate_limit_backend_error while Redis is away, and recovers when it is back', { skip: REDIS_SKIP_REASON }, async (t) => {
-  const target = new URL(TEST_REDIS_URL!)
-  const proxy = await startProxy(target.hostname, Number(target.port || 6379))
-  const url = new URL(TEST_REDIS_URL!)
-  url.hostname = '127.0.0.1'
-  url.port = String(proxy.port)
-  const limiter = await createRedisRateLimiter({ url: url.toString(), prefix: redisPrefix(t), now: () => BASE }).catch(async (error: unknown) => {
+test(
+  'createRedisRateLimiter() rejects with rate_limit_backend_error while Redis is away, and recovers when it is back',
+  { skip: REDIS_SKIP_REASON },
+  async (t) => {
+    const target = new URL(TEST_REDIS_URL!)
+    const proxy = await startProxy(target.hostname, Number(target.port || 6379))
+    const url = new URL(TEST_REDIS_URL!)
+    url.hostname = '127.0.0.1'
+    url.port = String(proxy.port)
+    const limiter = await createRedisRateLimiter({
+      url: url.toString(),
+      prefix: redisPrefix(t),
+      now: () => BASE,
+    }).catch(async (error: unknown) => {
+      await proxy.stop()
+      throw error
+    })
+    t.after(() => limiter.close())
+    t.after(() => proxy.stop())
+    const rule = { limit: 100, windowMs: W }
+    assert.equal((await limiter.hit('k', rule)).allowed, true)
+
     await proxy.stop()
-    throw error
-  })
-  t.after(() => limiter.close())
-  t.after(() => proxy.stop())
-  const rule = { limit: 100, windowMs: W }
-  assert.equal((await limiter.hit('k', rule)).allowed, true)
+    const isUnavailable = (error: unknown) =>
+      error instanceof AntlerError &&
+      error.code === 'rate_limit_backend_error' &&
+      error.status === 503 &&
+      error.retryable
+    await assert.rejects(limiter.hit('k', rule), isUnavailable)
+    await assert.rejects(limiter.admitMember('k', '10.0.0.1', 1, W), isUnavailable)
 
-  await proxy.stop()
-  const isUnavailable = (error: unknown) => error instanceof AntlerError && error.code === 'rate_limit_backend_error' && error.status === 503 && error.retryable
-  await assert.rejects(limiter.hit('k', rule), isUnavailable)
-  await assert.rejects(limiter.admitMember('k', '10.0.0.1', 1, W), isUnavailable)
-
-  await proxy.start()
-  const deadline = Date.now() + 10_000
-  let decision: RateLimitDecision | undefined
-  while (decision === undefined && Date.now() < deadline) {
-    decision = await limiter.hit('k', rule).catch(() => new Promise<undefined>((resolve) => setTimeout(resolve, 100)))
-  }
-  assert.equal(decision?.allowed, true, 'the limiter reconnects by itself')
-  assert.equal(decision?.remaining, 98, 'and the count made before the outage is still there')
-})
+    await proxy.start()
+    const deadline = Date.now() + 10_000
+    let decision: RateLimitDecision | undefined
+    while (decision === undefined && Date.now() < deadline) {
+      decision = await limiter.hit('k', rule).catch(() => new Promise<undefined>((resolve) => setTimeout(resolve, 100)))
+    }
+    assert.equal(decision?.allowed, true, 'the limiter reconnects by itself')
+    assert.equal(decision?.remaining, 98, 'and the count made before the outage is still there')
+  },
+)
 
 async function listen(server: Server, port = 0): Promise<Server> {
   await new Promise<void>((resolve, reject) => {
@@ -350,7 +446,10 @@ async function listen(server: Server, port = 0): Promise<Server> {
 }
 
 /** A TCP proxy to Redis that can be stopped (every connection cut) and started again on the same port. */
-async function startProxy(host: string, port: number): Promise<{ port: number; stop: () => Promise<void>; start: () => Promise<void> }> {
+async function startProxy(
+  host: string,
+  port: number,
+): Promise<{ port: number; stop: () => Promise<void>; start: () => Promise<void> }> {
   let server: Server | undefined
   let sockets: Socket[] = []
   let proxyPort = 0

@@ -12,7 +12,9 @@ test('antler index takes ANTLER_SHIP and ANTLER_START_BLOCK, logs JSON lines on 
   for (let i = 0; i < 20; i++) devchain.chain.produceBlock()
   const dataDir = tempDir(t)
   const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('ANTLER_')))
-  const child = spawn(process.execPath, [ANTLER_BIN, 'index', '--data-dir', dataDir], { env: { ...env, ANTLER_SHIP: devchain.ship, ANTLER_START_BLOCK: '5', ANTLER_LOG_LEVEL: 'debug' } })
+  const child = spawn(process.execPath, [ANTLER_BIN, 'index', '--data-dir', dataDir], {
+    env: { ...env, ANTLER_SHIP: devchain.ship, ANTLER_START_BLOCK: '5', ANTLER_LOG_LEVEL: 'debug' },
+  })
   t.after(() => {
     if (child.exitCode === null) child.kill('SIGKILL')
   })
@@ -22,18 +24,24 @@ test('antler index takes ANTLER_SHIP and ANTLER_START_BLOCK, logs JSON lines on 
   child.stderr.on('data', (d) => (stderr += d))
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
   const file = join(dataDir, 'store.sqlite')
-  await until(() => {
-    try {
-      const db = new Database(file, { readonly: true, fileMustExist: true })
+  await until(
+    () => {
       try {
-        return (db.prepare('SELECT MAX(num) AS n FROM blocks').get() as { n: number | null }).n === devchain.chain.head.num
-      } finally {
-        db.close()
+        const db = new Database(file, { readonly: true, fileMustExist: true })
+        try {
+          return (
+            (db.prepare('SELECT MAX(num) AS n FROM blocks').get() as { n: number | null }).n === devchain.chain.head.num
+          )
+        } finally {
+          db.close()
+        }
+      } catch {
+        return false
       }
-    } catch {
-      return false
-    }
-  }, 'the indexer to reach head', 20_000)
+    },
+    'the indexer to reach head',
+    20_000,
+  )
   child.kill('SIGTERM')
   assert.equal(await exited, 0, stderr)
 
@@ -42,8 +50,14 @@ test('antler index takes ANTLER_SHIP and ANTLER_START_BLOCK, logs JSON lines on 
   db.close()
   assert.equal(first.n, 5, 'ANTLER_START_BLOCK=5 was taken')
   assert.equal(stdout, '')
-  const lines = stderr.split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as { level: number; msg: string; url?: string; signal?: string })
-  assert.deepEqual(lines.map((l) => l.msg).filter((m) => m !== 'ship disconnected'), ['ship connected', 'shutting down'])
+  const lines = stderr
+    .split('\n')
+    .filter((l) => l !== '')
+    .map((l) => JSON.parse(l) as { level: number; msg: string; url?: string; signal?: string })
+  assert.deepEqual(
+    lines.map((l) => l.msg).filter((m) => m !== 'ship disconnected'),
+    ['ship connected', 'shutting down'],
+  )
   assert.equal(lines[0].url, devchain.ship)
   assert.equal(lines[1].signal, 'SIGTERM')
   for (const line of lines) assert.match(line.msg, /^[a-z ]+$/, 'fixed lowercase messages')

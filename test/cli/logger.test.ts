@@ -14,7 +14,15 @@ function sink(isTTY = false): { stream: NodeJS.WriteStream; text(): string; line
     },
   }) as unknown as NodeJS.WriteStream
   stream.isTTY = isTTY
-  return { stream, text: () => text, lines: () => text.split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as Record<string, unknown>) }
+  return {
+    stream,
+    text: () => text,
+    lines: () =>
+      text
+        .split('\n')
+        .filter((l) => l !== '')
+        .map((l) => JSON.parse(l) as Record<string, unknown>),
+  }
 }
 
 test('createLogger writes one JSON line per entry at its level and above (info by default)', () => {
@@ -25,7 +33,10 @@ test('createLogger writes one JSON line per entry at its level and above (info b
   log.error({ err: new Error('boom') }, 'devchain error')
   const lines = out.lines()
   assert.equal(lines.length, 2)
-  assert.deepEqual({ level: lines[0].level, msg: lines[0].msg, block_num: lines[0].block_num, undone: lines[0].undone }, { level: 30, msg: 'fork undone', block_num: 7, undone: 2 })
+  assert.deepEqual(
+    { level: lines[0].level, msg: lines[0].msg, block_num: lines[0].block_num, undone: lines[0].undone },
+    { level: 30, msg: 'fork undone', block_num: 7, undone: 2 },
+  )
   assert.equal(lines[1].msg, 'devchain error')
   assert.equal((lines[1].err as { message: string }).message, 'boom')
 
@@ -40,7 +51,11 @@ test('createLogger writes one JSON line per entry at its level and above (info b
 test('progress: off a TTY a `catching up` log line with snake_case fields; on a TTY a bar on the stream, not the log', async () => {
   const log = sink()
   const out = sink(false)
-  const reporter = createProgressReporter({ log: createLogger({ destination: log.stream }), out: out.stream, logEveryMs: 5 })
+  const reporter = createProgressReporter({
+    log: createLogger({ destination: log.stream }),
+    out: out.stream,
+    logEveryMs: 5,
+  })
   await new Promise((r) => setTimeout(r, 10))
   reporter.onBlock({ num: 10, head: 1000, actions: 5 })
   assert.equal(out.text(), '')

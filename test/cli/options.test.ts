@@ -6,15 +6,26 @@ import { tempDir } from '../_helpers/devchain.ts'
 
 /** The environment without any ANTLER_* variable of the caller's, plus `env`. */
 function cleanEnv(env: Record<string, string>): Record<string, string> {
-  const base = Object.fromEntries(Object.entries(process.env).filter(([k, v]) => !k.startsWith('ANTLER_') && v !== undefined)) as Record<string, string>
+  const base = Object.fromEntries(
+    Object.entries(process.env).filter(([k, v]) => !k.startsWith('ANTLER_') && v !== undefined),
+  ) as Record<string, string>
   return { ...base, ...env }
 }
 
-/** Runs `antler …` to its end (at most 45 s: a refusal must not wait for anything, but a loaded machine loads slowly) and checks it was refused with one plain line naming `names`. */
+/**
+ * Runs `antler …` to its end (at most 45 s: a refusal must not wait for anything, but a loaded machine loads slowly)
+ * and checks it was refused with one plain line naming `names`.
+ */
 function assertRefused(args: string[], env: Record<string, string>, names: RegExp): string {
   const started = Date.now()
-  const result = spawnSync(process.execPath, [ANTLER_BIN, ...args], { encoding: 'utf8', env: cleanEnv(env), timeout: 45_000 })
-  const what = `${Object.entries(env).map(([k, v]) => `${k}=${v} `).join('')}antler ${args.join(' ')}`
+  const result = spawnSync(process.execPath, [ANTLER_BIN, ...args], {
+    encoding: 'utf8',
+    env: cleanEnv(env),
+    timeout: 45_000,
+  })
+  const what = `${Object.entries(env)
+    .map(([k, v]) => `${k}=${v} `)
+    .join('')}antler ${args.join(' ')}`
   assert.equal(result.signal, null, `${what}: still running after 45 s`)
   assert.ok(Date.now() - started < 30_000, `${what}: took ${Date.now() - started} ms`)
   assert.notEqual(result.status, 0, `${what}: exit status`)
@@ -52,7 +63,13 @@ const BAD: [string, string, string][] = [
 test('a bad flag value is refused at start with one line naming the flag, no stack trace', (t) => {
   const dataDir = tempDir(t)
   for (const [command, flag, value] of BAD) {
-    const line = assertRefused([command, '--data-dir', dataDir, flag, value], {}, new RegExp(`error: option '${flag} <[a-z]+>' argument '${value.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}' is invalid\\. expected `))
+    const line = assertRefused(
+      [command, '--data-dir', dataDir, flag, value],
+      {},
+      new RegExp(
+        `error: option '${flag} <[a-z]+>' argument '${value.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}' is invalid\\. expected `,
+      ),
+    )
     assert.doesNotMatch(line, /from env/)
   }
 })
@@ -62,26 +79,59 @@ test('a bad ANTLER_* value is refused at start with one line naming the variable
   for (const [command, flag, value] of BAD) {
     const variable = `ANTLER_${flag.slice(2).replace(/-/g, '_').toUpperCase()}`
     const env = flag === '--data-dir' ? { [variable]: value } : { ANTLER_DATA_DIR: dataDir, [variable]: value }
-    assertRefused([command], env, new RegExp(`error: option '${flag} <[a-z]+>' value '.*' from env '${variable}' is invalid\\. expected `))
+    assertRefused(
+      [command],
+      env,
+      new RegExp(`error: option '${flag} <[a-z]+>' value '.*' from env '${variable}' is invalid\\. expected `),
+    )
   }
 })
 
 test('the refusals say what is expected; index needs --ship; a flag wins over its variable; a variable of another command is ignored', (t) => {
   const dataDir = tempDir(t)
-  assert.match(assertRefused(['index', '--data-dir', dataDir, '--start-block', 'abc'], {}, /--start-block/), /expected a whole number from 1 to 4294967295$/)
-  assert.match(assertRefused(['index', '--data-dir', dataDir, '--store', 'mysql://x'], {}, /--store/), /expected sqlite or a postgres:\/\/ or postgresql:\/\/ URL$/)
-  assert.match(assertRefused(['devchain', '--data-dir', dataDir], { ANTLER_CHAIN_PORT: 'abc' }, /ANTLER_CHAIN_PORT/), /expected a whole number from 0 to 65535$/)
-  assert.match(assertRefused(['index', '--data-dir', dataDir], {}, /--ship/), /^antler: --ship is required \(or ANTLER_SHIP\)$/)
+  assert.match(
+    assertRefused(['index', '--data-dir', dataDir, '--start-block', 'abc'], {}, /--start-block/),
+    /expected a whole number from 1 to 4294967295$/,
+  )
+  assert.match(
+    assertRefused(['index', '--data-dir', dataDir, '--store', 'mysql://x'], {}, /--store/),
+    /expected sqlite or a postgres:\/\/ or postgresql:\/\/ URL$/,
+  )
+  assert.match(
+    assertRefused(['devchain', '--data-dir', dataDir], { ANTLER_CHAIN_PORT: 'abc' }, /ANTLER_CHAIN_PORT/),
+    /expected a whole number from 0 to 65535$/,
+  )
+  assert.match(
+    assertRefused(['index', '--data-dir', dataDir], {}, /--ship/),
+    /^antler: --ship is required \(or ANTLER_SHIP\)$/,
+  )
   // The flag wins over its variable, whichever of the two is bad.
   assertRefused(['index', '--data-dir', dataDir, '--start-block', 'x'], { ANTLER_START_BLOCK: '5' }, /argument 'x'/)
-  assertRefused(['verify', '--data-dir', dataDir, '--samples', '5'], { ANTLER_SAMPLES: 'many' }, /^antler: no store at /)
+  assertRefused(
+    ['verify', '--data-dir', dataDir, '--samples', '5'],
+    { ANTLER_SAMPLES: 'many' },
+    /^antler: no store at /,
+  )
   // verify has no --chain-port: ANTLER_CHAIN_PORT (set for a devchain in the same shell) is not its business.
-  assert.match(assertRefused(['verify', '--data-dir', dataDir], { ANTLER_CHAIN_PORT: 'abc' }, /^antler: no store at /), /store\.sqlite$/)
+  assert.match(
+    assertRefused(['verify', '--data-dir', dataDir], { ANTLER_CHAIN_PORT: 'abc' }, /^antler: no store at /),
+    /store\.sqlite$/,
+  )
 })
 
 test('good ANTLER_* values are taken: devchain on ANTLER_CHAIN_PORT=0 prints a ready line with real ports; at log level silent stderr stays empty', async (t) => {
   const dataDir = tempDir(t)
-  const cli = await spawnAntler(t, ['devchain'], cleanEnv({ ANTLER_DATA_DIR: dataDir, ANTLER_CHAIN_PORT: '0', ANTLER_SHIP_PORT: '0', ANTLER_BLOCK_TIME: '0', ANTLER_LOG_LEVEL: 'silent' }))
+  const cli = await spawnAntler(
+    t,
+    ['devchain'],
+    cleanEnv({
+      ANTLER_DATA_DIR: dataDir,
+      ANTLER_CHAIN_PORT: '0',
+      ANTLER_SHIP_PORT: '0',
+      ANTLER_BLOCK_TIME: '0',
+      ANTLER_LOG_LEVEL: 'silent',
+    }),
+  )
   assert.match(cli.ready.chainApi, /^http:\/\/127\.0\.0\.1:[1-9][0-9]*$/)
   assert.match(cli.ready.ship, /^ws:\/\/127\.0\.0\.1:[1-9][0-9]*$/)
   const info = (await (await fetch(`${cli.ready.chainApi}/v1/chain/get_info`)).json()) as { chain_id: string }

@@ -9,10 +9,19 @@ import { startShipProxy } from '../_helpers/ship-proxy.ts'
 import { until } from '../_helpers/store.ts'
 
 /** The environment without the caller's ANTLER_* variables, plus `env`. */
-const cleanEnv = (env: Record<string, string> = {}): Record<string, string> => ({ ...(Object.fromEntries(Object.entries(process.env).filter(([k, v]) => !k.startsWith('ANTLER_') && v !== undefined)) as Record<string, string>), ...env })
+const cleanEnv = (env: Record<string, string> = {}): Record<string, string> => ({
+  ...(Object.fromEntries(
+    Object.entries(process.env).filter(([k, v]) => !k.startsWith('ANTLER_') && v !== undefined),
+  ) as Record<string, string>),
+  ...env,
+})
 
 /** Runs `antler …` without blocking this process (the devchain it reads lives here); killed after `ms`. */
-function run(args: string[], env: Record<string, string> = {}, ms = 60_000): Promise<{ code: number | null; stdout: string; stderr: string; tookMs: number }> {
+function run(
+  args: string[],
+  env: Record<string, string> = {},
+  ms = 60_000,
+): Promise<{ code: number | null; stdout: string; stderr: string; tookMs: number }> {
   const started = Date.now()
   const child = spawn(process.execPath, [ANTLER_BIN, ...args], { env: cleanEnv(env) })
   let stdout = ''
@@ -46,13 +55,17 @@ for (const command of ['index', 'serve'] as const) {
     for (let i = 0; i < 40; i++) devchain.chain.produceBlock()
     const proxy = await startShipProxy(t, devchain.ship, { retainFrom: 30 })
     const dataDir = tempDir(t)
-    const extra = command === 'serve' ? ['--chain-api', devchain.chainApi, '--port', '0', '--grpc-port', '0', '--no-auth'] : []
+    const extra =
+      command === 'serve' ? ['--chain-api', devchain.chainApi, '--port', '0', '--grpc-port', '0', '--no-auth'] : []
     const result = await run([command, '--ship', proxy.url, '--data-dir', dataDir, ...extra])
     assert.equal(result.code, 1, result.stderr)
     const fatal = fatalOf(result.stderr)
     assert.equal(fatal?.msg, 'indexer stopped', result.stderr)
     assert.equal(fatal.err?.code, 'ship_history_gap_error', result.stderr)
-    assert.match(fatal.err.message, /starts at block 1, but the node reports its retained history starting at block 30.*--start-block 30/)
+    assert.match(
+      fatal.err.message,
+      /starts at block 1, but the node reports its retained history starting at block 30.*--start-block 30/,
+    )
     assert.ok(proxy.sessions() <= 2, `sessions: ${proxy.sessions()}`)
     assert.deepEqual(proxy.requests, [], 'no blocks were asked for')
   })
@@ -63,9 +76,18 @@ test('antler index against a node whose SHiP ABI has action_trace_v2 exits 1 wit
   for (let i = 0; i < 5; i++) devchain.chain.produceBlock()
   const proxy = await startShipProxy(t, devchain.ship, {
     abi: (text) => {
-      const abi = JSON.parse(text) as { variants: { name: string; types: string[] }[]; structs: { name: string; fields: unknown[] }[] }
+      const abi = JSON.parse(text) as {
+        variants: { name: string; types: string[] }[]
+        structs: { name: string; fields: unknown[] }[]
+      }
       abi.variants.find((v) => v.name === 'action_trace')!.types.push('action_trace_v2')
-      abi.structs.push({ name: 'action_trace_v2', fields: [...abi.structs.find((s) => s.name === 'action_trace_v1')!.fields, { name: 'call_traces', type: 'bytes' }] })
+      abi.structs.push({
+        name: 'action_trace_v2',
+        fields: [
+          ...abi.structs.find((s) => s.name === 'action_trace_v1')!.fields,
+          { name: 'call_traces', type: 'bytes' },
+        ],
+      })
       return JSON.stringify(abi)
     },
   })
@@ -100,7 +122,9 @@ for (const how of ['--irreversible-only', 'ANTLER_IRREVERSIBLE_ONLY=1'] as const
     for (let i = 0; i < 30; i++) devchain.chain.produceBlock()
     const dataDir = tempDir(t)
     const args = ['index', '--ship', devchain.ship, '--data-dir', dataDir, ...(how.startsWith('--') ? [how] : [])]
-    const child = spawn(process.execPath, [ANTLER_BIN, ...args], { env: cleanEnv(how.startsWith('--') ? {} : { ANTLER_IRREVERSIBLE_ONLY: '1' }) })
+    const child = spawn(process.execPath, [ANTLER_BIN, ...args], {
+      env: cleanEnv(how.startsWith('--') ? {} : { ANTLER_IRREVERSIBLE_ONLY: '1' }),
+    })
     let stderr = ''
     child.stderr.on('data', (d) => (stderr += d))
     t.after(() => {
@@ -121,10 +145,36 @@ for (const how of ['--irreversible-only', 'ANTLER_IRREVERSIBLE_ONLY=1'] as const
 
 test('antler dev --irreversible-only is ready once the store reaches LIB and keeps the store at or below LIB', async (t) => {
   const dataDir = tempDir(t)
-  const cli = await spawnAntler(t, ['dev', '--irreversible-only', '--data-dir', dataDir, '--chain-port', '0', '--ship-port', '0', '--port', '0', '--grpc-port', '0', '--block-time', '0', '--workload', 'none', '--lib-depth', '3'], cleanEnv())
+  const cli = await spawnAntler(
+    t,
+    [
+      'dev',
+      '--irreversible-only',
+      '--data-dir',
+      dataDir,
+      '--chain-port',
+      '0',
+      '--ship-port',
+      '0',
+      '--port',
+      '0',
+      '--grpc-port',
+      '0',
+      '--block-time',
+      '0',
+      '--workload',
+      'none',
+      '--lib-depth',
+      '3',
+    ],
+    cleanEnv(),
+  )
   const produced = await postJson(`${cli.ready.chainApi}/v1/devchain/produce`, { blocks: 10 })
   assert.equal(produced.status, 200, JSON.stringify(produced.body))
-  const info = (await (await fetch(`${cli.ready.chainApi}/v1/chain/get_info`)).json()) as { head_block_num: number; last_irreversible_block_num: number }
+  const info = (await (await fetch(`${cli.ready.chainApi}/v1/chain/get_info`)).json()) as {
+    head_block_num: number
+    last_irreversible_block_num: number
+  }
   assert.equal(info.last_irreversible_block_num, info.head_block_num - 3)
   await until(() => storeHead(dataDir) === info.last_irreversible_block_num, 'the store to reach LIB', 30_000)
   await new Promise((r) => setTimeout(r, 500))

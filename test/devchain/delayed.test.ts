@@ -4,7 +4,12 @@ import { decodeShipType } from '../../src/ship/index.ts'
 import { Chain, bootChain, pushSigned } from '../../src/devchain/index.ts'
 
 type Trace = [string, { id: string; status: number; scheduled: boolean; action_traces: unknown[] }]
-const transfer = { account: 'eosio.token', name: 'transfer', authorization: [{ actor: 'alice', permission: 'active' }], data: { from: 'alice', to: 'bob', quantity: '1.0000 EOS', memo: 'later' } }
+const transfer = {
+  account: 'eosio.token',
+  name: 'transfer',
+  authorization: [{ actor: 'alice', permission: 'active' }],
+  data: { from: 'alice', to: 'bob', quantity: '1.0000 EOS', memo: 'later' },
+}
 
 function tracesOf(chain: Chain, num: number) {
   return decodeShipType<Trace[]>('transaction_trace[]', chain.block(num)!.traces).map(([, t]) => t)
@@ -16,7 +21,12 @@ test('a delayed transaction is delayed, then executes as scheduled once its dela
   bootChain(chain)
   const id = pushSigned(chain, [transfer], { delaySec: 2 }).trace.id
   const first = chain.produceBlock()
-  assert.deepEqual(tracesOf(chain, first.num).slice(1).map((t) => [t.id, t.status, t.action_traces.length]), [[id, 3, 0]])
+  assert.deepEqual(
+    tracesOf(chain, first.num)
+      .slice(1)
+      .map((t) => [t.id, t.status, t.action_traces.length]),
+    [[id, 3, 0]],
+  )
   const rows = decodeShipType<[string, { name: string }][]>('table_delta[]', first.deltas).map(([, d]) => d.name)
   assert.ok(rows.includes('generated_transaction'))
   let executed: { status: number; scheduled: boolean; id: string } | undefined
@@ -37,7 +47,14 @@ test('canceldelay cancels a delayed transaction so it never runs', () => {
   bootChain(chain)
   const id = pushSigned(chain, [transfer], { delaySec: 1 }).trace.id
   chain.produceBlock()
-  pushSigned(chain, [{ account: 'eosio', name: 'canceldelay', authorization: [{ actor: 'alice', permission: 'active' }], data: { canceling_auth: { actor: 'alice', permission: 'active' }, trx_id: id } }])
+  pushSigned(chain, [
+    {
+      account: 'eosio',
+      name: 'canceldelay',
+      authorization: [{ actor: 'alice', permission: 'active' }],
+      data: { canceling_auth: { actor: 'alice', permission: 'active' }, trx_id: id },
+    },
+  ])
   for (let i = 0; i < 6; i++) {
     now += 500
     const block = chain.produceBlock()

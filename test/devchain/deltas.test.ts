@@ -22,23 +22,61 @@ test('block 1 carries the full-state dump; every row re-encodes identically with
       }
     }
   }
-  assert.deepEqual(deltasOf(chain, 1).map(([, d]) => d.name), ['account', 'account_metadata', 'permission', 'resource_limits'])
-  const order = ['account', 'account_metadata', 'code', 'contract_table', 'contract_row', 'generated_transaction', 'permission', 'permission_link', 'resource_limits', 'resource_usage']
+  assert.deepEqual(
+    deltasOf(chain, 1).map(([, d]) => d.name),
+    ['account', 'account_metadata', 'permission', 'resource_limits'],
+  )
+  const order = [
+    'account',
+    'account_metadata',
+    'code',
+    'contract_table',
+    'contract_row',
+    'generated_transaction',
+    'permission',
+    'permission_link',
+    'resource_limits',
+    'resource_usage',
+  ]
   const names = deltasOf(chain, 2).map(([, d]) => d.name)
-  assert.deepEqual(names, order.filter((n) => names.includes(n)), 'tables in nodeos order')
+  assert.deepEqual(
+    names,
+    order.filter((n) => names.includes(n)),
+    'tables in nodeos order',
+  )
   chain.close()
 })
 
 test('within a table: modified rows, then removed (old row), then created', () => {
   const chain = new Chain({ dataDir: undefined, producers: 1, libDepth: 12 })
   bootChain(chain)
-  const put = (key: number, value: string) => ({ account: 'rawdb', name: 'put', authorization: [{ actor: 'rawdb', permission: 'active' }], data: { scope: 'rawdb', table: 't', key: String(key), payer: 'rawdb', value } })
+  const put = (key: number, value: string) => ({
+    account: 'rawdb',
+    name: 'put',
+    authorization: [{ actor: 'rawdb', permission: 'active' }],
+    data: { scope: 'rawdb', table: 't', key: String(key), payer: 'rawdb', value },
+  })
   pushSigned(chain, [put(1, 'aa'), put(2, 'bb')])
   chain.produceBlock()
-  pushSigned(chain, [put(3, 'cc'), { account: 'rawdb', name: 'erase', authorization: [{ actor: 'rawdb', permission: 'active' }], data: { scope: 'rawdb', table: 't', key: '2' } }, put(1, 'a1')])
+  pushSigned(chain, [
+    put(3, 'cc'),
+    {
+      account: 'rawdb',
+      name: 'erase',
+      authorization: [{ actor: 'rawdb', permission: 'active' }],
+      data: { scope: 'rawdb', table: 't', key: '2' },
+    },
+    put(1, 'a1'),
+  ])
   const block = chain.produceBlock()
   const rows = deltasOf(chain, block.num).find(([, d]) => d.name === 'contract_row')![1].rows
-  const decoded = rows.map((r) => ({ present: r.present, row: decodeShipType<[string, { primary_key: string; value: string }]>('contract_row', Buffer.from(r.data, 'hex'))[1] }))
+  const decoded = rows.map((r) => ({
+    present: r.present,
+    row: decodeShipType<[string, { primary_key: string; value: string }]>(
+      'contract_row',
+      Buffer.from(r.data, 'hex'),
+    )[1],
+  }))
   assert.deepEqual(
     decoded.map((d) => [d.present, String(d.row.primary_key), d.row.value]),
     [
@@ -53,9 +91,38 @@ test('within a table: modified rows, then removed (old row), then created', () =
 test('a failed transaction leaves no delta and a row written then erased in one block leaves none', () => {
   const chain = new Chain({ dataDir: undefined, producers: 1, libDepth: 12 })
   bootChain(chain)
-  assert.throws(() => pushSigned(chain, [{ account: 'rawdb', name: 'put', authorization: [{ actor: 'rawdb', permission: 'active' }], data: { scope: 'rawdb', table: 'x', key: '1', payer: 'rawdb', value: 'ff' } }, { account: 'rawdb', name: 'fail', authorization: [{ actor: 'rawdb', permission: 'active' }], data: { message: 'no' } }]))
-  pushSigned(chain, [{ account: 'rawdb', name: 'put', authorization: [{ actor: 'rawdb', permission: 'active' }], data: { scope: 'rawdb', table: 'y', key: '5', payer: 'rawdb', value: 'ee' } }])
-  pushSigned(chain, [{ account: 'rawdb', name: 'erase', authorization: [{ actor: 'rawdb', permission: 'active' }], data: { scope: 'rawdb', table: 'y', key: '5' } }])
+  assert.throws(() =>
+    pushSigned(chain, [
+      {
+        account: 'rawdb',
+        name: 'put',
+        authorization: [{ actor: 'rawdb', permission: 'active' }],
+        data: { scope: 'rawdb', table: 'x', key: '1', payer: 'rawdb', value: 'ff' },
+      },
+      {
+        account: 'rawdb',
+        name: 'fail',
+        authorization: [{ actor: 'rawdb', permission: 'active' }],
+        data: { message: 'no' },
+      },
+    ]),
+  )
+  pushSigned(chain, [
+    {
+      account: 'rawdb',
+      name: 'put',
+      authorization: [{ actor: 'rawdb', permission: 'active' }],
+      data: { scope: 'rawdb', table: 'y', key: '5', payer: 'rawdb', value: 'ee' },
+    },
+  ])
+  pushSigned(chain, [
+    {
+      account: 'rawdb',
+      name: 'erase',
+      authorization: [{ actor: 'rawdb', permission: 'active' }],
+      data: { scope: 'rawdb', table: 'y', key: '5' },
+    },
+  ])
   const block = chain.produceBlock()
   const names = deltasOf(chain, block.num).map(([, d]) => d.name)
   assert.ok(!names.includes('contract_row') && !names.includes('contract_table'), names.join(','))

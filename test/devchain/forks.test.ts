@@ -5,12 +5,24 @@ import { pushSigned, type Devchain } from '../../src/devchain/index.ts'
 import { postJson, withDevchain } from '../_helpers/devchain.ts'
 
 function transfer(devchain: Devchain, memo: string) {
-  return pushSigned(devchain.chain, [{ account: 'eosio.token', name: 'transfer', authorization: [{ actor: 'alice', permission: 'active' }], data: { from: 'alice', to: 'bob', quantity: '0.0001 EOS', memo } }]).trace.id
+  return pushSigned(devchain.chain, [
+    {
+      account: 'eosio.token',
+      name: 'transfer',
+      authorization: [{ actor: 'alice', permission: 'active' }],
+      data: { from: 'alice', to: 'bob', quantity: '0.0001 EOS', memo },
+    },
+  ]).trace.id
 }
 
 /** Transaction ids in the traces of a block. */
 function trxIdsOf(devchain: Devchain, num: number): string[] {
-  return decodeShipType<[string, { id: string; action_traces: unknown[] }][]>('transaction_trace[]', devchain.chain.block(num)!.traces).slice(1).map(([, t]) => t.id)
+  return decodeShipType<[string, { id: string; action_traces: unknown[] }][]>(
+    'transaction_trace[]',
+    devchain.chain.block(num)!.traces,
+  )
+    .slice(1)
+    .map(([, t]) => t.id)
 }
 
 test('POST /v1/devchain/fork replaces the last N blocks with a longer branch seen over SHiP as a lower number', async (t) => {
@@ -33,14 +45,21 @@ test('POST /v1/devchain/fork replaces the last N blocks with a longer branch see
 
   const response = await postJson(devchain.chainApi + '/v1/devchain/fork', { depth: 3, drop: [ids[3]] })
   assert.equal(response.status, 200)
-  const fork = response.body as { fork_block_num: number; old_head: { block_num: number; block_id: string }; new_head: { block_num: number; block_id: string } }
+  const fork = response.body as {
+    fork_block_num: number
+    old_head: { block_num: number; block_id: string }
+    new_head: { block_num: number; block_id: string }
+  }
   assert.deepEqual(fork.old_head, { block_num: oldHead.num, block_id: oldHead.id })
   assert.equal(fork.fork_block_num, oldHead.num - 2)
   assert.equal(fork.new_head.block_num, oldHead.num + 1)
 
   while (seen.at(-1)?.id !== fork.new_head.block_id) await next()
   const afterFork = seen.slice(seen.findIndex((b) => b.id === oldHead.id) + 1)
-  assert.deepEqual(afterFork.map((b) => b.num), [fork.fork_block_num, fork.fork_block_num + 1, fork.fork_block_num + 2, fork.fork_block_num + 3])
+  assert.deepEqual(
+    afterFork.map((b) => b.num),
+    [fork.fork_block_num, fork.fork_block_num + 1, fork.fork_block_num + 2, fork.fork_block_num + 3],
+  )
   // The first block of the new branch links to the common ancestor, and every id changed.
   assert.equal(afterFork[0].prev, devchain.chain.blockIdAt(fork.fork_block_num - 1))
   const oldIds = new Set(seen.slice(0, seen.length - afterFork.length).map((b) => b.id))

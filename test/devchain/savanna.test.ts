@@ -24,10 +24,25 @@ type ShipBlockJson = Json & { header_extensions: { type: number; data: string }[
 function resultOf(chain: Chain, num: number): BlocksResult {
   const b = chain.block(num)!
   const ref = { blockNum: b.num, blockId: b.id }
-  return { v1: true, head: ref, lastIrreversible: chain.lib, thisBlock: ref, prevBlock: undefined, block: b.block, traces: b.traces, deltas: b.deltas, finalityData: b.finalityData }
+  return {
+    v1: true,
+    head: ref,
+    lastIrreversible: chain.lib,
+    thisBlock: ref,
+    prevBlock: undefined,
+    block: b.block,
+    traces: b.traces,
+    deltas: b.deltas,
+    finalityData: b.finalityData,
+  }
 }
 
-const transfer = (memo: string) => ({ account: 'eosio.token', name: 'transfer', authorization: [{ actor: 'alice', permission: 'active' }], data: { from: 'alice', to: 'bob', quantity: '0.0001 EOS', memo } })
+const transfer = (memo: string) => ({
+  account: 'eosio.token',
+  name: 'transfer',
+  authorization: [{ actor: 'alice', permission: 'active' }],
+  data: { from: 'alice', to: 'bob', quantity: '0.0001 EOS', memo },
+})
 const rawdbAuth = [{ actor: 'rawdb', permission: 'active' }]
 
 test('Savanna blocks: header, finality extension, finality data, traces and deltas read by the generic ABI decoder (Spring ABI) equal the fast decoders, field by field', () => {
@@ -35,7 +50,15 @@ test('Savanna blocks: header, finality extension, finality data, traces and delt
   const chain = new Chain({ dataDir: undefined, producers: 3, libDepth: 12, savanna: true, now: () => now })
   bootChain(chain)
   pushSigned(chain, [transfer('a')])
-  pushSigned(chain, [{ account: 'rawdb', name: 'notify', authorization: rawdbAuth, data: { recipients: ['alice', 'carol'] } }, { account: 'rawdb', name: 'put', authorization: rawdbAuth, data: { scope: 'z', table: 't', key: '9', payer: 'rawdb', value: 'beef' } }])
+  pushSigned(chain, [
+    { account: 'rawdb', name: 'notify', authorization: rawdbAuth, data: { recipients: ['alice', 'carol'] } },
+    {
+      account: 'rawdb',
+      name: 'put',
+      authorization: rawdbAuth,
+      data: { scope: 'z', table: 't', key: '9', payer: 'rawdb', value: 'beef' },
+    },
+  ])
   chain.produceBlock()
   chain.setFinalityStalled(true)
   for (let i = 0; i < 5; i++) {
@@ -62,39 +85,94 @@ test('Savanna blocks: header, finality extension, finality data, traces and delt
     }
     assert.equal(abiBlock.schedule_version, SAVANNA_SCHEDULE_VERSION)
     assert.equal(header.scheduleVersion, abiBlock.schedule_version)
-    assert.deepEqual([header.confirmed, header.transactionMroot, ours.block.previous, ours.block.producer], [abiBlock.confirmed, abiBlock.transaction_mroot, abiBlock.previous, abiBlock.producer])
+    assert.deepEqual(
+      [header.confirmed, header.transactionMroot, ours.block.previous, ours.block.producer],
+      [abiBlock.confirmed, abiBlock.transaction_mroot, abiBlock.previous, abiBlock.producer],
+    )
     assert.deepEqual(header.headerExtensions, abiBlock.header_extensions)
     // The header's action_mroot is the finality root: kept apart, never shown as the action root.
     assert.equal(header.finalityMroot, abiBlock.action_mroot)
     const abiFinality = decodeShipType<Json>('finality_data', stored.finalityData!)
-    assert.deepEqual(normalizeUint64(finalityDataAsJson(decodeFinalityData(stored.finalityData!))), normalizeUint64(abiFinality))
+    assert.deepEqual(
+      normalizeUint64(finalityDataAsJson(decodeFinalityData(stored.finalityData!))),
+      normalizeUint64(abiFinality),
+    )
     assert.equal(header.actionMroot, abiFinality.action_mroot)
     assert.notEqual(header.actionMroot, header.finalityMroot)
     const [ext] = abiBlock.header_extensions
     assert.equal(ext.type, 2)
     const abiExt = decodeShipType<Json>('finality_extension', Buffer.from(ext.data, 'hex'))
-    assert.deepEqual(normalizeUint64(finalityExtensionAsJson(decodeFinalityExtension(Buffer.from(ext.data, 'hex')))), normalizeUint64(abiExt))
+    assert.deepEqual(
+      normalizeUint64(finalityExtensionAsJson(decodeFinalityExtension(Buffer.from(ext.data, 'hex')))),
+      normalizeUint64(abiExt),
+    )
     // Traces and deltas: the same fields through both decoders.
-    const abiTraces = decodeShipType<V<Json & { action_traces: V<Json & { receipt: V<Json> | null; act: Json }>[] }>[]>('transaction_trace[]', stored.traces)
+    const abiTraces = decodeShipType<V<Json & { action_traces: V<Json & { receipt: V<Json> | null; act: Json }>[] }>[]>(
+      'transaction_trace[]',
+      stored.traces,
+    )
     const fastTraces = decodeTransactionTraces(stored.traces)
     assert.deepEqual(
-      fastTraces.map((t) => [t.id, t.status, t.actionTraces.map((a) => [a.actionOrdinal, a.receiver, a.act.account, a.act.name, toHex(a.act.data), a.receipt && String(a.receipt.globalSequence), a.receipt?.actDigest])]),
-      abiTraces.map(([, t]) => [t.id, t.status, t.action_traces.map(([, a]) => [a.action_ordinal, a.receiver, a.act.account, a.act.name, a.act.data, a.receipt && String(a.receipt[1].global_sequence), a.receipt?.[1].act_digest])]),
+      fastTraces.map((t) => [
+        t.id,
+        t.status,
+        t.actionTraces.map((a) => [
+          a.actionOrdinal,
+          a.receiver,
+          a.act.account,
+          a.act.name,
+          toHex(a.act.data),
+          a.receipt && String(a.receipt.globalSequence),
+          a.receipt?.actDigest,
+        ]),
+      ]),
+      abiTraces.map(([, t]) => [
+        t.id,
+        t.status,
+        t.action_traces.map(([, a]) => [
+          a.action_ordinal,
+          a.receiver,
+          a.act.account,
+          a.act.name,
+          a.act.data,
+          a.receipt && String(a.receipt[1].global_sequence),
+          a.receipt?.[1].act_digest,
+        ]),
+      ]),
     )
-    const abiDeltas = decodeShipType<V<{ name: string; rows: { present: boolean; data: string }[] }>[]>('table_delta[]', stored.deltas)
-    assert.deepEqual(decodeTableDeltas(stored.deltas).map((d) => ({ name: d.name, rows: d.rows.map((r) => ({ present: r.present, data: toHex(r.data) })) })), abiDeltas.map(([, d]) => d))
+    const abiDeltas = decodeShipType<V<{ name: string; rows: { present: boolean; data: string }[] }>[]>(
+      'table_delta[]',
+      stored.deltas,
+    )
+    assert.deepEqual(
+      decodeTableDeltas(stored.deltas).map((d) => ({
+        name: d.name,
+        rows: d.rows.map((r) => ({ present: r.present, data: toHex(r.data) })),
+      })),
+      abiDeltas.map(([, d]) => d),
+    )
     compared++
   }
   assert.ok(compared >= 10)
 
   // The first Savanna block (Spring's Savanna Genesis block) claims itself and brings both policies.
-  const genesisExt = decodeFinalityExtension(Buffer.from(decodeShipType<ShipBlockJson>('signed_block', chain.block(2)!.block).header_extensions[0].data, 'hex'))
+  const genesisExt = decodeFinalityExtension(
+    Buffer.from(decodeShipType<ShipBlockJson>('signed_block', chain.block(2)!.block).header_extensions[0].data, 'hex'),
+  )
   assert.deepEqual(genesisExt.qcClaim, { blockNum: 2, isStrongQc: false })
   assert.equal(genesisExt.newFinalizerPolicyDiff?.insertIndexes.length, 3)
   assert.equal(genesisExt.newProposerPolicyDiff?.insertIndexes.length, 3)
   assert.ok(decodeFinalityData(chain.block(2)!.finalityData!).pendingFinalizerPolicy)
   // Stalled blocks repeat the last claim; the release claims the parent again.
-  const claims = [3, 4, 5, 6, 7, 8, 9, 10].map((n) => decodeFinalityExtension(Buffer.from(decodeShipType<ShipBlockJson>('signed_block', chain.block(n)!.block).header_extensions[0].data, 'hex')).qcClaim.blockNum)
+  const claims = [3, 4, 5, 6, 7, 8, 9, 10].map(
+    (n) =>
+      decodeFinalityExtension(
+        Buffer.from(
+          decodeShipType<ShipBlockJson>('signed_block', chain.block(n)!.block).header_extensions[0].data,
+          'hex',
+        ),
+      ).qcClaim.blockNum,
+  )
   assert.deepEqual(claims, [2, 2, 2, 2, 2, 2, 8, 9])
   assert.equal(chain.lib.blockNum, chain.head.num - 2)
   chain.close()
@@ -113,15 +191,34 @@ test('devchain --savanna over HTTP and SHiP: LIB at head − 2, Spring get_info,
   assert.match(String(info.server_version_string), /^v1\.2\.2/)
   assert.equal(Object.keys(info).length, 20)
 
-  const finalizers = (await postJson(`${devchain.chainApi}/v1/chain/get_finalizer_info`, {})).body as Json & { active_finalizer_policy: { generation: number; threshold: number; finalizers: { description: string; weight: number; public_key: string }[] }; last_tracked_votes: Json[] }
+  const finalizers = (await postJson(`${devchain.chainApi}/v1/chain/get_finalizer_info`, {})).body as Json & {
+    active_finalizer_policy: {
+      generation: number
+      threshold: number
+      finalizers: { description: string; weight: number; public_key: string }[]
+    }
+    last_tracked_votes: Json[]
+  }
   assert.equal(finalizers.active_finalizer_policy.generation, 1)
   assert.equal(finalizers.active_finalizer_policy.finalizers.length, 3)
   assert.match(finalizers.active_finalizer_policy.finalizers[0].public_key, /^PUB_BLS_/)
   assert.equal(finalizers.pending_finalizer_policy, null)
-  assert.deepEqual(Object.keys(finalizers.last_tracked_votes[0]).sort(), ['description', 'finalizer_policy_generation', 'is_vote_strong', 'public_key', 'voted_for_block_id', 'voted_for_block_num', 'voted_for_block_timestamp'])
+  assert.deepEqual(Object.keys(finalizers.last_tracked_votes[0]).sort(), [
+    'description',
+    'finalizer_policy_generation',
+    'is_vote_strong',
+    'public_key',
+    'voted_for_block_id',
+    'voted_for_block_num',
+    'voted_for_block_timestamp',
+  ])
   assert.equal(finalizers.last_tracked_votes[0].voted_for_block_num, chain.head.num - 1)
 
-  const genesis = (await postJson(`${devchain.chainApi}/v1/chain/get_block`, { block_num_or_id: 2 })).body as Json & { qc_claim: Json; new_finalizer_policy_diff: Json & { insert_indexes: Json[] }; new_proposer_policy_diff: Json }
+  const genesis = (await postJson(`${devchain.chainApi}/v1/chain/get_block`, { block_num_or_id: 2 })).body as Json & {
+    qc_claim: Json
+    new_finalizer_policy_diff: Json & { insert_indexes: Json[] }
+    new_proposer_policy_diff: Json
+  }
   assert.deepEqual(genesis.qc_claim, { block_num: 2, is_strong_qc: false })
   assert.equal(genesis.schedule_version, SAVANNA_SCHEDULE_VERSION)
   assert.equal(genesis.finality_mroot, genesis.action_mroot)
@@ -135,7 +232,8 @@ test('devchain --savanna over HTTP and SHiP: LIB at head − 2, Spring get_info,
   const legacyGenesis = (await postJson(`${devchain.chainApi}/v1/chain/get_block`, { block_num_or_id: 1 })).body
   assert.ok(!('qc_claim' in legacyGenesis) && !('finality_mroot' in legacyGenesis))
   // Spring's get_block_header_state answers for irreversible blocks too, with only a few fields filled.
-  const bhs = (await postJson(`${devchain.chainApi}/v1/chain/get_block_header_state`, { block_num_or_id: 2 })).body as Json & { header: Json & { header_extensions: unknown[][] } }
+  const bhs = (await postJson(`${devchain.chainApi}/v1/chain/get_block_header_state`, { block_num_or_id: 2 }))
+    .body as Json & { header: Json & { header_extensions: unknown[][] } }
   assert.equal(bhs.block_num, 2)
   assert.equal(bhs.dpos_irreversible_blocknum, 0)
   assert.equal(bhs.header.header_extensions[0][0], 2)
@@ -197,12 +295,25 @@ test('devchain --savanna over HTTP and SHiP: LIB at head − 2, Spring get_info,
 
 test('a legacy devchain: no finalizer endpoint, no finality stall, no finality data; reopened with --savanna it switches at its next block and replays', async (t) => {
   const dataDir = tempDir(t)
-  const config = { dataDir, host: '127.0.0.1', chainPort: 0, shipPort: 0, blockTimeMs: 0, libDepth: 12, producers: 3, forkRate: 0, workload: 'none' as const }
+  const config = {
+    dataDir,
+    host: '127.0.0.1',
+    chainPort: 0,
+    shipPort: 0,
+    blockTimeMs: 0,
+    libDepth: 12,
+    producers: 3,
+    forkRate: 0,
+    workload: 'none' as const,
+  }
   let devchain = await startDevchain(config)
   for (let i = 0; i < 3; i++) devchain.chain.produceBlock()
   assert.equal((await postJson(`${devchain.chainApi}/v1/chain/get_finalizer_info`, {})).status, 404)
   assert.equal((await postJson(`${devchain.chainApi}/v1/devchain/finality`, { stall: true })).status, 400)
-  assert.match(String((await postJson(`${devchain.chainApi}/v1/chain/get_info`, {})).body.server_version_string), /^v5\.0\.3/)
+  assert.match(
+    String((await postJson(`${devchain.chainApi}/v1/chain/get_info`, {})).body.server_version_string),
+    /^v5\.0\.3/,
+  )
   const legacyHead = devchain.chain.head.num
   await devchain.close()
 
@@ -215,10 +326,14 @@ test('a legacy devchain: no finalizer endpoint, no finality stall, no finality d
   assert.equal(devchain.chain.block(legacyHead)!.finalityData, undefined)
   assert.ok(devchain.chain.block(switchAt)!.finalityData)
   assert.equal(decodeShipType<Json>('signed_block', devchain.chain.block(legacyHead)!.block).schedule_version, 0)
-  assert.equal(decodeShipType<Json>('signed_block', devchain.chain.block(switchAt)!.block).schedule_version, SAVANNA_SCHEDULE_VERSION)
+  assert.equal(
+    decodeShipType<Json>('signed_block', devchain.chain.block(switchAt)!.block).schedule_version,
+    SAVANNA_SCHEDULE_VERSION,
+  )
   const head = devchain.chain.head
   await devchain.close()
-  // Restarted without the flag: still Savanna (the chain remembers), every block replays to the same id, stalled ones included.
+  // Restarted without the flag: still Savanna (the chain remembers), every block replays to the same id, stalled ones
+  // included.
   devchain = await startDevchain(config)
   t.after(() => devchain.close())
   assert.equal(devchain.chain.head.id, head.id)

@@ -9,8 +9,11 @@ test('--workload demo pushes transfers, new accounts and rawdb rows at a steady 
   await new Promise((r) => setTimeout(r, 2600))
   const names: string[] = []
   for (let n = 3; n <= devchain.chain.head.num; n++) {
-    const traces = decodeShipType<[string, { action_traces: [string, { act: { account: string; name: string } }][] }][]>('transaction_trace[]', devchain.chain.block(n)!.traces)
-    for (const [, trace] of traces) for (const [, a] of trace.action_traces) names.push(`${a.act.account}::${a.act.name}`)
+    const traces = decodeShipType<
+      [string, { action_traces: [string, { act: { account: string; name: string } }][] }][]
+    >('transaction_trace[]', devchain.chain.block(n)!.traces)
+    for (const [, trace] of traces)
+      for (const [, a] of trace.action_traces) names.push(`${a.act.account}::${a.act.name}`)
   }
   assert.deepEqual(errors, [])
   assert.ok(names.filter((n) => n === 'eosio.token::transfer').length >= 10, 'transfers')

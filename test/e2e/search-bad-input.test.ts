@@ -14,11 +14,92 @@ import { mulberry32 } from '../_helpers/random.ts'
  */
 
 const REQUESTS = Number(process.env.ANTLER_FUZZ_REQUESTS ?? 3000)
-const EXPECTED_CODES = new Set(['request_validation_error', 'invalid_search_query_error', 'invalid_cursor_error', 'bad_request_error'])
+const EXPECTED_CODES = new Set([
+  'request_validation_error',
+  'invalid_search_query_error',
+  'invalid_cursor_error',
+  'bad_request_error',
+])
 
-const FIELDS = ['receiver', 'account', 'action', 'auth', 'scheduled', 'notif', 'input', 'data.from', 'data.to', 'data.quantity', 'data.a.b.c', 'ram.consumed', 'ram.released', 'db.table', 'db.key', 'creator', 'parent.receiver', 'parent.account', 'parent.action', 'trx_id', 'status', 'nosuch', 'data', 'data.', '.x', 'Receiver']
-const VALUES = ['eosio', 'eosio.token', 'alice', 'bob', 'transfer', 'true', 'false', 'executed', 'soft_fail', '"1.0000 EOS"', "'a b'", '"', "'", '', 'accounts/alice', 'a'.repeat(300), '0'.repeat(64), '😀', '\u0000', '%', 'a:b', '-x']
-const JUNK = ['(', ')', '-', ' OR ', ' AND ', ' || ', ' && ', ':', '"', "'", ' ', '\t', '\n', '!', '=', '<', '>', '\\', '😀', '\uffff', '\u0000', '%', '&', '#', '+']
+const FIELDS = [
+  'receiver',
+  'account',
+  'action',
+  'auth',
+  'scheduled',
+  'notif',
+  'input',
+  'data.from',
+  'data.to',
+  'data.quantity',
+  'data.a.b.c',
+  'ram.consumed',
+  'ram.released',
+  'db.table',
+  'db.key',
+  'creator',
+  'parent.receiver',
+  'parent.account',
+  'parent.action',
+  'trx_id',
+  'status',
+  'nosuch',
+  'data',
+  'data.',
+  '.x',
+  'Receiver',
+]
+const VALUES = [
+  'eosio',
+  'eosio.token',
+  'alice',
+  'bob',
+  'transfer',
+  'true',
+  'false',
+  'executed',
+  'soft_fail',
+  '"1.0000 EOS"',
+  "'a b'",
+  '"',
+  "'",
+  '',
+  'accounts/alice',
+  'a'.repeat(300),
+  '0'.repeat(64),
+  '😀',
+  '\u0000',
+  '%',
+  'a:b',
+  '-x',
+]
+const JUNK = [
+  '(',
+  ')',
+  '-',
+  ' OR ',
+  ' AND ',
+  ' || ',
+  ' && ',
+  ':',
+  '"',
+  "'",
+  ' ',
+  '\t',
+  '\n',
+  '!',
+  '=',
+  '<',
+  '>',
+  '\\',
+  '😀',
+  '\uffff',
+  '\u0000',
+  '%',
+  '&',
+  '#',
+  '+',
+]
 
 class Fuzz {
   constructor(private readonly rand: () => number) {}
@@ -64,7 +145,25 @@ class Fuzz {
       case 1:
         return Array.from({ length: this.int(40) }, () => this.pick(JUNK)).join('')
       case 2:
-        return this.pick(['(', ')', '()', '-', '--a:b', 'a:', ':b', 'OR', 'receiver:bob OR', '(receiver:bob', 'receiver:bob)', 'status:executed', '-status:executed', '(status:executed OR receiver:bob)', `${'('.repeat(40)}receiver:bob${')'.repeat(40)}`, Array.from({ length: 70 }, () => 'receiver:bob').join(' '), 'receiver:'.repeat(300)])
+        return this.pick([
+          '(',
+          ')',
+          '()',
+          '-',
+          '--a:b',
+          'a:',
+          ':b',
+          'OR',
+          'receiver:bob OR',
+          '(receiver:bob',
+          'receiver:bob)',
+          'status:executed',
+          '-status:executed',
+          '(status:executed OR receiver:bob)',
+          `${'('.repeat(40)}receiver:bob${')'.repeat(40)}`,
+          Array.from({ length: 70 }, () => 'receiver:bob').join(' '),
+          'receiver:'.repeat(300),
+        ])
       case 3:
         return Buffer.from(Array.from({ length: this.int(64) }, () => this.int(256))).toString()
       default:
@@ -75,7 +174,32 @@ class Fuzz {
   /** Mostly a value the parameter takes (`valid`), else anything number-like. */
   number(valid: readonly string[]): string {
     if (this.int(6) !== 0) return this.pick(valid)
-    return this.pick(['0', '1', '-1', '5', '25', '100', '101', '-4294967295', '4294967295', '4294967296', '2147483647', '99999999999999', '1e3', '0x10', '1.5', ' 1', '', '-', '+1', '007', 'abc', 'NaN', 'Infinity', '-0'])
+    return this.pick([
+      '0',
+      '1',
+      '-1',
+      '5',
+      '25',
+      '100',
+      '101',
+      '-4294967295',
+      '4294967295',
+      '4294967296',
+      '2147483647',
+      '99999999999999',
+      '1e3',
+      '0x10',
+      '1.5',
+      ' 1',
+      '',
+      '-',
+      '+1',
+      '007',
+      'abc',
+      'NaN',
+      'Infinity',
+      '-0',
+    ])
   }
 
   cursor(valid: string): string {
@@ -104,8 +228,14 @@ function fuzzQueryString(fuzz: Fuzz, validCursor: string): string {
     ['start_block', () => fuzz.number(['0', '1', '-1', '-20', '-4294967295'])],
     ['block_count', () => fuzz.number(['1', '10', '2147483647', '4294967295'])],
     ['limit', () => fuzz.number(['1', '2', '25', '100'])],
-    ['sort', () => fuzz.pick(['asc', 'desc', 'ASC', 'Desc', 'asc', 'desc', 'asc', 'desc', 'asc', 'desc', '', 'up', 'asc '])],
-    ['with_reversible', () => fuzz.pick(['true', 'false', 'true', 'false', 'true', 'false', 'true', 'false', '1', '0', 'TRUE', ''])],
+    [
+      'sort',
+      () => fuzz.pick(['asc', 'desc', 'ASC', 'Desc', 'asc', 'desc', 'asc', 'desc', 'asc', 'desc', '', 'up', 'asc ']),
+    ],
+    [
+      'with_reversible',
+      () => fuzz.pick(['true', 'false', 'true', 'false', 'true', 'false', 'true', 'false', '1', '0', 'TRUE', '']),
+    ],
     ['cursor', () => fuzz.cursor(validCursor)],
     ['format', () => fuzz.pick(['json', 'x', ''])],
     [fuzz.pick(['token2', 'x', '__proto__', 'constructor', 'q[]', 'limit[0]']), () => fuzz.pick(['1', 'a', ''])],
@@ -115,7 +245,13 @@ function fuzzQueryString(fuzz: Fuzz, validCursor: string): string {
   const wellFormed = (text: string) => Buffer.from(text).toString()
   const raw = fuzz.int(5) === 0
   return parts
-    .map(([k, v]) => (raw ? wellFormed(`${k}=${v}`).replace(/[^\x21-\x7e]/gu, (c) => encodeURIComponent(c)).replace(/#/g, '%23') : `${encodeURIComponent(wellFormed(k))}=${encodeURIComponent(wellFormed(v))}`))
+    .map(([k, v]) =>
+      raw
+        ? wellFormed(`${k}=${v}`)
+            .replace(/[^\x21-\x7e]/gu, (c) => encodeURIComponent(c))
+            .replace(/#/g, '%23')
+        : `${encodeURIComponent(wellFormed(k))}=${encodeURIComponent(wellFormed(v))}`,
+    )
     .join('&')
 }
 
@@ -123,7 +259,8 @@ test('fuzz: thousands of random and mutated queries and parameters at /v0/search
   const platform = await startPlatform(t, ['--workload', 'demo', '--lib-depth', '5', '--block-time', '50'])
   const { api } = platform
   const token = await issueToken(platform, platform.apiKey)
-  const get = (query: string) => send(`${api}/v0/search/transactions?${query}`, { headers: { authorization: `Bearer ${token}` }, timeoutMs: 15_000 })
+  const get = (query: string) =>
+    send(`${api}/v0/search/transactions?${query}`, { headers: { authorization: `Bearer ${token}` }, timeoutMs: 15_000 })
 
   // Some irreversible history to search, and a valid cursor to mutate.
   let validCursor = ''
@@ -172,10 +309,18 @@ test('fuzz: thousands of random and mutated queries and parameters at /v0/search
         assertNoLeak(answer.text)
         if (answer.status === 200) {
           const body = answer.body as { cursor?: unknown; transactions?: unknown }
-          assert.ok(!isStandardError(body) && typeof body.cursor === 'string' && (body.transactions === null || Array.isArray(body.transactions)), `a search answer: ${answer.text.slice(0, 200)}`)
+          assert.ok(
+            !isStandardError(body) &&
+              typeof body.cursor === 'string' &&
+              (body.transactions === null || Array.isArray(body.transactions)),
+            `a search answer: ${answer.text.slice(0, 200)}`,
+          )
           continue
         }
-        assert.ok(answer.status >= 400 && answer.status < 500, `a 4xx, not ${answer.status}: ${answer.text.slice(0, 300)}`)
+        assert.ok(
+          answer.status >= 400 && answer.status < 500,
+          `a 4xx, not ${answer.status}: ${answer.text.slice(0, 300)}`,
+        )
         const error = expectError(answer, answer.status, (answer.body as ErrorBody | undefined)?.code ?? '?')
         assert.ok(EXPECTED_CODES.has(error.code), `a search refusal, not ${error.code}: ${answer.text.slice(0, 300)}`)
       } catch (error) {
@@ -187,7 +332,11 @@ test('fuzz: thousands of random and mutated queries and parameters at /v0/search
   t.diagnostic(`answers: ${[...seen].map(([outcome, n]) => `${outcome} ×${n}`).join(', ')}; slowest ${slowest} ms`)
   assert.deepEqual(failures.slice(0, 20), [], `seed ${seed}: ${failures.length} bad answers`)
   assert.ok((seen.get('200 ') ?? 0) > REQUESTS / 20, 'a good share of the requests are valid searches')
-  for (const code of ['request_validation_error', 'invalid_search_query_error', 'invalid_cursor_error']) assert.ok([...seen.keys()].some((k) => k.endsWith(code)), `the fuzz reached ${code}`)
+  for (const code of ['request_validation_error', 'invalid_search_query_error', 'invalid_cursor_error'])
+    assert.ok(
+      [...seen.keys()].some((k) => k.endsWith(code)),
+      `the fuzz reached ${code}`,
+    )
 
   const health = await send(`${api}/healthz`)
   assert.equal(health.status, 200, 'the server still serves')

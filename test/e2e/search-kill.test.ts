@@ -21,14 +21,32 @@ async function pushTransfer(chain: APIClient, abi: ABI, memo: string): Promise<{
   const info = await chain.v1.chain.get_info()
   const transaction = Transaction.from({
     ...info.getTransactionHeader(120),
-    actions: [Action.from({ account: 'eosio.token', name: 'transfer', authorization: [{ actor: 'alice', permission: 'active' }], data: { from: 'alice', to: 'bob', quantity: '0.0001 EOS', memo } }, abi)],
+    actions: [
+      Action.from(
+        {
+          account: 'eosio.token',
+          name: 'transfer',
+          authorization: [{ actor: 'alice', permission: 'active' }],
+          data: { from: 'alice', to: 'bob', quantity: '0.0001 EOS', memo },
+        },
+        abi,
+      ),
+    ],
   })
-  const pushed = await chain.v1.chain.push_transaction(SignedTransaction.from({ ...transaction, signatures: [devKey.signDigest(transaction.signingDigest(info.chain_id))] }))
+  const pushed = await chain.v1.chain.push_transaction(
+    SignedTransaction.from({
+      ...transaction,
+      signatures: [devKey.signDigest(transaction.signingDigest(info.chain_id))],
+    }),
+  )
   return { id: String(pushed.transaction_id), block: Number(pushed.processed.block_num) }
 }
 
 async function healthOf(api: string): Promise<{ head: number; lib: number }> {
-  const body = (await send(`${api}/healthz`)).body as { head_block_num: number | null; last_irreversible_block_num: number | null }
+  const body = (await send(`${api}/healthz`)).body as {
+    head_block_num: number | null
+    last_irreversible_block_num: number | null
+  }
   return { head: body.head_block_num ?? 0, lib: body.last_irreversible_block_num ?? 0 }
 }
 
@@ -36,12 +54,26 @@ async function healthOf(api: string): Promise<{ head: number; lib: number }> {
 async function transfersOnChain(chainApi: string, upTo: number): Promise<string[]> {
   const ids: string[] = []
   for (let num = 1; num <= upTo; num++) {
-    const block = (await send(`${chainApi}/v1/chain/get_block`, { method: 'POST', body: JSON.stringify({ block_num_or_id: num }) })).body as {
-      transactions: { trx: string | { id: string; transaction: { actions: { account: string; name: string; data: { from?: string; to?: string } }[] } } }[]
+    const block = (
+      await send(`${chainApi}/v1/chain/get_block`, { method: 'POST', body: JSON.stringify({ block_num_or_id: num }) })
+    ).body as {
+      transactions: {
+        trx:
+          | string
+          | {
+              id: string
+              transaction: { actions: { account: string; name: string; data: { from?: string; to?: string } }[] }
+            }
+      }[]
     }
     for (const r of block.transactions) {
       if (typeof r.trx === 'string') continue
-      if (r.trx.transaction.actions.some((a) => a.account === 'eosio.token' && a.name === 'transfer' && a.data.from === 'alice' && a.data.to === 'bob')) ids.push(r.trx.id)
+      if (
+        r.trx.transaction.actions.some(
+          (a) => a.account === 'eosio.token' && a.name === 'transfer' && a.data.from === 'alice' && a.data.to === 'bob',
+        )
+      )
+        ids.push(r.trx.id)
     }
   }
   return ids
@@ -49,7 +81,27 @@ async function transfersOnChain(chainApi: string, upTo: number): Promise<string[
 
 test('search after kill -9 of antler dev during a workload and a restart: every transfer exactly once', async (t) => {
   const dataDir = tempDir(t, 'antler-e2e-')
-  const args = ['dev', '--data-dir', dataDir, '--port', '0', '--grpc-port', '0', '--chain-port', '0', '--ship-port', '0', '--block-time', '50', '--lib-depth', '6', '--workload', 'none', '--log-level', 'warn']
+  const args = [
+    'dev',
+    '--data-dir',
+    dataDir,
+    '--port',
+    '0',
+    '--grpc-port',
+    '0',
+    '--chain-port',
+    '0',
+    '--ship-port',
+    '0',
+    '--block-time',
+    '50',
+    '--lib-depth',
+    '6',
+    '--workload',
+    'none',
+    '--log-level',
+    'warn',
+  ]
   let cli: RunningCli = await spawnAntler(t, args)
   let chain = new APIClient({ url: cli.ready.chainApi })
   const abi = ABI.from((await chain.v1.chain.get_abi('eosio.token')).abi!)
@@ -89,7 +141,8 @@ test('search after kill -9 of antler dev during a workload and a restart: every 
   }
   const { lib } = await healthOf(cli.ready.api)
   const expected = await transfersOnChain(cli.ready.chainApi, lib)
-  for (const x of acknowledged.filter((a) => a.block <= libBeforeKill)) assert.ok(expected.includes(x.id), `the irreversible transfer ${x.id} (block ${x.block}) is still on the chain`)
+  for (const x of acknowledged.filter((a) => a.block <= libBeforeKill))
+    assert.ok(expected.includes(x.id), `the irreversible transfer ${x.id} (block ${x.block}) is still on the chain`)
   for (const x of after) assert.ok(expected.includes(x.id))
 
   const token = await issueToken({ api: cli.ready.api }, cli.ready.apiKey)
@@ -97,9 +150,12 @@ test('search after kill -9 of antler dev during a workload and a restart: every 
     const ids: string[] = []
     let cursor = ''
     for (let pages = 0; pages < 1000; pages++) {
-      const answer = await send(`${cli.ready.api}/v0/search/transactions?q=${encodeURIComponent('data.from:alice data.to:bob')}&sort=${sort}&limit=${limit}&start_block=${sort === 'asc' ? 1 : lib}&block_count=${lib - 1}&cursor=${cursor}`, {
-        headers: { authorization: `Bearer ${token}` },
-      })
+      const answer = await send(
+        `${cli.ready.api}/v0/search/transactions?q=${encodeURIComponent('data.from:alice data.to:bob')}&sort=${sort}&limit=${limit}&start_block=${sort === 'asc' ? 1 : lib}&block_count=${lib - 1}&cursor=${cursor}`,
+        {
+          headers: { authorization: `Bearer ${token}` },
+        },
+      )
       assert.equal(answer.status, 200, answer.text)
       const body = answer.body as { cursor: string; transactions: { lifecycle: { id: string } }[] | null }
       ids.push(...(body.transactions ?? []).map((r) => r.lifecycle.id))

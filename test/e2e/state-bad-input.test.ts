@@ -35,7 +35,8 @@ function encode(params: Params): string {
   const parts: string[] = []
   for (const [key, value] of Object.entries(params)) {
     if (value === undefined) continue
-    for (const v of typeof value === 'string' ? [value] : value) parts.push(`${encodeURIComponent(key)}=${encodeURIComponent(v)}`)
+    for (const v of typeof value === 'string' ? [value] : value)
+      parts.push(`${encodeURIComponent(key)}=${encodeURIComponent(v)}`)
   }
   return parts.join('&')
 }
@@ -56,7 +57,13 @@ interface Case {
 }
 
 /** A GET with these parameters, or a form POST of them. */
-function paramsCase(method: 'GET' | 'POST', path: string, params: Params, expect: Pick<Case, 'status' | 'code' | 'param' | 'details'>, name: string): Case {
+function paramsCase(
+  method: 'GET' | 'POST',
+  path: string,
+  params: Params,
+  expect: Pick<Case, 'status' | 'code' | 'param' | 'details'>,
+  name: string,
+): Case {
   const encoded = encode(params)
   return method === 'GET'
     ? { name: `GET ${path} ${name}`, method, path: `${path}?${encoded}`, ...expect }
@@ -82,9 +89,14 @@ async function runCases(api: string, token: string, cases: readonly Case[]): Pro
           assert.ok(errors && typeof errors === 'object', `details.errors in ${answer.text.slice(0, 300)}`)
           const named = Object.keys(errors).filter((key) => key === c.param || key.startsWith(`${c.param}.`))
           assert.ok(named.length > 0, `details.errors names ${c.param}: ${answer.text.slice(0, 300)}`)
-          for (const key of named) assert.ok(Array.isArray(errors[key]) && (errors[key] as unknown[]).every((s) => typeof s === 'string'), `sentences for ${key}`)
+          for (const key of named)
+            assert.ok(
+              Array.isArray(errors[key]) && (errors[key] as unknown[]).every((s) => typeof s === 'string'),
+              `sentences for ${key}`,
+            )
         }
-        for (const [key, value] of Object.entries(c.details ?? {})) assert.deepEqual(body.details?.[key], value, `details.${key} of ${answer.text.slice(0, 300)}`)
+        for (const [key, value] of Object.entries(c.details ?? {}))
+          assert.deepEqual(body.details?.[key], value, `details.${key} of ${answer.text.slice(0, 300)}`)
       } catch (error) {
         failures.push(`${c.name.slice(0, 160)}: ${(error as Error).message.split('\n')[0]}`)
       }
@@ -112,7 +124,17 @@ interface RouteSpec {
 
 const READ_BOOLS = ['json', 'with_block_num', 'with_abi', 'irreversible_only']
 const ROUTES: readonly RouteSpec[] = [
-  { path: '/v0/state/table', methods: ['GET'], valid: { account: 'eosio.token', scope: 'alice', table: 'accounts' }, required: ['account', 'scope', 'table'], names: ['account', 'table'], scopes: ['scope'], lists: [], bools: READ_BOOLS, keyType: true },
+  {
+    path: '/v0/state/table',
+    methods: ['GET'],
+    valid: { account: 'eosio.token', scope: 'alice', table: 'accounts' },
+    required: ['account', 'scope', 'table'],
+    names: ['account', 'table'],
+    scopes: ['scope'],
+    lists: [],
+    bools: READ_BOOLS,
+    keyType: true,
+  },
   {
     path: '/v0/state/table/row',
     methods: ['GET'],
@@ -124,41 +146,159 @@ const ROUTES: readonly RouteSpec[] = [
     bools: READ_BOOLS,
     keyType: true,
   },
-  { path: '/v0/state/tables/scopes', methods: ['GET', 'POST'], valid: { account: 'eosio.token', scopes: 'alice|bob', table: 'accounts' }, required: ['account', 'scopes', 'table'], names: ['account', 'table'], scopes: [], lists: ['scopes'], bools: READ_BOOLS, keyType: true },
-  { path: '/v0/state/tables/accounts', methods: ['GET', 'POST'], valid: { accounts: 'eosio.token', scope: 'alice', table: 'accounts' }, required: ['accounts', 'scope', 'table'], names: ['table'], scopes: ['scope'], lists: ['accounts'], bools: READ_BOOLS, keyType: true },
-  { path: '/v0/state/table_scopes', methods: ['GET'], valid: { account: 'eosio.token', table: 'accounts' }, required: ['account', 'table'], names: ['account', 'table'], scopes: [], lists: [], bools: [], keyType: false },
-  { path: '/v0/state/abi', methods: ['GET'], valid: { account: 'eosio.token' }, required: ['account'], names: ['account'], scopes: [], lists: [], bools: ['json'], keyType: false },
-  { path: '/v0/state/key_accounts', methods: ['GET', 'POST'], valid: { public_key: DEV_PUBLIC_KEY }, required: ['public_key'], names: [], scopes: [], lists: [], bools: [], keyType: false },
+  {
+    path: '/v0/state/tables/scopes',
+    methods: ['GET', 'POST'],
+    valid: { account: 'eosio.token', scopes: 'alice|bob', table: 'accounts' },
+    required: ['account', 'scopes', 'table'],
+    names: ['account', 'table'],
+    scopes: [],
+    lists: ['scopes'],
+    bools: READ_BOOLS,
+    keyType: true,
+  },
+  {
+    path: '/v0/state/tables/accounts',
+    methods: ['GET', 'POST'],
+    valid: { accounts: 'eosio.token', scope: 'alice', table: 'accounts' },
+    required: ['accounts', 'scope', 'table'],
+    names: ['table'],
+    scopes: ['scope'],
+    lists: ['accounts'],
+    bools: READ_BOOLS,
+    keyType: true,
+  },
+  {
+    path: '/v0/state/table_scopes',
+    methods: ['GET'],
+    valid: { account: 'eosio.token', table: 'accounts' },
+    required: ['account', 'table'],
+    names: ['account', 'table'],
+    scopes: [],
+    lists: [],
+    bools: [],
+    keyType: false,
+  },
+  {
+    path: '/v0/state/abi',
+    methods: ['GET'],
+    valid: { account: 'eosio.token' },
+    required: ['account'],
+    names: ['account'],
+    scopes: [],
+    lists: [],
+    bools: ['json'],
+    keyType: false,
+  },
+  {
+    path: '/v0/state/key_accounts',
+    methods: ['GET', 'POST'],
+    valid: { public_key: DEV_PUBLIC_KEY },
+    required: ['public_key'],
+    names: [],
+    scopes: [],
+    lists: [],
+    bools: [],
+    keyType: false,
+  },
 ]
 
-const BAD_NAMES = ['', 'EOSIO', 'Alice', 'abcdefghijklmn', 'abcdefghijklm', 'a!b', 'alice bob', 'alice.', 'ali_ce', 'été', 'a'.repeat(300), '6abc', 'a\u0000b']
-const BAD_SCOPES = ['Alice!', 'abcdefghijklmn', 'a'.repeat(21), '1,eos', '19,EOS', '4,', ',EOS', 'EOSEOSEO', 'a b', 'été']
-const BAD_BLOCK_NUMS = ['99999999999999999999', '4294967296', '-1', '1e3', '0x10', '1.5', '1.0', '', ' ', ' 1', '+5', 'abc', 'NaN', 'Infinity', '٣', '1_000']
+const BAD_NAMES = [
+  '',
+  'EOSIO',
+  'Alice',
+  'abcdefghijklmn',
+  'abcdefghijklm',
+  'a!b',
+  'alice bob',
+  'alice.',
+  'ali_ce',
+  'été',
+  'a'.repeat(300),
+  '6abc',
+  'a\u0000b',
+]
+const BAD_SCOPES = [
+  'Alice!',
+  'abcdefghijklmn',
+  'a'.repeat(21),
+  '1,eos',
+  '19,EOS',
+  '4,',
+  ',EOS',
+  'EOSEOSEO',
+  'a b',
+  'été',
+]
+const BAD_BLOCK_NUMS = [
+  '99999999999999999999',
+  '4294967296',
+  '-1',
+  '1e3',
+  '0x10',
+  '1.5',
+  '1.0',
+  '',
+  ' ',
+  ' 1',
+  '+5',
+  'abc',
+  'NaN',
+  'Infinity',
+  '٣',
+  '1_000',
+]
 const BAD_BOOLS = ['truetrue', 'yes please', 'x'.repeat(100)]
 const BAD_KEY_TYPES = ['octal', 'NAME', '', 'name ', 'hex_le', 'symbol-code', 'x'.repeat(100)]
 
 /** Every parameter of a route, missing, empty, malformed, out of range and repeated. */
 function parameterCases(spec: RouteSpec, method: 'GET' | 'POST', head: number): Case[] {
   const cases: Case[] = []
-  const add = (params: Params, expect: Pick<Case, 'status' | 'code' | 'param' | 'details'>, name: string) => cases.push(paramsCase(method, spec.path, params, expect, name))
+  const add = (params: Params, expect: Pick<Case, 'status' | 'code' | 'param' | 'details'>, name: string) =>
+    cases.push(paramsCase(method, spec.path, params, expect, name))
   for (const param of spec.required) add({ ...spec.valid, [param]: undefined }, invalidParam(param), `without ${param}`)
-  for (const param of spec.names) for (const bad of BAD_NAMES) add({ ...spec.valid, [param]: bad }, invalidParam(param), `${param}=${JSON.stringify(bad.slice(0, 20))}`)
-  for (const param of spec.scopes) for (const bad of BAD_SCOPES) add({ ...spec.valid, [param]: bad }, invalidParam(param), `${param}=${JSON.stringify(bad)}`)
+  for (const param of spec.names)
+    for (const bad of BAD_NAMES)
+      add({ ...spec.valid, [param]: bad }, invalidParam(param), `${param}=${JSON.stringify(bad.slice(0, 20))}`)
+  for (const param of spec.scopes)
+    for (const bad of BAD_SCOPES)
+      add({ ...spec.valid, [param]: bad }, invalidParam(param), `${param}=${JSON.stringify(bad)}`)
   for (const param of spec.lists) {
-    const empties = param === 'accounts' ? ['alice||bob', 'alice|', '|'] : [] // an empty scope is a scope; an empty account is not
+    // an empty scope is a scope; an empty account is not
+    const empties = param === 'accounts' ? ['alice||bob', 'alice|', '|'] : []
     // Short names: a GET of 1,501 long ones would pass Node's 16 KiB header limit (431) before reaching the route.
     const over = Array.from({ length: 1501 }, (_, i) => `alice${'12345'[i % 5]}`).join('|')
-    for (const bad of ['', 'alice|BOB!', 'alice|abcdefghijklmn', 'alice|a!b', ...empties, over]) add({ ...spec.valid, [param]: bad }, invalidParam(param), `${param}=${JSON.stringify(bad.slice(0, 30))} (${bad.split('|').length} names)`)
+    for (const bad of ['', 'alice|BOB!', 'alice|abcdefghijklmn', 'alice|a!b', ...empties, over])
+      add(
+        { ...spec.valid, [param]: bad },
+        invalidParam(param),
+        `${param}=${JSON.stringify(bad.slice(0, 30))} (${bad.split('|').length} names)`,
+      )
     // Exactly 1,500 is allowed: the limit is the spec's, not one less.
     const limit = Array.from({ length: 1500 }, (_, i) => `alice${'12345'[i % 5]}`).join('|')
-    add({ ...spec.valid, [param]: limit, block_num: String(head + 1_000_000) }, { status: 400, code: 'app_block_num_higher_than_head_block_error' }, `${param} with 1,500 names (accepted, then block_num above head)`)
+    add(
+      { ...spec.valid, [param]: limit, block_num: String(head + 1_000_000) },
+      { status: 400, code: 'app_block_num_higher_than_head_block_error' },
+      `${param} with 1,500 names (accepted, then block_num above head)`,
+    )
   }
-  for (const bad of BAD_BLOCK_NUMS) add({ ...spec.valid, block_num: bad }, invalidParam('block_num'), `block_num=${JSON.stringify(bad)}`)
-  for (const param of spec.bools) for (const bad of BAD_BOOLS) add({ ...spec.valid, [param]: bad }, invalidParam(param), `${param}=${JSON.stringify(bad.slice(0, 20))}`)
-  if (spec.keyType) for (const bad of BAD_KEY_TYPES) add({ ...spec.valid, key_type: bad }, invalidParam('key_type'), `key_type=${JSON.stringify(bad.slice(0, 20))}`)
+  for (const bad of BAD_BLOCK_NUMS)
+    add({ ...spec.valid, block_num: bad }, invalidParam('block_num'), `block_num=${JSON.stringify(bad)}`)
+  for (const param of spec.bools)
+    for (const bad of BAD_BOOLS)
+      add({ ...spec.valid, [param]: bad }, invalidParam(param), `${param}=${JSON.stringify(bad.slice(0, 20))}`)
+  if (spec.keyType)
+    for (const bad of BAD_KEY_TYPES)
+      add({ ...spec.valid, key_type: bad }, invalidParam('key_type'), `key_type=${JSON.stringify(bad.slice(0, 20))}`)
   // Repeated parameters: each one given twice (`account=a&account=b`), the valid value first.
-  const repeatable = { ...spec.valid, block_num: '1', ...Object.fromEntries(spec.bools.map((b) => [b, 'true'])), ...(spec.keyType ? { key_type: 'name' } : {}) }
-  for (const [param, value] of Object.entries(repeatable)) add({ ...repeatable, [param]: [value, value === '1' ? '2' : 'eosio'] }, invalidParam(param), `${param} repeated`)
+  const repeatable = {
+    ...spec.valid,
+    block_num: '1',
+    ...Object.fromEntries(spec.bools.map((b) => [b, 'true'])),
+    ...(spec.keyType ? { key_type: 'name' } : {}),
+  }
+  for (const [param, value] of Object.entries(repeatable))
+    add({ ...repeatable, [param]: [value, value === '1' ? '2' : 'eosio'] }, invalidParam(param), `${param} repeated`)
   return cases
 }
 
@@ -172,26 +312,91 @@ function primaryKeyCases(): Case[] {
     symbol: ['EOS', '4,eos', '19,EOS', ',EOS', '4,', '4,EOSEOSEO', '4.EOS'],
     symbol_code: ['eos', 'EOSEOSEO', '4,EOS', 'E0S', 'EOS ', '........ehbo5'],
   }
-  const absent: Record<string, string> = { name: 'nosuchrow', uint64: '123', hex: '0100000000000000', hex_be: '00000000000000ff', symbol: '4,XYZ', symbol_code: 'XYZ' }
+  const absent: Record<string, string> = {
+    name: 'nosuchrow',
+    uint64: '123',
+    hex: '0100000000000000',
+    hex_be: '00000000000000ff',
+    symbol: '4,XYZ',
+    symbol_code: 'XYZ',
+  }
   const base = { account: 'eosio.token', scope: 'alice', table: 'accounts' }
   const cases: Case[] = []
   for (const [keyType, values] of Object.entries(invalid)) {
-    for (const bad of ['', ...values]) cases.push(paramsCase('GET', '/v0/state/table/row', { ...base, key_type: keyType, primary_key: bad }, invalidParam('primary_key'), `primary_key=${JSON.stringify(bad)} as ${keyType}`))
+    for (const bad of ['', ...values])
+      cases.push(
+        paramsCase(
+          'GET',
+          '/v0/state/table/row',
+          { ...base, key_type: keyType, primary_key: bad },
+          invalidParam('primary_key'),
+          `primary_key=${JSON.stringify(bad)} as ${keyType}`,
+        ),
+      )
     cases.push(
-      paramsCase('GET', '/v0/state/table/row', { ...base, key_type: keyType, primary_key: absent[keyType] }, { status: 400, code: 'data_row_not_found_error', details: { ...base, primary_key: absent[keyType] } }, `absent ${keyType} key ${absent[keyType]}`),
+      paramsCase(
+        'GET',
+        '/v0/state/table/row',
+        { ...base, key_type: keyType, primary_key: absent[keyType] },
+        { status: 400, code: 'data_row_not_found_error', details: { ...base, primary_key: absent[keyType] } },
+        `absent ${keyType} key ${absent[keyType]}`,
+      ),
     )
   }
-  cases.push(paramsCase('GET', '/v0/state/table/row', { ...base, primary_key: 'x'.repeat(65) }, invalidParam('primary_key'), 'primary_key of 65 characters'))
+  cases.push(
+    paramsCase(
+      'GET',
+      '/v0/state/table/row',
+      { ...base, primary_key: 'x'.repeat(65) },
+      invalidParam('primary_key'),
+      'primary_key of 65 characters',
+    ),
+  )
   return cases
 }
 
 function publicKeyCases(unknownKey: PrivateKey): Case[] {
-  const bad = ['', 'EOS', 'EOS6MRyAjQq8ud7hVNYcfnVPJqcVpscN5So8BhtHuGYqET5GDW5CW', DEV_PUBLIC_KEY.toLowerCase(), `${DEV_PUBLIC_KEY}x`, 'PUB_K1_xyz', 'PUB_R1_', 'PUB_WA_', 'PUB_XX_6MRyAjQq8ud7hVNYcfnVPJqcVpscN5So8BhtHuGYqET5BoDq63', unknownKey.toWif(), unknownKey.toString(), 'x'.repeat(257), '🦌']
+  const bad = [
+    '',
+    'EOS',
+    'EOS6MRyAjQq8ud7hVNYcfnVPJqcVpscN5So8BhtHuGYqET5GDW5CW',
+    DEV_PUBLIC_KEY.toLowerCase(),
+    `${DEV_PUBLIC_KEY}x`,
+    'PUB_K1_xyz',
+    'PUB_R1_',
+    'PUB_WA_',
+    'PUB_XX_6MRyAjQq8ud7hVNYcfnVPJqcVpscN5So8BhtHuGYqET5BoDq63',
+    unknownKey.toWif(),
+    unknownKey.toString(),
+    'x'.repeat(257),
+    '🦌',
+  ]
   const cases: Case[] = []
   for (const method of ['GET', 'POST'] as const) {
-    for (const value of bad) cases.push(paramsCase(method, '/v0/state/key_accounts', { public_key: value }, invalidParam('public_key'), `public_key=${JSON.stringify(value.slice(0, 30))}`))
+    for (const value of bad)
+      cases.push(
+        paramsCase(
+          method,
+          '/v0/state/key_accounts',
+          { public_key: value },
+          invalidParam('public_key'),
+          `public_key=${JSON.stringify(value.slice(0, 30))}`,
+        ),
+      )
     for (const form of [unknownKey.toPublic().toLegacyString(), unknownKey.toPublic().toString()]) {
-      cases.push(paramsCase(method, '/v0/state/key_accounts', { public_key: form }, { status: 400, code: 'data_public_key_not_found_error', details: { public_key: unknownKey.toPublic().toString() } }, `unknown key ${form.slice(0, 12)}…`))
+      cases.push(
+        paramsCase(
+          method,
+          '/v0/state/key_accounts',
+          { public_key: form },
+          {
+            status: 400,
+            code: 'data_public_key_not_found_error',
+            details: { public_key: unknownKey.toPublic().toString() },
+          },
+          `unknown key ${form.slice(0, 12)}…`,
+        ),
+      )
     }
   }
   return cases
@@ -200,21 +405,79 @@ function publicKeyCases(unknownKey: PrivateKey): Case[] {
 function byTimeCases(): Case[] {
   const path = '/v0/block_id/by_time'
   const valid = { time: '2020-01-01T00:00:00Z', comparator: 'gt' }
-  const cases: Case[] = [paramsCase('GET', path, { comparator: 'gt' }, invalidParam('time'), 'without time'), paramsCase('GET', path, { time: valid.time }, invalidParam('comparator'), 'without comparator')]
-  const badTimes = ['', 'yesterday', 'now', '1577836800', '2020-13-01T00:00:00Z', '2020-00-10T00:00:00Z', '2019-02-29T00:00:00Z', '2020-02-30T00:00:00Z', '2020-04-31T00:00:00Z', '2020-01-01T24:00:00Z', '2020-01-01T23:60:00Z', '2020-01-01T23:59:60Z', '2020-01-01 00:00:00Z', '2020-01-01', '2020-01-01T00:00:00+25:00', '2020-01-01T00:00:00.Z', '2020-01-01T00:00:00.1234567890Z', '+02020-01-01T00:00:00Z', 'x'.repeat(65)]
-  for (const time of badTimes) cases.push(paramsCase('GET', path, { ...valid, time }, invalidParam('time'), `time=${JSON.stringify(time.slice(0, 40))}`))
-  for (const comparator of ['', 'GT', 'ne', 'gt ', 'greater', 'x'.repeat(100)]) cases.push(paramsCase('GET', path, { ...valid, comparator }, invalidParam('comparator'), `comparator=${JSON.stringify(comparator.slice(0, 20))}`))
-  cases.push(paramsCase('GET', path, { ...valid, comparator: ['gt', 'lt'] }, invalidParam('comparator'), 'comparator repeated'))
-  cases.push(paramsCase('GET', path, { ...valid, time: [valid.time, valid.time] }, invalidParam('time'), 'time repeated'))
+  const cases: Case[] = [
+    paramsCase('GET', path, { comparator: 'gt' }, invalidParam('time'), 'without time'),
+    paramsCase('GET', path, { time: valid.time }, invalidParam('comparator'), 'without comparator'),
+  ]
+  const badTimes = [
+    '',
+    'yesterday',
+    'now',
+    '1577836800',
+    '2020-13-01T00:00:00Z',
+    '2020-00-10T00:00:00Z',
+    '2019-02-29T00:00:00Z',
+    '2020-02-30T00:00:00Z',
+    '2020-04-31T00:00:00Z',
+    '2020-01-01T24:00:00Z',
+    '2020-01-01T23:60:00Z',
+    '2020-01-01T23:59:60Z',
+    '2020-01-01 00:00:00Z',
+    '2020-01-01',
+    '2020-01-01T00:00:00+25:00',
+    '2020-01-01T00:00:00.Z',
+    '2020-01-01T00:00:00.1234567890Z',
+    '+02020-01-01T00:00:00Z',
+    'x'.repeat(65),
+  ]
+  for (const time of badTimes)
+    cases.push(
+      paramsCase('GET', path, { ...valid, time }, invalidParam('time'), `time=${JSON.stringify(time.slice(0, 40))}`),
+    )
+  for (const comparator of ['', 'GT', 'ne', 'gt ', 'greater', 'x'.repeat(100)])
+    cases.push(
+      paramsCase(
+        'GET',
+        path,
+        { ...valid, comparator },
+        invalidParam('comparator'),
+        `comparator=${JSON.stringify(comparator.slice(0, 20))}`,
+      ),
+    )
+  cases.push(
+    paramsCase('GET', path, { ...valid, comparator: ['gt', 'lt'] }, invalidParam('comparator'), 'comparator repeated'),
+  )
+  cases.push(
+    paramsCase('GET', path, { ...valid, time: [valid.time, valid.time] }, invalidParam('time'), 'time repeated'),
+  )
   // Well-formed, but no block on that side of the time.
-  for (const [time, comparator] of [['2099-01-01T00:00:00Z', 'gt'], ['2099-01-01T00:00:00Z', 'gte'], ['2000-01-01T00:00:00Z', 'lt'], ['2000-01-01T00:00:00.5+02:00', 'lte'], ['2000-01-01T00:00:00Z', 'eq']]) {
-    cases.push(paramsCase('GET', path, { time, comparator }, { status: 404, code: 'block_time_not_found', details: { time, comparator } }, `${comparator} ${time}: nothing there`))
+  for (const [time, comparator] of [
+    ['2099-01-01T00:00:00Z', 'gt'],
+    ['2099-01-01T00:00:00Z', 'gte'],
+    ['2000-01-01T00:00:00Z', 'lt'],
+    ['2000-01-01T00:00:00.5+02:00', 'lte'],
+    ['2000-01-01T00:00:00Z', 'eq'],
+  ]) {
+    cases.push(
+      paramsCase(
+        'GET',
+        path,
+        { time, comparator },
+        { status: 404, code: 'block_time_not_found', details: { time, comparator } },
+        `${comparator} ${time}: nothing there`,
+      ),
+    )
   }
   return cases
 }
 
 const BIN = '/v0/state/abi/bin_to_json'
-const jsonCase = (name: string, body: unknown, expect: Pick<Case, 'status' | 'code' | 'param' | 'details'>, contentType = 'application/json'): Case => ({
+const jsonCase = (
+  name: string,
+  body: unknown,
+  expect: Pick<Case, 'status' | 'code' | 'param' | 'details'>,
+  contentType = 'application/json',
+): Case => ({
   name: `POST ${BIN} ${name}`,
   method: 'POST',
   path: BIN,
@@ -229,13 +492,29 @@ function binToJsonCases(head: number): Case[] {
     { name: `POST ${BIN} without a body`, method: 'POST', path: BIN, status: 400, code: 'missing_body_error' },
     jsonCase('empty body', '', { status: 400, code: 'missing_body_error' }),
     jsonCase('a body that is not JSON', '{"account":', { status: 400, code: 'invalid_json_error' }),
-    jsonCase('a form body (form Content-Type)', 'account=eosio.token&table=accounts&hex_rows=00', { status: 400, code: 'invalid_json_error' }, FORM),
-    jsonCase('garbage bytes', '\u0000\u00ff{{', { status: 400, code: 'invalid_json_error' }, 'application/octet-stream'),
-    jsonCase('a body of 1.2 MB', { ...valid, hex_rows: ['00'.repeat(600_000)] }, { status: 413, code: 'request_too_large_error' }),
+    jsonCase(
+      'a form body (form Content-Type)',
+      'account=eosio.token&table=accounts&hex_rows=00',
+      { status: 400, code: 'invalid_json_error' },
+      FORM,
+    ),
+    jsonCase(
+      'garbage bytes',
+      '\u0000\u00ff{{',
+      { status: 400, code: 'invalid_json_error' },
+      'application/octet-stream',
+    ),
+    jsonCase(
+      'a body of 1.2 MB',
+      { ...valid, hex_rows: ['00'.repeat(600_000)] },
+      { status: 413, code: 'request_too_large_error' },
+    ),
     jsonCase('{} (every field missing)', {}, invalidParam('hex_rows')),
   ]
-  for (const body of ['null', '[]', '"x"', '42', 'true']) cases.push(jsonCase(`body ${body}`, body, invalidParam('body')))
-  for (const field of ['account', 'table', 'hex_rows']) cases.push(jsonCase(`without ${field}`, { ...valid, [field]: undefined }, invalidParam(field)))
+  for (const body of ['null', '[]', '"x"', '42', 'true'])
+    cases.push(jsonCase(`body ${body}`, body, invalidParam('body')))
+  for (const field of ['account', 'table', 'hex_rows'])
+    cases.push(jsonCase(`without ${field}`, { ...valid, [field]: undefined }, invalidParam(field)))
   const wrong: [string, unknown][] = [
     ['account', 123],
     ['account', ['eosio.token']],
@@ -273,34 +552,93 @@ function binToJsonCases(head: number): Case[] {
     ['block_num', null],
     ['block_num', {}],
   ]
-  for (const [field, value] of wrong) cases.push(jsonCase(`${field}=${JSON.stringify(value)?.slice(0, 40)}`, { ...valid, [field]: value }, invalidParam(field)))
+  for (const [field, value] of wrong)
+    cases.push(
+      jsonCase(`${field}=${JSON.stringify(value)?.slice(0, 40)}`, { ...valid, [field]: value }, invalidParam(field)),
+    )
   // Well-formed, naming nothing or not decoding.
-  cases.push(jsonCase('an account without an ABI', { ...valid, account: 'alice' }, { status: 400, code: 'data_abi_not_found_error', details: { account: 'alice' } }))
-  cases.push(jsonCase('a table not in the ABI', { ...valid, table: 'nosuch' }, { status: 400, code: 'data_table_not_found_error', details: { account: 'eosio.token', table: 'nosuch' } }))
+  cases.push(
+    jsonCase(
+      'an account without an ABI',
+      { ...valid, account: 'alice' },
+      { status: 400, code: 'data_abi_not_found_error', details: { account: 'alice' } },
+    ),
+  )
+  cases.push(
+    jsonCase(
+      'a table not in the ABI',
+      { ...valid, table: 'nosuch' },
+      { status: 400, code: 'data_table_not_found_error', details: { account: 'eosio.token', table: 'nosuch' } },
+    ),
+  )
   for (const hex of ['', '00', '809698000000000004454f53000000', '809698000000000004454f5300000000ff']) {
-    cases.push(jsonCase(`a row that does not decode (${JSON.stringify(hex)})`, { ...valid, hex_rows: [valid.hex_rows[0], hex] }, { status: 400, code: 'data_decoding_table_row_error', details: { data: hex } }))
+    cases.push(
+      jsonCase(
+        `a row that does not decode (${JSON.stringify(hex)})`,
+        { ...valid, hex_rows: [valid.hex_rows[0], hex] },
+        { status: 400, code: 'data_decoding_table_row_error', details: { data: hex } },
+      ),
+    )
   }
-  cases.push(jsonCase('block_num above head', { ...valid, block_num: head + 1_000_000 }, { status: 400, code: 'app_block_num_higher_than_head_block_error' }))
+  cases.push(
+    jsonCase(
+      'block_num above head',
+      { ...valid, block_num: head + 1_000_000 },
+      { status: 400, code: 'app_block_num_higher_than_head_block_error' },
+    ),
+  )
   return cases
 }
 
 /** A POST with a JSON, garbage or no body where a form is expected. */
 function formBodyCases(spec: RouteSpec): Case[] {
   const json = JSON.stringify(spec.valid)
-  const post = (name: string, body: string | Buffer | undefined, contentType: string | undefined, expect: Pick<Case, 'status' | 'code' | 'param' | 'details'>): Case => ({ name: `POST ${spec.path} ${name}`, method: 'POST', path: spec.path, body, contentType, ...expect })
-  const unsupported = (contentType: string) => ({ status: 415, code: 'unsupported_media_type_error', details: { content_type: contentType } })
+  const post = (
+    name: string,
+    body: string | Buffer | undefined,
+    contentType: string | undefined,
+    expect: Pick<Case, 'status' | 'code' | 'param' | 'details'>,
+  ): Case => ({ name: `POST ${spec.path} ${name}`, method: 'POST', path: spec.path, body, contentType, ...expect })
+  const unsupported = (contentType: string) => ({
+    status: 415,
+    code: 'unsupported_media_type_error',
+    details: { content_type: contentType },
+  })
   return [
     post('JSON body, application/json', json, 'application/json', unsupported('application/json')),
     post('JSON body, text/plain', json, 'text/plain', unsupported('text/plain')),
-    post('JSON body, application/json; charset=utf-8', json, 'application/json; charset=utf-8', unsupported('application/json; charset=utf-8')),
-    post('garbage, application/octet-stream', randomBytes(64), 'application/octet-stream', unsupported('application/octet-stream')),
+    post(
+      'JSON body, application/json; charset=utf-8',
+      json,
+      'application/json; charset=utf-8',
+      unsupported('application/json; charset=utf-8'),
+    ),
+    post(
+      'garbage, application/octet-stream',
+      randomBytes(64),
+      'application/octet-stream',
+      unsupported('application/octet-stream'),
+    ),
     post('garbage, no Content-Type', randomBytes(64), undefined, unsupported('')),
-    post('multipart form', `--x\r\nContent-Disposition: form-data; name="${spec.required[0]}"\r\n\r\nalice\r\n--x--\r\n`, 'multipart/form-data; boundary=x', unsupported('multipart/form-data; boundary=x')),
+    post(
+      'multipart form',
+      `--x\r\nContent-Disposition: form-data; name="${spec.required[0]}"\r\n\r\nalice\r\n--x--\r\n`,
+      'multipart/form-data; boundary=x',
+      unsupported('multipart/form-data; boundary=x'),
+    ),
     post('JSON text as a form', json, FORM, invalidParam(spec.required[0])),
-    post('garbage bytes as a form', Buffer.from([0, 0xff, 0x25, 0x7a, 0x7a, 0x26, 0x3d, 0x3d, 0x26]), FORM, invalidParam(spec.required[0])),
+    post(
+      'garbage bytes as a form',
+      Buffer.from([0, 0xff, 0x25, 0x7a, 0x7a, 0x26, 0x3d, 0x3d, 0x26]),
+      FORM,
+      invalidParam(spec.required[0]),
+    ),
     post('no body', undefined, undefined, invalidParam(spec.required[0])),
     post('empty form', '', FORM, invalidParam(spec.required[0])),
-    post('a form of 1.1 MB', `${encode(spec.valid)}&pad=${'x'.repeat(1_100_000)}`, FORM, { status: 413, code: 'request_too_large_error' }),
+    post('a form of 1.1 MB', `${encode(spec.valid)}&pad=${'x'.repeat(1_100_000)}`, FORM, {
+      status: 413,
+      code: 'request_too_large_error',
+    }),
   ]
 }
 
@@ -310,38 +648,184 @@ function nothingThereCases(head: number, lib: number): Case[] {
   // Between LIB and head at the time of writing: LIB moves on, but lags the head by about 12 blocks.
   const reversible = String(head)
   const cases: Case[] = []
-  const higherThanHead = { status: 400, code: 'app_block_num_higher_than_head_block_error', details: { request_block_num: Number(above) } }
-  const higherThanLib = { status: 400, code: 'app_block_num_higher_than_lib_error', details: { request_block_num: head } }
-  const max = { status: 400, code: 'app_block_num_higher_than_head_block_error', details: { request_block_num: 4294967295 } }
+  const higherThanHead = {
+    status: 400,
+    code: 'app_block_num_higher_than_head_block_error',
+    details: { request_block_num: Number(above) },
+  }
+  const higherThanLib = {
+    status: 400,
+    code: 'app_block_num_higher_than_lib_error',
+    details: { request_block_num: head },
+  }
+  const max = {
+    status: 400,
+    code: 'app_block_num_higher_than_head_block_error',
+    details: { request_block_num: 4294967295 },
+  }
   for (const spec of ROUTES) {
     for (const method of spec.methods) {
-      cases.push(paramsCase(method, spec.path, { ...spec.valid, block_num: above }, higherThanHead, 'block_num above head'))
+      cases.push(
+        paramsCase(method, spec.path, { ...spec.valid, block_num: above }, higherThanHead, 'block_num above head'),
+      )
       cases.push(paramsCase(method, spec.path, { ...spec.valid, block_num: '4294967295' }, max, 'block_num 2^32-1'))
-      cases.push(paramsCase(method, spec.path, { ...spec.valid, block_num: '0000000004294967295' }, max, 'block_num 2^32-1 with leading zeros'))
+      cases.push(
+        paramsCase(
+          method,
+          spec.path,
+          { ...spec.valid, block_num: '0000000004294967295' },
+          max,
+          'block_num 2^32-1 with leading zeros',
+        ),
+      )
       if (spec.bools.includes('irreversible_only')) {
         assert.ok(head > lib, `head ${head} above LIB ${lib}`)
-        cases.push(paramsCase(method, spec.path, { ...spec.valid, block_num: reversible, irreversible_only: 'true' }, higherThanLib, 'block_num above LIB with irreversible_only'))
-        cases.push(paramsCase(method, spec.path, { ...spec.valid, block_num: above, irreversible_only: '1' }, higherThanHead, 'block_num above head with irreversible_only'))
+        cases.push(
+          paramsCase(
+            method,
+            spec.path,
+            { ...spec.valid, block_num: reversible, irreversible_only: 'true' },
+            higherThanLib,
+            'block_num above LIB with irreversible_only',
+          ),
+        )
+        cases.push(
+          paramsCase(
+            method,
+            spec.path,
+            { ...spec.valid, block_num: above, irreversible_only: '1' },
+            higherThanHead,
+            'block_num above head with irreversible_only',
+          ),
+        )
       }
     }
   }
   const noAbi = { status: 400, code: 'data_abi_not_found_error', details: { account: 'alice' } }
-  const noTable = { status: 400, code: 'data_table_not_found_error', details: { account: 'eosio.token', table: 'nosuch' } }
-  cases.push(paramsCase('GET', '/v0/state/table', { account: 'alice', scope: 'alice', table: 'accounts', json: 'true' }, noAbi, 'json from an account without an ABI'))
-  cases.push(paramsCase('GET', '/v0/state/table', { account: 'eosio.token', scope: 'alice', table: 'nosuch', json: 'true' }, noTable, 'json from a table not in the ABI'))
-  cases.push(paramsCase('GET', '/v0/state/table/row', { account: 'alice', scope: 'alice', table: 'accounts', primary_key: 'EOS', json: 'true' }, noAbi, 'json from an account without an ABI'))
-  cases.push(paramsCase('GET', '/v0/state/table/row', { account: 'eosio.token', scope: 'alice', table: 'nosuch', primary_key: 'EOS', json: 'true' }, noTable, 'json from a table not in the ABI'))
-  cases.push(paramsCase('GET', '/v0/state/table/row', { account: 'eosio.token', scope: 'nobody', table: 'accounts', primary_key: 'EOS' }, { status: 400, code: 'data_row_not_found_error', details: { scope: 'nobody', primary_key: 'EOS' } }, 'a row in a scope without rows'))
-  for (const method of ['GET', 'POST'] as const) {
-    cases.push(paramsCase(method, '/v0/state/tables/scopes', { account: 'alice', scopes: 'alice|bob', table: 'accounts', json: 'true' }, noAbi, 'json from an account without an ABI'))
-    cases.push(paramsCase(method, '/v0/state/tables/scopes', { account: 'eosio.token', scopes: 'alice|bob', table: 'nosuch', json: 'true' }, noTable, 'json from a table not in the ABI'))
-    cases.push(paramsCase(method, '/v0/state/tables/accounts', { accounts: 'eosio.token|alice', scope: 'alice', table: 'accounts', json: 'true' }, noAbi, 'json with an account without an ABI'))
-    cases.push(paramsCase(method, '/v0/state/tables/accounts', { accounts: 'eosio.token', scope: 'alice', table: 'nosuch', json: 'true' }, noTable, 'json from a table not in the ABI'))
+  const noTable = {
+    status: 400,
+    code: 'data_table_not_found_error',
+    details: { account: 'eosio.token', table: 'nosuch' },
   }
-  cases.push(paramsCase('GET', '/v0/state/table_scopes', { account: 'eosio.token', table: 'nosuch' }, noTable, 'a table that never held a row'))
-  cases.push(paramsCase('GET', '/v0/state/table_scopes', { account: 'nobody', table: 'accounts' }, { status: 400, code: 'data_table_not_found_error', details: { account: 'nobody', table: 'accounts' } }, 'an account without tables'))
-  cases.push(paramsCase('GET', '/v0/state/abi', { account: 'nobody' }, { status: 400, code: 'data_abi_not_found_error', details: { account: 'nobody' } }, 'an account without an ABI'))
-  cases.push(paramsCase('GET', '/v0/state/abi', { account: 'eosio.token', block_num: '1' }, { status: 400, code: 'data_abi_not_found_error', details: { account: 'eosio.token', block_num: 1 } }, 'before the setabi'))
+  cases.push(
+    paramsCase(
+      'GET',
+      '/v0/state/table',
+      { account: 'alice', scope: 'alice', table: 'accounts', json: 'true' },
+      noAbi,
+      'json from an account without an ABI',
+    ),
+  )
+  cases.push(
+    paramsCase(
+      'GET',
+      '/v0/state/table',
+      { account: 'eosio.token', scope: 'alice', table: 'nosuch', json: 'true' },
+      noTable,
+      'json from a table not in the ABI',
+    ),
+  )
+  cases.push(
+    paramsCase(
+      'GET',
+      '/v0/state/table/row',
+      { account: 'alice', scope: 'alice', table: 'accounts', primary_key: 'EOS', json: 'true' },
+      noAbi,
+      'json from an account without an ABI',
+    ),
+  )
+  cases.push(
+    paramsCase(
+      'GET',
+      '/v0/state/table/row',
+      { account: 'eosio.token', scope: 'alice', table: 'nosuch', primary_key: 'EOS', json: 'true' },
+      noTable,
+      'json from a table not in the ABI',
+    ),
+  )
+  cases.push(
+    paramsCase(
+      'GET',
+      '/v0/state/table/row',
+      { account: 'eosio.token', scope: 'nobody', table: 'accounts', primary_key: 'EOS' },
+      { status: 400, code: 'data_row_not_found_error', details: { scope: 'nobody', primary_key: 'EOS' } },
+      'a row in a scope without rows',
+    ),
+  )
+  for (const method of ['GET', 'POST'] as const) {
+    cases.push(
+      paramsCase(
+        method,
+        '/v0/state/tables/scopes',
+        { account: 'alice', scopes: 'alice|bob', table: 'accounts', json: 'true' },
+        noAbi,
+        'json from an account without an ABI',
+      ),
+    )
+    cases.push(
+      paramsCase(
+        method,
+        '/v0/state/tables/scopes',
+        { account: 'eosio.token', scopes: 'alice|bob', table: 'nosuch', json: 'true' },
+        noTable,
+        'json from a table not in the ABI',
+      ),
+    )
+    cases.push(
+      paramsCase(
+        method,
+        '/v0/state/tables/accounts',
+        { accounts: 'eosio.token|alice', scope: 'alice', table: 'accounts', json: 'true' },
+        noAbi,
+        'json with an account without an ABI',
+      ),
+    )
+    cases.push(
+      paramsCase(
+        method,
+        '/v0/state/tables/accounts',
+        { accounts: 'eosio.token', scope: 'alice', table: 'nosuch', json: 'true' },
+        noTable,
+        'json from a table not in the ABI',
+      ),
+    )
+  }
+  cases.push(
+    paramsCase(
+      'GET',
+      '/v0/state/table_scopes',
+      { account: 'eosio.token', table: 'nosuch' },
+      noTable,
+      'a table that never held a row',
+    ),
+  )
+  cases.push(
+    paramsCase(
+      'GET',
+      '/v0/state/table_scopes',
+      { account: 'nobody', table: 'accounts' },
+      { status: 400, code: 'data_table_not_found_error', details: { account: 'nobody', table: 'accounts' } },
+      'an account without tables',
+    ),
+  )
+  cases.push(
+    paramsCase(
+      'GET',
+      '/v0/state/abi',
+      { account: 'nobody' },
+      { status: 400, code: 'data_abi_not_found_error', details: { account: 'nobody' } },
+      'an account without an ABI',
+    ),
+  )
+  cases.push(
+    paramsCase(
+      'GET',
+      '/v0/state/abi',
+      { account: 'eosio.token', block_num: '1' },
+      { status: 400, code: 'data_abi_not_found_error', details: { account: 'eosio.token', block_num: 1 } },
+      'before the setabi',
+    ),
+  )
   return cases
 }
 
@@ -357,7 +841,14 @@ class Fuzz {
     return items[this.int(items.length)]
   }
   string(max: number): string {
-    const alphabets = ['abcxyz12345.', 'ABCEOSZ,0123456789', '|&=%+?#;/ \t\n', '\u0000\u0001\u007f\u00ff\u2028\ud83e\udd8c\ud800', 'eosio.token', '{}[]":,\\']
+    const alphabets = [
+      'abcxyz12345.',
+      'ABCEOSZ,0123456789',
+      '|&=%+?#;/ \t\n',
+      '\u0000\u0001\u007f\u00ff\u2028\ud83e\udd8c\ud800',
+      'eosio.token',
+      '{}[]":,\\',
+    ]
     let out = ''
     const length = this.int(max)
     for (let i = 0; i < length; i++) out += this.pick([...this.pick(alphabets)])
@@ -380,27 +871,76 @@ class Fuzz {
         return chars.join('')
       }
       case 2:
-        return this.pick(['', '0', '1', 'true', '-0', '4294967295', '4294967296', '18446744073709551615', '18446744073709551616', '1e309', '0x', 'null', '[]', '%', '%zz', '..', '.', '|', '||', 'EOS', '4,EOS', '18,ZZZZZZZ', '255,A'])
+        return this.pick([
+          '',
+          '0',
+          '1',
+          'true',
+          '-0',
+          '4294967295',
+          '4294967296',
+          '18446744073709551615',
+          '18446744073709551616',
+          '1e309',
+          '0x',
+          'null',
+          '[]',
+          '%',
+          '%zz',
+          '..',
+          '.',
+          '|',
+          '||',
+          'EOS',
+          '4,EOS',
+          '18,ZZZZZZZ',
+          '255,A',
+        ])
       case 3:
         return 'a'.repeat(this.pick([13, 14, 20, 21, 64, 65, 256, 257, 2000]))
       case 4:
-        return Array.from({ length: this.pick([2, 1500, 1501]) }, () => this.pick(['alice', 'bob', 'EOS', '', 'A!'])).join('|')
+        return Array.from({ length: this.pick([2, 1500, 1501]) }, () =>
+          this.pick(['alice', 'bob', 'EOS', '', 'A!']),
+        ).join('|')
       default:
         return valid
     }
   }
 }
 
-const FUZZ_ROUTES: readonly { path: string; methods: readonly ('GET' | 'POST')[]; valid: Record<string, string>; extra: readonly string[] }[] = [
-  ...ROUTES.map((r) => ({ path: r.path, methods: r.methods, valid: r.valid, extra: ['block_num', ...r.bools, ...(r.keyType ? ['key_type'] : [])] })),
-  { path: '/v0/block_id/by_time', methods: ['GET'], valid: { time: '2020-01-01T00:00:00Z', comparator: 'gt' }, extra: [] },
+const FUZZ_ROUTES: readonly {
+  path: string
+  methods: readonly ('GET' | 'POST')[]
+  valid: Record<string, string>
+  extra: readonly string[]
+}[] = [
+  ...ROUTES.map((r) => ({
+    path: r.path,
+    methods: r.methods,
+    valid: r.valid,
+    extra: ['block_num', ...r.bools, ...(r.keyType ? ['key_type'] : [])],
+  })),
+  {
+    path: '/v0/block_id/by_time',
+    methods: ['GET'],
+    valid: { time: '2020-01-01T00:00:00Z', comparator: 'gt' },
+    extra: [],
+  },
 ]
 
 /** A random request at one of the state routes: mutated parameters, repeated or unknown ones, or a random body. */
-function fuzzRequest(fuzz: Fuzz, i: number): { i: number; method: string; path: string; headers: Record<string, string>; body?: string | Buffer } {
+function fuzzRequest(
+  fuzz: Fuzz,
+  i: number,
+): { i: number; method: string; path: string; headers: Record<string, string>; body?: string | Buffer } {
   if (fuzz.int(6) === 0) {
     // bin_to_json: a JSON value, mutated JSON or random bytes, under any Content-Type
-    const valid = JSON.stringify({ account: 'eosio.token', table: 'accounts', hex_rows: ['809698000000000004454f5300000000'], block_num: 1 })
+    const valid = JSON.stringify({
+      account: 'eosio.token',
+      table: 'accounts',
+      hex_rows: ['809698000000000004454f5300000000'],
+      block_num: 1,
+    })
     const values: unknown[] = [null, true, -1, 1.5, 2 ** 64, 'x', [], {}, ['00'], ['zz'], '00', { a: 1 }, 'eosio.token']
     const field = fuzz.pick(['account', 'table', 'hex_rows', 'block_num', '__proto__', 'constructor', 'x'])
     const body = fuzz.pick([
@@ -414,8 +954,21 @@ function fuzzRequest(fuzz: Fuzz, i: number): { i: number; method: string; path: 
       () => fuzz.string(100),
       () => valid,
     ])()
-    const contentType = fuzz.pick([undefined, 'application/json', 'text/plain', FORM, 'application/octet-stream', ';;;'])
-    return { i, method: fuzz.int(10) === 0 ? 'GET' : 'POST', path: BIN, headers: contentType ? { 'content-type': contentType } : {}, body }
+    const contentType = fuzz.pick([
+      undefined,
+      'application/json',
+      'text/plain',
+      FORM,
+      'application/octet-stream',
+      ';;;',
+    ])
+    return {
+      i,
+      method: fuzz.int(10) === 0 ? 'GET' : 'POST',
+      path: BIN,
+      headers: contentType ? { 'content-type': contentType } : {},
+      body,
+    }
   }
   const route = fuzz.pick(FUZZ_ROUTES)
   const parts: [string, string][] = Object.entries(route.valid).map(([k, v]) => [k, v])
@@ -426,7 +979,8 @@ function fuzzRequest(fuzz: Fuzz, i: number): { i: number; method: string; path: 
       const at = fuzz.int(parts.length)
       parts[at] = [parts[at][0], fuzz.paramValue(parts[at][1])]
     } else if (op === 2 && parts.length > 0) parts.push([...fuzz.pick(parts)])
-    else if (op === 3 && route.extra.length > 0) parts.push([fuzz.pick(route.extra), fuzz.paramValue(fuzz.pick(['0', '1', 'true', 'name', 'hex']))])
+    else if (op === 3 && route.extra.length > 0)
+      parts.push([fuzz.pick(route.extra), fuzz.paramValue(fuzz.pick(['0', '1', 'true', 'name', 'hex']))])
     else parts.push([fuzz.string(8), fuzz.string(20)])
   }
   // Mostly encoded properly; sometimes raw, so that `&`, `=`, `%` and `+` land where they will.
@@ -434,13 +988,33 @@ function fuzzRequest(fuzz: Fuzz, i: number): { i: number; method: string; path: 
   // Buffer.from makes lone surrogates U+FFFD, which encodeURIComponent would refuse.
   const wellFormed = (text: string) => Buffer.from(text).toString()
   const encoded = parts
-    .map(([k, v]) => (raw ? wellFormed(`${k}=${v}`).replace(/[^\x21-\x7e]/gu, (c) => encodeURIComponent(c)).replace(/#/g, '%23') : `${encodeURIComponent(wellFormed(k))}=${encodeURIComponent(wellFormed(v))}`))
+    .map(([k, v]) =>
+      raw
+        ? wellFormed(`${k}=${v}`)
+            .replace(/[^\x21-\x7e]/gu, (c) => encodeURIComponent(c))
+            .replace(/#/g, '%23')
+        : `${encodeURIComponent(wellFormed(k))}=${encodeURIComponent(wellFormed(v))}`,
+    )
     .join('&')
   const method = fuzz.pick(route.methods)
   if (method === 'GET') return { i, method, path: `${route.path}?${encoded}`, headers: {} }
-  const contentType = fuzz.pick([FORM, FORM, FORM, `${FORM}; charset=utf-8`, 'application/json', 'text/plain', undefined])
+  const contentType = fuzz.pick([
+    FORM,
+    FORM,
+    FORM,
+    `${FORM}; charset=utf-8`,
+    'application/json',
+    'text/plain',
+    undefined,
+  ])
   const body = fuzz.int(5) === 0 ? Buffer.from(Array.from({ length: fuzz.int(256) }, () => fuzz.int(256))) : encoded
-  return { i, method, path: fuzz.int(4) === 0 ? `${route.path}?${encoded}` : route.path, headers: contentType ? { 'content-type': contentType } : {}, body }
+  return {
+    i,
+    method,
+    path: fuzz.int(4) === 0 ? `${route.path}?${encoded}` : route.path,
+    headers: contentType ? { 'content-type': contentType } : {},
+    body,
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -457,7 +1031,9 @@ test('bad input at every REST state route gets the standard error object with it
   let lib = 0
   const deadline = Date.now() + 20_000
   while (Date.now() < deadline) {
-    const health = (await (await send(`${api}/healthz`)).body) as { head_block_num: number | null; last_irreversible_block_num: number | null }
+    const health = (await (
+      await send(`${api}/healthz`)
+    ).body) as { head_block_num: number | null; last_irreversible_block_num: number | null }
     head = health.head_block_num ?? 0
     lib = health.last_irreversible_block_num ?? 0
     if (head >= 10 && head > lib) break
@@ -468,18 +1044,32 @@ test('bad input at every REST state route gets the standard error object with it
   await t.test('each route answers 200 for its valid parameters (the cases below change one thing)', async () => {
     for (const spec of ROUTES) {
       for (const method of spec.methods) {
-        const answer = method === 'GET' ? await get(`${spec.path}?${encode(spec.valid)}`) : await send(`${api}${spec.path}`, { method, headers: { authorization: `Bearer ${token}`, 'content-type': FORM }, body: encode(spec.valid) })
+        const answer =
+          method === 'GET'
+            ? await get(`${spec.path}?${encode(spec.valid)}`)
+            : await send(`${api}${spec.path}`, {
+                method,
+                headers: { authorization: `Bearer ${token}`, 'content-type': FORM },
+                body: encode(spec.valid),
+              })
         assert.equal(answer.status, 200, `${method} ${spec.path}: ${answer.text.slice(0, 300)}`)
       }
     }
-    // The form POSTs take a charset parameter; bin_to_json reads JSON whatever the Content-Type, a form one included (curl -d).
-    const charset = await send(`${api}/v0/state/tables/scopes`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': `${FORM}; charset=UTF-8` }, body: 'account=eosio.token&scopes=alice&table=accounts' })
+    // The form POSTs take a charset parameter; bin_to_json reads JSON whatever the Content-Type, a form one included
+    // (curl -d).
+    const charset = await send(`${api}/v0/state/tables/scopes`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': `${FORM}; charset=UTF-8` },
+      body: 'account=eosio.token&scopes=alice&table=accounts',
+    })
     assert.equal(charset.status, 200, charset.text)
     for (const contentType of [undefined, 'application/json', 'text/plain;charset=UTF-8', FORM]) {
       const answer = await send(`${api}${BIN}`, {
         method: 'POST',
         headers: { authorization: `Bearer ${token}`, ...(contentType ? { 'content-type': contentType } : {}) },
-        body: Buffer.from(JSON.stringify({ account: 'eosio.token', table: 'accounts', hex_rows: ['809698000000000004454f5300000000'] })),
+        body: Buffer.from(
+          JSON.stringify({ account: 'eosio.token', table: 'accounts', hex_rows: ['809698000000000004454f5300000000'] }),
+        ),
       })
       assert.equal(answer.status, 200, `bin_to_json with Content-Type ${contentType}: ${answer.text}`)
       assert.deepEqual((answer.body as { rows: unknown[] }).rows, [{ balance: '1000.0000 EOS' }])
@@ -488,48 +1078,76 @@ test('bad input at every REST state route gets the standard error object with it
     assert.equal(time.status, 200, time.text)
   })
 
-  await t.test('every parameter of every route: missing, empty, malformed, out of range, repeated; lists of 1,501 names', async () => {
-    const cases = ROUTES.flatMap((spec) => spec.methods.flatMap((method) => parameterCases(spec, method, head)))
-    const failures = await runCases(api, token, cases)
-    assert.deepEqual(failures, [], `${failures.length} of ${cases.length} cases`)
-    await assertAlive(platform)
-  })
+  await t.test(
+    'every parameter of every route: missing, empty, malformed, out of range, repeated; lists of 1,501 names',
+    async () => {
+      const cases = ROUTES.flatMap((spec) => spec.methods.flatMap((method) => parameterCases(spec, method, head)))
+      const failures = await runCases(api, token, cases)
+      assert.deepEqual(failures, [], `${failures.length} of ${cases.length} cases`)
+      await assertAlive(platform)
+    },
+  )
 
   await t.test('primary_key that is not a key of its key_type, for each key_type; valid keys no row has', async () => {
     const failures = await runCases(api, token, primaryKeyCases())
     assert.deepEqual(failures, [])
   })
 
-  await t.test('public keys: malformed, wrong checksum, private keys, too long; a valid key no account holds', async () => {
-    const failures = await runCases(api, token, publicKeyCases(PrivateKey.generate('K1')))
-    assert.deepEqual(failures, [])
-  })
+  await t.test(
+    'public keys: malformed, wrong checksum, private keys, too long; a valid key no account holds',
+    async () => {
+      const failures = await runCases(api, token, publicKeyCases(PrivateKey.generate('K1')))
+      assert.deepEqual(failures, [])
+    },
+  )
 
   await t.test('block_id/by_time: bad and impossible times, bad comparators, nothing on that side', async () => {
     const failures = await runCases(api, token, byTimeCases())
     assert.deepEqual(failures, [])
   })
 
-  await t.test('abi/bin_to_json: missing and malformed bodies, hex that is odd, not hex or not an array, too many rows, wrong types, rows that do not decode', async () => {
-    const failures = await runCases(api, token, binToJsonCases(head))
-    assert.deepEqual(failures, [])
-  })
+  await t.test(
+    'abi/bin_to_json: missing and malformed bodies, hex that is odd, not hex or not an array, too many rows, wrong types, rows that do not decode',
+    async () => {
+      const failures = await runCases(api, token, binToJsonCases(head))
+      assert.deepEqual(failures, [])
+    },
+  )
 
   await t.test('form POSTs: JSON, garbage, multipart and no bodies where a form is expected', async () => {
     const failures = await runCases(api, token, ROUTES.filter((r) => r.methods.includes('POST')).flatMap(formBodyCases))
     assert.deepEqual(failures, [])
   })
 
-  await t.test('well-formed input that names nothing: no ABI, no table, no row, above head, above LIB with irreversible_only', async () => {
-    const health = (await (await send(`${api}/healthz`)).body) as { head_block_num: number; last_irreversible_block_num: number }
-    const failures = await runCases(api, token, nothingThereCases(health.head_block_num, health.last_irreversible_block_num))
-    assert.deepEqual(failures, [])
-  })
+  await t.test(
+    'well-formed input that names nothing: no ABI, no table, no row, above head, above LIB with irreversible_only',
+    async () => {
+      const health = (await (
+        await send(`${api}/healthz`)
+      ).body) as { head_block_num: number; last_irreversible_block_num: number }
+      const failures = await runCases(
+        api,
+        token,
+        nothingThereCases(health.head_block_num, health.last_irreversible_block_num),
+      )
+      assert.deepEqual(failures, [])
+    },
+  )
 
   await t.test('every route needs a token', async () => {
-    for (const spec of [...ROUTES, { path: '/v0/block_id/by_time', methods: ['GET'] as const, valid: { time: '2020-01-01T00:00:00Z', comparator: 'gt' } }]) {
+    for (const spec of [
+      ...ROUTES,
+      {
+        path: '/v0/block_id/by_time',
+        methods: ['GET'] as const,
+        valid: { time: '2020-01-01T00:00:00Z', comparator: 'gt' },
+      },
+    ]) {
       for (const method of spec.methods) {
-        const answer = await send(`${api}${spec.path}${method === 'GET' ? `?${encode(spec.valid)}` : ''}`, method === 'GET' ? {} : { method, headers: { 'content-type': FORM }, body: encode(spec.valid) })
+        const answer = await send(
+          `${api}${spec.path}${method === 'GET' ? `?${encode(spec.valid)}` : ''}`,
+          method === 'GET' ? {} : { method, headers: { 'content-type': FORM }, body: encode(spec.valid) },
+        )
         expectError(answer, 401, 'auth_invalid_token_error')
       }
     }
@@ -549,46 +1167,60 @@ test('bad input at every REST state route gets the standard error object with it
     }
   })
 
-  await t.test('fuzz: random and mutated query strings, form bodies and JSON bodies across the state routes', async (st) => {
-    const seed = Number(process.env.ANTLER_FUZZ_SEED ?? randomBytes(4).readUInt32LE(0))
-    st.diagnostic(`fuzz seed ${seed} (rerun with ANTLER_FUZZ_SEED=${seed})`)
-    console.log(`state-bad-input fuzz seed ${seed} (rerun with ANTLER_FUZZ_SEED=${seed})`)
-    const fuzz = new Fuzz(mulberry32(seed))
-    const requests = Array.from({ length: 400 }, (_, i) => fuzzRequest(fuzz, i))
-    let next = 0
-    const failures: string[] = []
-    const seen = new Map<string, number>()
-    const worker = async () => {
-      while (next < requests.length) {
-        const request = requests[next++]
-        const what = `#${request.i} ${request.method} ${request.path.slice(0, 120)} ${JSON.stringify(request.headers)} body ${JSON.stringify(String(request.body ?? '').slice(0, 80))}`
-        let answer: Answer
-        try {
-          answer = await send(`${api}${request.path}`, { method: request.method, headers: { authorization: `Bearer ${token}`, ...request.headers }, body: request.method === 'GET' ? undefined : request.body })
-        } catch (error) {
-          failures.push(`${what}: no answer (${(error as Error).message})`)
-          continue
-        }
-        const outcome = `${answer.status} ${(answer.body as { code?: unknown } | undefined)?.code ?? ''}`
-        seen.set(outcome, (seen.get(outcome) ?? 0) + 1)
-        try {
-          assertNoLeak(answer.text)
-          if (answer.status === 200) {
-            assert.ok(answer.body !== undefined && !isStandardError(answer.body), `a 200 with a JSON answer: ${answer.text.slice(0, 200)}`)
+  await t.test(
+    'fuzz: random and mutated query strings, form bodies and JSON bodies across the state routes',
+    async (st) => {
+      const seed = Number(process.env.ANTLER_FUZZ_SEED ?? randomBytes(4).readUInt32LE(0))
+      st.diagnostic(`fuzz seed ${seed} (rerun with ANTLER_FUZZ_SEED=${seed})`)
+      console.log(`state-bad-input fuzz seed ${seed} (rerun with ANTLER_FUZZ_SEED=${seed})`)
+      const fuzz = new Fuzz(mulberry32(seed))
+      const requests = Array.from({ length: 400 }, (_, i) => fuzzRequest(fuzz, i))
+      let next = 0
+      const failures: string[] = []
+      const seen = new Map<string, number>()
+      const worker = async () => {
+        while (next < requests.length) {
+          const request = requests[next++]
+          const body = JSON.stringify(String(request.body ?? '').slice(0, 80))
+          const what = `#${request.i} ${request.method} ${request.path.slice(0, 120)} ${JSON.stringify(request.headers)} body ${body}`
+          let answer: Answer
+          try {
+            answer = await send(`${api}${request.path}`, {
+              method: request.method,
+              headers: { authorization: `Bearer ${token}`, ...request.headers },
+              body: request.method === 'GET' ? undefined : request.body,
+            })
+          } catch (error) {
+            failures.push(`${what}: no answer (${(error as Error).message})`)
             continue
           }
-          assert.ok(answer.status >= 400 && answer.status < 500, `a 4xx, not ${answer.status}: ${answer.text.slice(0, 300)}`)
-          expectError(answer, answer.status, (answer.body as ErrorBody | undefined)?.code ?? '?')
-        } catch (error) {
-          failures.push(`${what}: ${(error as Error).message.split('\n')[0]}`)
+          const outcome = `${answer.status} ${(answer.body as { code?: unknown } | undefined)?.code ?? ''}`
+          seen.set(outcome, (seen.get(outcome) ?? 0) + 1)
+          try {
+            assertNoLeak(answer.text)
+            if (answer.status === 200) {
+              assert.ok(
+                answer.body !== undefined && !isStandardError(answer.body),
+                `a 200 with a JSON answer: ${answer.text.slice(0, 200)}`,
+              )
+              continue
+            }
+            assert.ok(
+              answer.status >= 400 && answer.status < 500,
+              `a 4xx, not ${answer.status}: ${answer.text.slice(0, 300)}`,
+            )
+            expectError(answer, answer.status, (answer.body as ErrorBody | undefined)?.code ?? '?')
+          } catch (error) {
+            failures.push(`${what}: ${(error as Error).message.split('\n')[0]}`)
+          }
         }
       }
-    }
-    await Promise.all(Array.from({ length: 8 }, worker))
-    st.diagnostic(`answers: ${[...seen].map(([outcome, n]) => `${outcome} ×${n}`).join(', ')}`)
-    assert.deepEqual(failures, [], `seed ${seed}: ${failures.length} bad answers`)
-    await assertAlive(platform)
-  })
+      await Promise.all(Array.from({ length: 8 }, worker))
+      st.diagnostic(`answers: ${[...seen].map(([outcome, n]) => `${outcome} ×${n}`).join(', ')}`)
+      assert.deepEqual(failures, [], `seed ${seed}: ${failures.length} bad answers`)
+      await assertAlive(platform)
+    },
+  )
 
   assert.equal(platform.cli.child.exitCode, null, 'the platform is still running')
   await assertAlive(platform)

@@ -8,7 +8,16 @@ import Database from 'better-sqlite3'
 import pg from 'pg'
 import { ABI, PrivateKey } from '@wharfkit/antelope'
 import { encodeAbiBinary, toHex } from '../../src/antelope/index.ts'
-import { chainAbiOf, keyAuthority, rawdb, RAWDB_ABI, signTransaction, token, type ActionToSign, type Devchain } from '../../src/devchain/index.ts'
+import {
+  chainAbiOf,
+  keyAuthority,
+  rawdb,
+  RAWDB_ABI,
+  signTransaction,
+  token,
+  type ActionToSign,
+  type Devchain,
+} from '../../src/devchain/index.ts'
 import { createIndexer, type Indexer } from '../../src/ingest/index.ts'
 import { openPostgresStore, openSqliteStore, type Store } from '../../src/store/index.ts'
 import { ANTLER_BIN } from '../_helpers/cli.ts'
@@ -46,7 +55,16 @@ function pushUnsigned(devchain: Devchain, actions: readonly ActionToSign[]): voi
   const { chain } = devchain
   const lib = chain.block(chain.lib.blockNum)!
   const ref = { blockNum: lib.num, blockId: lib.id, slot: Math.max(lib.slot, chain.head.slot) }
-  chain.pushTrusted(signTransaction({ chainId: chain.chainId, ref, actions, abiOf: (account) => (account === 'eosio.token' ? token.abi : account === 'rawdb' ? rawdb.abi : chainAbiOf(chain, account)), keys: [] }))
+  chain.pushTrusted(
+    signTransaction({
+      chainId: chain.chainId,
+      ref,
+      actions,
+      abiOf: (account) =>
+        account === 'eosio.token' ? token.abi : account === 'rawdb' ? rawdb.abi : chainAbiOf(chain, account),
+      keys: [],
+    }),
+  )
 }
 
 const KEYS = Array.from({ length: 5 }, () => PrivateKey.generate('K1').toPublic().toString())
@@ -58,19 +76,73 @@ function workload(devchain: Devchain, step: number): void {
   const from = users[step % 3]
   const batches: ActionToSign[][] = [
     [
-      { account: 'eosio.token', name: 'transfer', authorization: [{ actor: from, permission: 'active' }], data: { from, to: users[(step + 1) % 3], quantity: '0.0001 EOS', memo: `f${step}` } },
-      { account: 'rawdb', name: 'put', authorization: asRawdb, data: { scope: step % 2 ? 'a' : 'b', table: 'rows', key: String(step % 12), payer: 'rawdb', value: toHex(new Uint8Array([step & 0xff, 7])) } },
+      {
+        account: 'eosio.token',
+        name: 'transfer',
+        authorization: [{ actor: from, permission: 'active' }],
+        data: { from, to: users[(step + 1) % 3], quantity: '0.0001 EOS', memo: `f${step}` },
+      },
+      {
+        account: 'rawdb',
+        name: 'put',
+        authorization: asRawdb,
+        data: {
+          scope: step % 2 ? 'a' : 'b',
+          table: 'rows',
+          key: String(step % 12),
+          payer: 'rawdb',
+          value: toHex(new Uint8Array([step & 0xff, 7])),
+        },
+      },
     ],
   ]
-  if (step % 9 === 4) batches.push([{ account: 'rawdb', name: 'erase', authorization: asRawdb, data: { scope: step % 2 ? 'b' : 'a', table: 'rows', key: String((step + 5) % 12) } }])
+  if (step % 9 === 4)
+    batches.push([
+      {
+        account: 'rawdb',
+        name: 'erase',
+        authorization: asRawdb,
+        data: { scope: step % 2 ? 'b' : 'a', table: 'rows', key: String((step + 5) % 12) },
+      },
+    ])
   if (step % 7 === 3) {
     const key = KEYS[step % KEYS.length]
-    batches.push([{ account: 'eosio', name: 'updateauth', authorization: [{ actor: from, permission: 'active' }], data: { account: from, permission: `p${step % 4}`, parent: 'active', auth: { ...keyAuthority(key), keys: [{ key, weight: 1 }] } } }])
+    batches.push([
+      {
+        account: 'eosio',
+        name: 'updateauth',
+        authorization: [{ actor: from, permission: 'active' }],
+        data: {
+          account: from,
+          permission: `p${step % 4}`,
+          parent: 'active',
+          auth: { ...keyAuthority(key), keys: [{ key, weight: 1 }] },
+        },
+      },
+    ])
   }
-  if (step % 11 === 5) batches.push([{ account: 'eosio', name: 'linkauth', authorization: [{ actor: from, permission: 'active' }], data: { account: from, code: 'rawdb', type: step % 2 ? 'put' : 'erase', requirement: 'active' } }])
+  if (step % 11 === 5)
+    batches.push([
+      {
+        account: 'eosio',
+        name: 'linkauth',
+        authorization: [{ actor: from, permission: 'active' }],
+        data: { account: from, code: 'rawdb', type: step % 2 ? 'put' : 'erase', requirement: 'active' },
+      },
+    ])
   if (step % 17 === 8) {
-    const abi = ABI.from({ ...RAWDB_ABI, structs: [...RAWDB_ABI.structs, { name: `row${step}`, base: '', fields: [{ name: 'v', type: 'uint8' }] }] })
-    batches.push([{ account: 'eosio', name: 'setabi', authorization: asRawdb, data: { account: 'rawdb', abi: toHex(encodeAbiBinary(abi)) } }])
+    const abi = ABI.from({
+      ...RAWDB_ABI,
+      structs: [...RAWDB_ABI.structs, { name: `row${step}`, base: '', fields: [{ name: 'v', type: 'uint8' }] }],
+    })
+    batches.push([
+      {
+        account: 'eosio',
+        name: 'setabi',
+        authorization: asRawdb,
+        data: { account: 'rawdb', abi: toHex(encodeAbiBinary(abi)) },
+      },
+    ])
   }
   for (const actions of batches) {
     try {
@@ -128,7 +200,11 @@ const EXTRA_TABLES: Record<string, 'rows' | 'steps' | 'names'> = {
  * whatever order PostgreSQL reads them, and that differs between two stores written differently.
  */
 function completeDump(tables: string[], dump: Dump): Dump {
-  assert.deepEqual(tables.filter((t) => !(t in dump)), [], 'every table of the store is compared')
+  assert.deepEqual(
+    tables.filter((t) => !(t in dump)),
+    [],
+    'every table of the store is compared',
+  )
   const text = (row: unknown) => JSON.stringify(row, (_, v: unknown) => (typeof v === 'bigint' ? v.toString() : v))
   for (const table of Object.keys(dump).filter((x) => x !== 'steps' && x !== 'postings')) {
     const rows = (dump[table] as unknown[]).map((row) => ({ row, key: text(row) }))
@@ -159,12 +235,17 @@ async function sqliteBacking(t: TestContext, label: string): Promise<Backing> {
       const db = new Database(path, { readonly: true })
       try {
         dump['postings (chunks)'] = db.prepare(POSTING_CHUNKS).all()
-        const tables = (db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all() as { name: string }[]).map((r) => r.name)
+        const tables = (
+          db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all() as { name: string }[]
+        ).map((r) => r.name)
         for (const table of tables.filter((x) => !(x in dump) && x in EXTRA_TABLES)) {
           const columns = (db.prepare(`SELECT * FROM ${table} LIMIT 0`).columns() as unknown[]).length
           const how = EXTRA_TABLES[table]
           if (how === 'names') dump[table] = db.prepare(`SELECT name FROM ${table} ORDER BY name`).all()
-          else dump[table] = db.prepare(`SELECT * FROM ${table} ORDER BY ${how === 'steps' ? 'seq' : ordered(columns)}`).all()
+          else
+            dump[table] = db
+              .prepare(`SELECT * FROM ${table} ORDER BY ${how === 'steps' ? 'seq' : ordered(columns)}`)
+              .all()
         }
         return completeDump(tables, dump)
       } finally {
@@ -202,7 +283,8 @@ async function postgresBacking(t: TestContext): Promise<Backing> {
           const how = EXTRA_TABLES[table]
           if (how === 'names') dump[table] = (await client.query(`SELECT name FROM ${table} ORDER BY name`)).rows
           // Seq numbers used by a transaction a crash rolled back are not given back (see above).
-          else if (how === 'steps') dump[table] = (await client.query('SELECT type, block_num, block_id FROM steps ORDER BY seq')).rows
+          else if (how === 'steps')
+            dump[table] = (await client.query('SELECT type, block_num, block_id FROM steps ORDER BY seq')).rows
           else {
             const columns = (await client.query(`SELECT * FROM ${table} LIMIT 0`)).fields.length
             dump[table] = (await client.query(`SELECT * FROM ${table} ORDER BY ${ordered(columns)}`)).rows
@@ -239,9 +321,14 @@ const ADAPTERS: { name: string; skip: string | false; make: (t: TestContext, lab
 ]
 
 async function crashAtEveryFailpoint(t: TestContext, adapter: (typeof ADAPTERS)[number]): Promise<void> {
-  assert.equal(process.env.ANTLER_FAILPOINT, undefined, 'ANTLER_FAILPOINT would arm the reference indexer in this process')
+  assert.equal(
+    process.env.ANTLER_FAILPOINT,
+    undefined,
+    'ANTLER_FAILPOINT would arm the reference indexer in this process',
+  )
   const started = Date.now()
-  const note = (what: string) => t.diagnostic(`${adapter.name} ${((Date.now() - started) / 1000).toFixed(1)} s: ${what}`)
+  const note = (what: string) =>
+    t.diagnostic(`${adapter.name} ${((Date.now() - started) / 1000).toFixed(1)} s: ${what}`)
   const devchain = await withDevchain(t, { libDepth: 12 })
   let step = 0
   while (devchain.chain.head.num < CHAIN_HEAD) workload(devchain, step++)
@@ -296,11 +383,17 @@ async function crashAtEveryFailpoint(t: TestContext, adapter: (typeof ADAPTERS)[
   const spawnIndexer = (failpoint?: string) => {
     const env = { ...process.env, ANTLER_FAILPOINT: failpoint }
     if (!failpoint) delete env.ANTLER_FAILPOINT
-    const child = spawn(process.execPath, [ANTLER_BIN, 'index', '--ship', devchain.ship, ...live.indexArgs, '--log-level', 'warn'], { env, stdio: ['ignore', 'ignore', 'pipe'] })
+    const child = spawn(
+      process.execPath,
+      [ANTLER_BIN, 'index', '--ship', devchain.ship, ...live.indexArgs, '--log-level', 'warn'],
+      { env, stdio: ['ignore', 'ignore', 'pipe'] },
+    )
     let stderr = ''
     child.stderr.on('data', (d) => (stderr += d))
     let exit: { code: number | null; signal: NodeJS.Signals | null } | undefined
-    const exited = new Promise<NonNullable<typeof exit>>((resolve) => child.once('exit', (code, signal) => resolve((exit = { code, signal }))))
+    const exited = new Promise<NonNullable<typeof exit>>((resolve) =>
+      child.once('exit', (code, signal) => resolve((exit = { code, signal }))),
+    )
     t.after(() => {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
     })
@@ -309,7 +402,10 @@ async function crashAtEveryFailpoint(t: TestContext, adapter: (typeof ADAPTERS)[
       const target = devchain.chain.head.id
       const deadline = Date.now() + 60_000
       while ((await liveHead())?.blockId !== target) {
-        if (exit) throw new Error(`${what}: the process exited (${exit.code ?? exit.signal}) before the store reached head; stderr: ${stderr}`)
+        if (exit)
+          throw new Error(
+            `${what}: the process exited (${exit.code ?? exit.signal}) before the store reached head; stderr: ${stderr}`,
+          )
         if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
         await new Promise((r) => setTimeout(r, 20))
       }
@@ -329,13 +425,25 @@ async function crashAtEveryFailpoint(t: TestContext, adapter: (typeof ADAPTERS)[
     const { code, signal } = await run.exited
     clearTimeout(timeout)
     const said = /antler failpoint (\S+) reached in the write of blocks (\d+)\.\.(\d+)/.exec(run.stderr())
-    assert.ok(said && signal === 'SIGKILL', `died at ${crash.failpoint} (exit ${code}, signal ${signal}); stderr: ${run.stderr()}`)
+    assert.ok(
+      said && signal === 'SIGKILL',
+      `died at ${crash.failpoint} (exit ${code}, signal ${signal}); stderr: ${run.stderr()}`,
+    )
     assert.equal(said[1], crash.failpoint)
     const [first, last] = [Number(said[2]), Number(said[3])]
-    if (crash.batch !== undefined) assert.equal(last > first, crash.batch, `${crash.failpoint} in a ${crash.batch ? 'multi' : 'single'}-block write (${first}..${last})`)
+    if (crash.batch !== undefined)
+      assert.equal(
+        last > first,
+        crash.batch,
+        `${crash.failpoint} in a ${crash.batch ? 'multi' : 'single'}-block write (${first}..${last})`,
+      )
     if (crash.failpoint.startsWith('undo-')) assert.equal(first, forkBlockNum, 'the undo of the forked blocks')
     const head = await liveHead()
-    assert.equal(head?.blockNum, expectedHead(crash.failpoint, first, last), `the store after dying at ${crash.failpoint} in the write of ${first}..${last}`)
+    assert.equal(
+      head?.blockNum,
+      expectedHead(crash.failpoint, first, last),
+      `the store after dying at ${crash.failpoint} in the write of ${first}..${last}`,
+    )
     assert.deepEqual(await liveRead!.integrityFindings(), [], `integrity after ${crash.failpoint}`)
     assert.deepEqual(await live.incompleteBlocks(), [], `blocks missing records after ${crash.failpoint}`)
     note(`died at ${crash.failpoint} in the write of ${first}..${last}`)
@@ -357,18 +465,40 @@ async function crashAtEveryFailpoint(t: TestContext, adapter: (typeof ADAPTERS)[
   const liveDump = await live.dump()
   const referenceDump = await reference.dump()
   assert.deepEqual(Object.keys(liveDump).sort(), Object.keys(referenceDump).sort())
-  const differing = Object.keys(referenceDump).filter((table) => !isDeepStrictEqual(liveDump[table], referenceDump[table]))
-  for (const table of differing) assert.deepEqual(liveDump[table], referenceDump[table], `tables differing: ${differing.join(', ')}; first: ${table}`)
+  const differing = Object.keys(referenceDump).filter(
+    (table) => !isDeepStrictEqual(liveDump[table], referenceDump[table]),
+  )
+  for (const table of differing)
+    assert.deepEqual(
+      liveDump[table],
+      referenceDump[table],
+      `tables differing: ${differing.join(', ')}; first: ${table}`,
+    )
   // The chain exercised what the store writes, and the fork was undone.
   const rows = referenceDump as Record<string, unknown[]>
-  assert.ok(rows.row_versions.length > 100 && rows.permission_versions.length > 10 && rows.link_versions.length > 0 && rows.abi_versions.length > 3 && rows.postings.length > 1000)
-  assert.ok(rows.forked_transactions.length > 0 && rows.forked_blocks.length === 3, 'the fork undid transactions, and kept the content of its three blocks')
+  assert.ok(
+    rows.row_versions.length > 100 &&
+      rows.permission_versions.length > 10 &&
+      rows.link_versions.length > 0 &&
+      rows.abi_versions.length > 3 &&
+      rows.postings.length > 1000,
+  )
+  assert.ok(
+    rows.forked_transactions.length > 0 && rows.forked_blocks.length === 3,
+    'the fork undid transactions, and kept the content of its three blocks',
+  )
   const types = new Set((rows.steps as { type: string }[]).map((s) => s.type))
   assert.deepEqual([...types].sort(), ['irreversible', 'new', 'undo'])
   note('compared')
 }
 
 // The adapters run side by side: most of the time is processes starting, on one core each.
-test('a crash at any failpoint leaves a block boundary, and the restarted store equals one that never crashed, step log included', { concurrency: true }, async (t) => {
-  await Promise.all(ADAPTERS.map((adapter) => t.test(adapter.name, { skip: adapter.skip }, (t) => crashAtEveryFailpoint(t, adapter))))
-})
+test(
+  'a crash at any failpoint leaves a block boundary, and the restarted store equals one that never crashed, step log included',
+  { concurrency: true },
+  async (t) => {
+    await Promise.all(
+      ADAPTERS.map((adapter) => t.test(adapter.name, { skip: adapter.skip }, (t) => crashAtEveryFailpoint(t, adapter))),
+    )
+  },
+)

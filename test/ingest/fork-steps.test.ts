@@ -25,18 +25,56 @@ function randomActions(devchain: Devchain, random: () => number, step: number) {
     case 0: {
       const from = pick(users)
       const to = pick(users.filter((u) => u !== from))
-      return [{ account: 'eosio.token', name: 'transfer', authorization: [{ actor: from, permission: 'active' }], data: { from, to, quantity: '0.0001 EOS', memo: `f${step}` } }]
+      return [
+        {
+          account: 'eosio.token',
+          name: 'transfer',
+          authorization: [{ actor: from, permission: 'active' }],
+          data: { from, to, quantity: '0.0001 EOS', memo: `f${step}` },
+        },
+      ]
     }
     case 1:
-      return [{ account: 'rawdb', name: 'put', authorization: auth, data: { scope, table: 'rows', key: String(key), payer: 'rawdb', value: toHex(new Uint8Array([step & 0xff, 2])) } }]
+      return [
+        {
+          account: 'rawdb',
+          name: 'put',
+          authorization: auth,
+          data: {
+            scope,
+            table: 'rows',
+            key: String(key),
+            payer: 'rawdb',
+            value: toHex(new Uint8Array([step & 0xff, 2])),
+          },
+        },
+      ]
     case 2: {
-      const put = { scope, table: 'rows', key: String(key), payer: 'rawdb', value: toHex(new Uint8Array([step & 0xff, 3])) }
+      const put = {
+        scope,
+        table: 'rows',
+        key: String(key),
+        payer: 'rawdb',
+        value: toHex(new Uint8Array([step & 0xff, 3])),
+      }
       const data = Serializer.encode({ abi: rawdb.abi, type: 'put', object: put }).hexString
-      return [{ account: 'rawdb', name: 'send', authorization: auth, data: { account: 'rawdb', name: 'put', authorization: auth, data } }]
+      return [
+        {
+          account: 'rawdb',
+          name: 'send',
+          authorization: auth,
+          data: { account: 'rawdb', name: 'put', authorization: auth, data },
+        },
+      ]
     }
     default: {
-      const exists = devchain.chain.state.has('contract_row', `rawdb\u0000${scope}\u0000rows\u0000${key.toString(16).padStart(16, '0')}`)
-      return exists ? [{ account: 'rawdb', name: 'erase', authorization: auth, data: { scope, table: 'rows', key: String(key) } }] : []
+      const exists = devchain.chain.state.has(
+        'contract_row',
+        `rawdb\u0000${scope}\u0000rows\u0000${key.toString(16).padStart(16, '0')}`,
+      )
+      return exists
+        ? [{ account: 'rawdb', name: 'erase', authorization: auth, data: { scope, table: 'rows', key: String(key) } }]
+        : []
     }
   }
 }
@@ -76,7 +114,9 @@ function tailSteps(store: Store): { stop(): Promise<StepLog & { readWhileStored:
       }
       log.steps.push(...batch)
       log.payloads.push(...(await store.stepPayloads(batch)))
-      const undoneSince = new Set((await store.stepsAfter(batch[0].seq, 1_000_000)).filter((s) => s.type === 'undo').map((s) => s.blockId))
+      const undoneSince = new Set(
+        (await store.stepsAfter(batch[0].seq, 1_000_000)).filter((s) => s.type === 'undo').map((s) => s.blockId),
+      )
       for (const s of batch) if (s.type !== 'undo' && !undoneSince.has(s.blockId)) readWhileStored.add(s.seq)
     }
   })()
@@ -92,7 +132,8 @@ const hex = (bytes: Uint8Array | Buffer) => Buffer.from(bytes).toString('hex')
 const rowKey = (code: string, table: string, scope: string, pk: string) => `${code}/${table}/${scope}/${pk}`
 const pkText = (pk: bigint) => pk.toString(16).padStart(16, '0')
 /** What the comparison keeps of an action: its sequence, block, who ran what, and its data. */
-const actionText = (a: { blockNum: number; receiver: string; account: string; name: string; data: string }) => `${a.blockNum} ${a.receiver} ${a.account}::${a.name} ${a.data}`
+const actionText = (a: { blockNum: number; receiver: string; account: string; name: string; data: string }) =>
+  `${a.blockNum} ${a.receiver} ${a.account}::${a.name} ${a.data}`
 
 /**
  * Replays the step log from the start as a stream client would, applying each payload blindly: a
@@ -106,7 +147,8 @@ function replay(steps: readonly Step[], payloads: readonly (StepPayload | undefi
   const rows = new Map<string, string>()
   const chain: string[] = []
   const irreversible: string[] = []
-  const rowText = (payer: string, value: Uint8Array | undefined) => (value === undefined ? undefined : `${payer}:${hex(value)}`)
+  const rowText = (payer: string, value: Uint8Array | undefined) =>
+    value === undefined ? undefined : `${payer}:${hex(value)}`
   for (const [i, step] of steps.entries()) {
     const p = payloads[i]
     const at = `step ${step.seq} ${step.type} ${step.blockNum}`
@@ -142,7 +184,11 @@ function replay(steps: readonly Step[], payloads: readonly (StepPayload | undefi
     }
     for (const c of p.rowChanges) {
       const key = rowKey(c.code, c.table, c.scope, pkText(c.primaryKey))
-      assert.equal(rows.get(key), c.old && rowText(c.old.payer, c.old.value), `${at}: ${key} was what the change replaced`)
+      assert.equal(
+        rows.get(key),
+        c.old && rowText(c.old.payer, c.old.value),
+        `${at}: ${key} was what the change replaced`,
+      )
       const now = rowText(c.payer, c.value)
       if (now === undefined) rows.delete(key)
       else rows.set(key, now)
@@ -155,16 +201,31 @@ function replay(steps: readonly Step[], payloads: readonly (StepPayload | undefi
 function canonical(dump: Record<string, unknown[]>) {
   const actions = new Map<string, string>()
   for (const r of dump.actions as Record<string, unknown>[]) {
-    actions.set(String(r.global_seq), actionText({ blockNum: Number(r.block_num), receiver: r.receiver as string, account: r.account as string, name: r.name as string, data: hex(r.data as Buffer) }))
+    actions.set(
+      String(r.global_seq),
+      actionText({
+        blockNum: Number(r.block_num),
+        receiver: r.receiver as string,
+        account: r.account as string,
+        name: r.name as string,
+        data: hex(r.data as Buffer),
+      }),
+    )
   }
   const rows = new Map<string, string>()
   let removed = 0
   for (const r of dump.row_versions as Record<string, unknown>[]) {
     if (r.valid_to !== null) continue
     if (r.value === null) removed++
-    else rows.set(rowKey(r.code as string, r.tbl as string, r.scope as string, r.pk as string), `${r.payer as string}:${hex(r.value as Buffer)}`)
+    else
+      rows.set(
+        rowKey(r.code as string, r.tbl as string, r.scope as string, r.pk as string),
+        `${r.payer as string}:${hex(r.value as Buffer)}`,
+      )
   }
-  const blocks = (dump.blocks as Record<string, unknown>[]).map((b) => ({ num: Number(b.num), id: b.id as string })).sort((a, b) => a.num - b.num)
+  const blocks = (dump.blocks as Record<string, unknown>[])
+    .map((b) => ({ num: Number(b.num), id: b.id as string }))
+    .sort((a, b) => a.num - b.num)
   return { actions, rows, removed, blocks: blocks.map((b) => b.id) }
 }
 
@@ -173,7 +234,11 @@ const sorted = (map: Map<string, string>) => [...map].sort(([a], [b]) => (a < b 
 const plain = (p: StepPayload | undefined) => {
   if (!p) return p
   const { step: _step, ...content } = p
-  return JSON.parse(JSON.stringify(content, (_k, v: unknown) => (typeof v === 'bigint' ? `${v}n` : v instanceof Uint8Array ? hex(v) : v))) as unknown
+  return JSON.parse(
+    JSON.stringify(content, (_k, v: unknown) =>
+      typeof v === 'bigint' ? `${v}n` : v instanceof Uint8Array ? hex(v) : v,
+    ),
+  ) as unknown
 }
 
 interface Backing {
@@ -201,77 +266,114 @@ const ADAPTERS: { name: string; skip: string | false; make: (t: TestContext, lab
 ]
 
 for (const adapter of ADAPTERS) {
-  test(`fork steps on ${adapter.name} (seed ${SEED}): replaying the step log with its payloads ends with the live store's actions and rows, and its canonical steps are a fresh index's`, { skip: adapter.skip }, async (t) => {
-    const random = seededRandom(SEED)
-    const devchain = await withDevchain(t, { libDepth: 6 })
-    const liveBacking = await adapter.make(t, 'live')
-    const liveStore = await liveBacking.open()
-    t.after(() => liveStore.close())
-    let undone = 0
-    const live = createIndexer({ shipUrl: devchain.ship, store: liveStore, onFork: (fork) => (undone += fork.undone) })
-    const running = live.run()
-    t.after(() => live.stop())
-    const tailStore = await liveBacking.open()
-    t.after(() => tailStore.close())
-    const tail = tailSteps(tailStore)
+  test(
+    `fork steps on ${adapter.name} (seed ${SEED}): replaying the step log with its payloads ends with the live store's actions and rows, and its canonical steps are a fresh index's`,
+    { skip: adapter.skip },
+    async (t) => {
+      const random = seededRandom(SEED)
+      const devchain = await withDevchain(t, { libDepth: 6 })
+      const liveBacking = await adapter.make(t, 'live')
+      const liveStore = await liveBacking.open()
+      t.after(() => liveStore.close())
+      let undone = 0
+      const live = createIndexer({
+        shipUrl: devchain.ship,
+        store: liveStore,
+        onFork: (fork) => (undone += fork.undone),
+      })
+      const running = live.run()
+      t.after(() => live.stop())
+      const tailStore = await liveBacking.open()
+      t.after(() => tailStore.close())
+      const tail = tailSteps(tailStore)
 
-    for (let step = 0; step < 60; step++) {
-      const actions = randomActions(devchain, random, step)
-      try {
-        if (actions.length) pushSigned(devchain.chain, actions)
-      } catch {
-        // Refused by the chain (e.g. an erase racing a fork that removed the row): fine.
+      for (let step = 0; step < 60; step++) {
+        const actions = randomActions(devchain, random, step)
+        try {
+          if (actions.length) pushSigned(devchain.chain, actions)
+        } catch {
+          // Refused by the chain (e.g. an erase racing a fork that removed the row): fine.
+        }
+        devchain.chain.produceBlock()
+        const reversible = devchain.chain.head.num - devchain.chain.lib.blockNum
+        if (reversible > 0 && random() < 0.3) devchain.chain.fork(1 + Math.floor(random() * Math.min(reversible, 5)))
+        // The indexer catches up often, so forks cut blocks it holds.
+        if (step % 3 === 0) {
+          const at = devchain.chain.head.id
+          await until(
+            async () => (await liveStore.position())?.head.blockId === at || devchain.chain.head.id !== at,
+            'the live indexer to catch up',
+          )
+        }
       }
-      devchain.chain.produceBlock()
-      const reversible = devchain.chain.head.num - devchain.chain.lib.blockNum
-      if (reversible > 0 && random() < 0.3) devchain.chain.fork(1 + Math.floor(random() * Math.min(reversible, 5)))
-      // The indexer catches up often, so forks cut blocks it holds.
-      if (step % 3 === 0) {
-        const at = devchain.chain.head.id
-        await until(async () => (await liveStore.position())?.head.blockId === at || devchain.chain.head.id !== at, 'the live indexer to catch up')
-      }
-    }
-    // Scope b ends empty: removals at head, whose rows the replay must have dropped.
-    const erase = (key: number) => ({ account: 'rawdb', name: 'erase', authorization: [{ actor: 'rawdb', permission: 'active' }], data: { scope: 'b', table: 'rows', key: String(key) } })
-    const stored = [0, 1, 2, 3, 4].filter((key) => devchain.chain.state.has('contract_row', `rawdb\u0000b\u0000rows\u0000${key.toString(16).padStart(16, '0')}`))
-    if (stored.length) pushSigned(devchain.chain, stored.map(erase))
-    for (let i = 0; i < 8; i++) devchain.chain.produceBlock()
-    const head = devchain.chain.head
-    await until(async () => (await liveStore.position())?.head.blockId === head.id, 'the live indexer to reach head')
-    await live.stop()
-    await running
-    assert.ok(undone >= 5, `blocks undone: ${undone}`)
+      // Scope b ends empty: removals at head, whose rows the replay must have dropped.
+      const erase = (key: number) => ({
+        account: 'rawdb',
+        name: 'erase',
+        authorization: [{ actor: 'rawdb', permission: 'active' }],
+        data: { scope: 'b', table: 'rows', key: String(key) },
+      })
+      const stored = [0, 1, 2, 3, 4].filter((key) =>
+        devchain.chain.state.has('contract_row', `rawdb\u0000b\u0000rows\u0000${key.toString(16).padStart(16, '0')}`),
+      )
+      if (stored.length) pushSigned(devchain.chain, stored.map(erase))
+      for (let i = 0; i < 8; i++) devchain.chain.produceBlock()
+      const head = devchain.chain.head
+      await until(async () => (await liveStore.position())?.head.blockId === head.id, 'the live indexer to reach head')
+      await live.stop()
+      await running
+      assert.ok(undone >= 5, `blocks undone: ${undone}`)
 
-    // Read at the end, a forked-out block's payloads come from what its undo kept; read by the
-    // tail, mostly from the block while it was stored: both must be the same.
-    const { steps, payloads } = await readSteps(liveStore)
-    const tailed = await tail.stop()
-    assert.deepEqual(tailed.steps, steps)
-    const forkedOut = new Set(steps.filter((s) => s.type === 'undo').map((s) => s.blockId))
-    assert.ok(forkedOut.size >= 5)
-    const readLiveThenKept = steps.filter((s) => s.type === 'new' && forkedOut.has(s.blockId) && tailed.readWhileStored.has(s.seq))
-    assert.ok(readLiveThenKept.length >= 3, `the tail read ${readLiveThenKept.length} blocks while stored that forks removed later`)
-    for (const [i, s] of steps.entries()) assert.deepEqual(plain(tailed.payloads[i]), plain(payloads[i]), `step ${s.seq} ${s.type} ${s.blockNum}`)
-    const replayed = replay(steps, payloads)
-    assert.deepEqual(replay(tailed.steps, tailed.payloads), replayed)
-    const atHead = canonical(await liveBacking.dump())
-    assert.deepEqual(replayed.chain, atHead.blocks, 'the replayed chain is the stored one')
-    assert.deepEqual(sorted(replayed.actions), sorted(atHead.actions), 'the replay holds exactly the stored actions')
-    assert.deepEqual(sorted(replayed.rows), sorted(atHead.rows), 'the replay holds exactly the rows at head')
-    assert.ok(atHead.rows.size > 5 && atHead.actions.size > 50 && atHead.removed > 0)
+      // Read at the end, a forked-out block's payloads come from what its undo kept; read by the
+      // tail, mostly from the block while it was stored: both must be the same.
+      const { steps, payloads } = await readSteps(liveStore)
+      const tailed = await tail.stop()
+      assert.deepEqual(tailed.steps, steps)
+      const forkedOut = new Set(steps.filter((s) => s.type === 'undo').map((s) => s.blockId))
+      assert.ok(forkedOut.size >= 5)
+      const readLiveThenKept = steps.filter(
+        (s) => s.type === 'new' && forkedOut.has(s.blockId) && tailed.readWhileStored.has(s.seq),
+      )
+      assert.ok(
+        readLiveThenKept.length >= 3,
+        `the tail read ${readLiveThenKept.length} blocks while stored that forks removed later`,
+      )
+      for (const [i, s] of steps.entries())
+        assert.deepEqual(plain(tailed.payloads[i]), plain(payloads[i]), `step ${s.seq} ${s.type} ${s.blockNum}`)
+      const replayed = replay(steps, payloads)
+      assert.deepEqual(replay(tailed.steps, tailed.payloads), replayed)
+      const atHead = canonical(await liveBacking.dump())
+      assert.deepEqual(replayed.chain, atHead.blocks, 'the replayed chain is the stored one')
+      assert.deepEqual(sorted(replayed.actions), sorted(atHead.actions), 'the replay holds exactly the stored actions')
+      assert.deepEqual(sorted(replayed.rows), sorted(atHead.rows), 'the replay holds exactly the rows at head')
+      assert.ok(atHead.rows.size > 5 && atHead.actions.size > 50 && atHead.removed > 0)
 
-    // A fresh index of the final chain sees no fork: its apply steps are the blocks the live log
-    // left applied, with the same content, and the same blocks became irreversible.
-    const freshBacking = await adapter.make(t, 'fresh')
-    const freshStore = await freshBacking.open()
-    t.after(() => freshStore.close())
-    await createIndexer({ shipUrl: devchain.ship, store: freshStore, endBlockNum: head.num }).run()
-    const fresh = await readSteps(freshStore)
-    assert.deepEqual(fresh.steps.filter((s) => s.type !== 'new' && s.type !== 'irreversible'), [])
-    const freshApplied = fresh.steps.flatMap((s, i) => (s.type === 'new' ? [{ id: s.blockId, payload: fresh.payloads[i] }] : []))
-    assert.deepEqual(freshApplied.map((x) => x.id), replayed.chain)
-    assert.deepEqual(fresh.steps.filter((s) => s.type === 'irreversible').map((s) => s.blockId), replayed.irreversible)
-    const liveLast = new Map(steps.flatMap((s, i) => (s.type === 'new' || s.type === 'redo' ? [[s.blockId, payloads[i]] as const] : [])))
-    for (const x of freshApplied) assert.deepEqual(plain(liveLast.get(x.id)), plain(x.payload), `block ${x.id}`)
-  })
+      // A fresh index of the final chain sees no fork: its apply steps are the blocks the live log
+      // left applied, with the same content, and the same blocks became irreversible.
+      const freshBacking = await adapter.make(t, 'fresh')
+      const freshStore = await freshBacking.open()
+      t.after(() => freshStore.close())
+      await createIndexer({ shipUrl: devchain.ship, store: freshStore, endBlockNum: head.num }).run()
+      const fresh = await readSteps(freshStore)
+      assert.deepEqual(
+        fresh.steps.filter((s) => s.type !== 'new' && s.type !== 'irreversible'),
+        [],
+      )
+      const freshApplied = fresh.steps.flatMap((s, i) =>
+        s.type === 'new' ? [{ id: s.blockId, payload: fresh.payloads[i] }] : [],
+      )
+      assert.deepEqual(
+        freshApplied.map((x) => x.id),
+        replayed.chain,
+      )
+      assert.deepEqual(
+        fresh.steps.filter((s) => s.type === 'irreversible').map((s) => s.blockId),
+        replayed.irreversible,
+      )
+      const liveLast = new Map(
+        steps.flatMap((s, i) => (s.type === 'new' || s.type === 'redo' ? [[s.blockId, payloads[i]] as const] : [])),
+      )
+      for (const x of freshApplied) assert.deepEqual(plain(liveLast.get(x.id)), plain(x.payload), `block ${x.id}`)
+    },
+  )
 }

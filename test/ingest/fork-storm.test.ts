@@ -23,33 +23,95 @@ function randomActions(devchain: Devchain, random: () => number, step: number) {
     case 0: {
       const from = pick(users)
       const to = pick(users.filter((u) => u !== from))
-      return [{ account: 'eosio.token', name: 'transfer', authorization: [{ actor: from, permission: 'active' }], data: { from, to, quantity: '0.0001 EOS', memo: `s${step}` } }]
+      return [
+        {
+          account: 'eosio.token',
+          name: 'transfer',
+          authorization: [{ actor: from, permission: 'active' }],
+          data: { from, to, quantity: '0.0001 EOS', memo: `s${step}` },
+        },
+      ]
     }
     case 1: {
-      const put = { scope: pick(['a', 'b', 'c']), table: 'rows', key: String(Math.floor(random() * 8)), payer: 'rawdb', value: toHex(new Uint8Array([step & 0xff, 1])) }
+      const put = {
+        scope: pick(['a', 'b', 'c']),
+        table: 'rows',
+        key: String(Math.floor(random() * 8)),
+        payer: 'rawdb',
+        value: toHex(new Uint8Array([step & 0xff, 1])),
+      }
       if (step % 3 !== 0) return [{ account: 'rawdb', name: 'put', authorization: rawdbAuth, data: put }]
       // Every third put is an inline action sent by rawdb::send (parent.* terms).
       const data = Serializer.encode({ abi: rawdb.abi, type: 'put', object: put }).hexString
-      return [{ account: 'rawdb', name: 'send', authorization: rawdbAuth, data: { account: 'rawdb', name: 'put', authorization: rawdbAuth, data } }]
+      return [
+        {
+          account: 'rawdb',
+          name: 'send',
+          authorization: rawdbAuth,
+          data: { account: 'rawdb', name: 'put', authorization: rawdbAuth, data },
+        },
+      ]
     }
     case 2: {
       const scope = pick(['a', 'b', 'c'])
       const key = Math.floor(random() * 8)
-      const exists = devchain.chain.state.has('contract_row', `rawdb\u0000${scope}\u0000rows\u0000${key.toString(16).padStart(16, '0')}`)
-      return exists ? [{ account: 'rawdb', name: 'erase', authorization: rawdbAuth, data: { scope, table: 'rows', key: String(key) } }] : []
+      const exists = devchain.chain.state.has(
+        'contract_row',
+        `rawdb\u0000${scope}\u0000rows\u0000${key.toString(16).padStart(16, '0')}`,
+      )
+      return exists
+        ? [
+            {
+              account: 'rawdb',
+              name: 'erase',
+              authorization: rawdbAuth,
+              data: { scope, table: 'rows', key: String(key) },
+            },
+          ]
+        : []
     }
     case 3: {
       const key = PrivateKey.generate('K1').toPublic().toString()
       const who = pick(users)
-      return [{ account: 'eosio', name: 'updateauth', authorization: [{ actor: who, permission: 'active' }], data: { account: who, permission: `p${step % 5}`, parent: 'active', auth: { ...keyAuthority(key), keys: [{ key, weight: 1 }] } } }]
+      return [
+        {
+          account: 'eosio',
+          name: 'updateauth',
+          authorization: [{ actor: who, permission: 'active' }],
+          data: {
+            account: who,
+            permission: `p${step % 5}`,
+            parent: 'active',
+            auth: { ...keyAuthority(key), keys: [{ key, weight: 1 }] },
+          },
+        },
+      ]
     }
     case 4: {
       const who = pick(users)
-      return [{ account: 'eosio', name: 'linkauth', authorization: [{ actor: who, permission: 'active' }], data: { account: who, code: 'rawdb', type: pick(['put', 'erase']), requirement: 'active' } }]
+      return [
+        {
+          account: 'eosio',
+          name: 'linkauth',
+          authorization: [{ actor: who, permission: 'active' }],
+          data: { account: who, code: 'rawdb', type: pick(['put', 'erase']), requirement: 'active' },
+        },
+      ]
     }
     default: {
-      const abi = ABI.from({ ...RAWDB_ABI, structs: [...RAWDB_ABI.structs, { name: `row${step}`, base: '', fields: [{ name: 'v', type: 'uint8' }] }], tables: [{ name: 'rows', index_type: 'i64', key_names: [], key_types: [], type: `row${step}` }] })
-      return [{ account: 'eosio', name: 'setabi', authorization: rawdbAuth, data: { account: 'rawdb', abi: toHex(encodeAbiBinary(abi)) } }]
+      const abi = ABI.from({
+        ...RAWDB_ABI,
+        structs: [...RAWDB_ABI.structs, { name: `row${step}`, base: '', fields: [{ name: 'v', type: 'uint8' }] }],
+        tables: [{ name: 'rows', index_type: 'i64', key_names: [], key_types: [], type: `row${step}` }],
+      })
+      return [
+        {
+          account: 'eosio',
+          name: 'setabi',
+          authorization: rawdbAuth,
+          data: { account: 'rawdb', abi: toHex(encodeAbiBinary(abi)) },
+        },
+      ]
     }
   }
 }
@@ -62,7 +124,9 @@ function randomActions(devchain: Devchain, random: () => number, step: number) {
  * what forks undid is gone, what the final branch wrote is there.
  */
 async function assertBlockTermsMatchBruteForce(store: Store): Promise<number> {
-  const seqs = (await store.searchActions({ query: { not: { term: 'no:such-term' } }, direction: 'forward', limit: 1_000_000 })).map((m) => m.seq)
+  const seqs = (
+    await store.searchActions({ query: { not: { term: 'no:such-term' } }, direction: 'forward', limit: 1_000_000 })
+  ).map((m) => m.seq)
   const actions = await store.actionsBySeq(seqs)
   assert.equal(actions.length, seqs.length)
   const byOrdinal = new Map(actions.map((a) => [`${a.trxId}/${a.actionOrdinal}`, a]))
@@ -89,14 +153,18 @@ async function assertBlockTermsMatchBruteForce(store: Store): Promise<number> {
       add(`db.key:${row.table}/${row.scope}/${bigIntToName(row.primaryKey)}`, a)
     }
   }
-  assert.ok(expected.has('parent.action:send') && expected.has('db.table:rows/a'), 'the workload has inline actions and rows')
+  assert.ok(
+    expected.has('parent.action:send') && expected.has('db.table:rows/a'),
+    'the workload has inline actions and rows',
+  )
   for (const [term, want] of expected) {
     for (const direction of ['forward', 'backward'] as const) {
       const found = (await store.searchActions({ query: { term }, direction, limit: 1_000_000 })).map((m) => m.seq)
       assert.deepEqual(found, direction === 'forward' ? want : [...want].reverse(), `${term} ${direction}`)
     }
   }
-  for (const absent of ['db.table:rows/zz', 'parent.action:nosuch', `trx_id:${'0'.repeat(64)}`]) assert.deepEqual(await store.searchActions({ query: { term: absent }, direction: 'forward', limit: 10 }), [])
+  for (const absent of ['db.table:rows/zz', 'parent.action:nosuch', `trx_id:${'0'.repeat(64)}`])
+    assert.deepEqual(await store.searchActions({ query: { term: absent }, direction: 'forward', limit: 10 }), [])
   return expected.size
 }
 
@@ -126,58 +194,71 @@ const ADAPTERS: { name: string; skip: string | false; make: (t: TestContext, lab
 ]
 
 for (const adapter of ADAPTERS) {
-  test(`fork storm on ${adapter.name} (seed ${SEED}): the live store equals a fresh index of the final chain, row by row`, { skip: adapter.skip }, async (t) => {
-    const random = seededRandom(SEED)
-    const devchain = await withDevchain(t, { libDepth: 6 })
-    const liveBacking = await adapter.make(t, 'live')
-    const liveStore = await liveBacking.open()
-    t.after(() => liveStore.close())
-    let forksSeen = 0
-    const live = createIndexer({ shipUrl: devchain.ship, store: liveStore, onFork: () => forksSeen++ })
-    const running = live.run()
-    t.after(() => live.stop())
+  test(
+    `fork storm on ${adapter.name} (seed ${SEED}): the live store equals a fresh index of the final chain, row by row`,
+    { skip: adapter.skip },
+    async (t) => {
+      const random = seededRandom(SEED)
+      const devchain = await withDevchain(t, { libDepth: 6 })
+      const liveBacking = await adapter.make(t, 'live')
+      const liveStore = await liveBacking.open()
+      t.after(() => liveStore.close())
+      let forksSeen = 0
+      const live = createIndexer({ shipUrl: devchain.ship, store: liveStore, onFork: () => forksSeen++ })
+      const running = live.run()
+      t.after(() => live.stop())
 
-    let forksInjected = 0
-    for (let step = 0; step < 80; step++) {
-      const actions = randomActions(devchain, random, step)
-      if (actions.length) {
-        try {
-          pushSigned(devchain.chain, actions)
-        } catch {
-          // e.g. a linkauth that already exists with the same requirement: refused by the chain, fine.
+      let forksInjected = 0
+      for (let step = 0; step < 80; step++) {
+        const actions = randomActions(devchain, random, step)
+        if (actions.length) {
+          try {
+            pushSigned(devchain.chain, actions)
+          } catch {
+            // e.g. a linkauth that already exists with the same requirement: refused by the chain, fine.
+          }
+        }
+        devchain.chain.produceBlock()
+        const reversible = devchain.chain.head.num - devchain.chain.lib.blockNum
+        if (reversible > 0 && random() < 0.2) {
+          devchain.chain.fork(1 + Math.floor(random() * Math.min(reversible, 6)))
+          forksInjected++
+        }
+        // Every tenth step the live indexer catches up, so later forks cut blocks it already holds
+        // (on a loaded machine it could otherwise trail every fork and never undo anything).
+        if (step % 10 === 0) {
+          const at = devchain.chain.head.id
+          await until(
+            async () => (await liveStore.position())?.head.blockId === at || devchain.chain.head.id !== at,
+            'the live indexer to catch up',
+          )
         }
       }
-      devchain.chain.produceBlock()
-      const reversible = devchain.chain.head.num - devchain.chain.lib.blockNum
-      if (reversible > 0 && random() < 0.2) {
-        devchain.chain.fork(1 + Math.floor(random() * Math.min(reversible, 6)))
-        forksInjected++
-      }
-      // Every tenth step the live indexer catches up, so later forks cut blocks it already holds
-      // (on a loaded machine it could otherwise trail every fork and never undo anything).
-      if (step % 10 === 0) {
-        const at = devchain.chain.head.id
-        await until(async () => (await liveStore.position())?.head.blockId === at || devchain.chain.head.id !== at, 'the live indexer to catch up')
-      }
-    }
-    for (let i = 0; i < 8; i++) devchain.chain.produceBlock()
-    const head = devchain.chain.head
-    await until(async () => (await liveStore.position())?.head.blockId === head.id, 'the live indexer to reach head')
-    await live.stop()
-    await running
+      for (let i = 0; i < 8; i++) devchain.chain.produceBlock()
+      const head = devchain.chain.head
+      await until(async () => (await liveStore.position())?.head.blockId === head.id, 'the live indexer to reach head')
+      await live.stop()
+      await running
 
-    const freshBacking = await adapter.make(t, 'fresh')
-    const freshStore = await freshBacking.open()
-    await createIndexer({ shipUrl: devchain.ship, store: freshStore, endBlockNum: head.num }).run()
-    await freshStore.close()
+      const freshBacking = await adapter.make(t, 'fresh')
+      const freshStore = await freshBacking.open()
+      await createIndexer({ shipUrl: devchain.ship, store: freshStore, endBlockNum: head.num }).run()
+      await freshStore.close()
 
-    assert.ok(forksInjected >= 5, `forks injected: ${forksInjected}`)
-    assert.ok(forksSeen > 0, 'the live indexer undid forked blocks')
-    assert.deepEqual(await liveStore.integrityFindings(), [])
-    assert.ok((await assertBlockTermsMatchBruteForce(liveStore)) > 20)
-    const liveDump = await liveBacking.dump()
-    const freshDump = await freshBacking.dump()
-    for (const table of Object.keys(freshDump)) assert.deepEqual(liveDump[table], freshDump[table], `table ${table} (seed ${SEED})`)
-    assert.ok(freshDump.row_versions.length > 10 && freshDump.permission_versions.length > 5 && freshDump.link_versions.length > 0 && freshDump.abi_versions.length > 3)
-  })
+      assert.ok(forksInjected >= 5, `forks injected: ${forksInjected}`)
+      assert.ok(forksSeen > 0, 'the live indexer undid forked blocks')
+      assert.deepEqual(await liveStore.integrityFindings(), [])
+      assert.ok((await assertBlockTermsMatchBruteForce(liveStore)) > 20)
+      const liveDump = await liveBacking.dump()
+      const freshDump = await freshBacking.dump()
+      for (const table of Object.keys(freshDump))
+        assert.deepEqual(liveDump[table], freshDump[table], `table ${table} (seed ${SEED})`)
+      assert.ok(
+        freshDump.row_versions.length > 10 &&
+          freshDump.permission_versions.length > 5 &&
+          freshDump.link_versions.length > 0 &&
+          freshDump.abi_versions.length > 3,
+      )
+    },
+  )
 }

@@ -4,7 +4,13 @@ import { join } from 'node:path'
 import { WebSocketServer } from 'ws'
 import type { AntlerError } from '../../src/antelope/index.ts'
 import { createIndexer } from '../../src/ingest/index.ts'
-import { SHIP_ABI_TEXT, decodeRequest, encodeBlocksResult, encodeStatusResult, type ShipReaderEvent } from '../../src/ship/index.ts'
+import {
+  SHIP_ABI_TEXT,
+  decodeRequest,
+  encodeBlocksResult,
+  encodeStatusResult,
+  type ShipReaderEvent,
+} from '../../src/ship/index.ts'
 import { openSqliteStore } from '../../src/store/index.ts'
 import { tempDir, withDevchain } from '../_helpers/devchain.ts'
 import { startShipProxy } from '../_helpers/ship-proxy.ts'
@@ -24,7 +30,11 @@ async function storeAtTen(t: import('node:test').TestContext) {
 async function runToError(config: Omit<Parameters<typeof createIndexer>[0], 'onReaderEvent'>) {
   const events: ShipReaderEvent[] = []
   const started = Date.now()
-  const indexer = createIndexer({ reconnect: { minDelayMs: 50, maxDelayMs: 400 }, ...config, onReaderEvent: (e) => events.push(e) })
+  const indexer = createIndexer({
+    reconnect: { minDelayMs: 50, maxDelayMs: 400 },
+    ...config,
+    onReaderEvent: (e) => events.push(e),
+  })
   // An indexer that never stops on its own (the relink loop this replaces) is stopped after 15 s.
   const timer = setTimeout(() => void indexer.stop(), 15_000)
   const error = await indexer.run().then(
@@ -37,18 +47,28 @@ async function runToError(config: Omit<Parameters<typeof createIndexer>[0], 'onR
 }
 
 for (const statusShowsRetention of [true, false]) {
-  const how = statusShowsRetention ? 'its status at connect' : 'results without a block, then block 30 (its status claims history from block 1)'
+  const how = statusShowsRetention
+    ? 'its status at connect'
+    : 'results without a block, then block 30 (its status claims history from block 1)'
   test(`a node whose history starts above the store's head + 1 (seen from ${how}) stops the indexer with ship_history_gap_error after one session`, async (t) => {
     const { devchain, store } = await storeAtTen(t)
     const proxy = await startShipProxy(t, devchain.ship, { retainFrom: 30, statusShowsRetention })
     const { error, events, ms, sessions } = await runToError({ shipUrl: proxy.url, store })
     assert.ok(error, 'the indexer stopped with an error')
     assert.equal(error.code, 'ship_history_gap_error', error.message)
-    assert.deepEqual(error.details, { needed: 11, available: 30, storeHead: 10, source: statusShowsRetention ? 'status' : 'results' })
+    assert.deepEqual(error.details, {
+      needed: 11,
+      available: 30,
+      storeHead: 10,
+      source: statusShowsRetention ? 'status' : 'results',
+    })
     assert.match(error.message, /head is block 10 and needs block 11 next/)
     assert.match(error.message, /block 30/)
     assert.match(error.message, /--start-block 30/)
-    assert.ok(sessions <= 2 && proxy.sessions() <= 2, `at most a handful of sessions: ${sessions} connected, ${proxy.sessions()} opened`)
+    assert.ok(
+      sessions <= 2 && proxy.sessions() <= 2,
+      `at most a handful of sessions: ${sessions} connected, ${proxy.sessions()} opened`,
+    )
     assert.equal(events.filter((e) => e.type === 'reconnecting').length, 0, 'no reconnect')
     assert.ok(ms < 10_000, `stopped within ${ms} ms`)
     assert.equal((await store.position())?.head.blockNum, 10, 'nothing past the gap was written')
@@ -94,25 +114,56 @@ test('a block that never links (a fork the node will not rewind) makes the index
   // Block 1, then a block 2 whose previous (zeros) is not block 1's id, on every session.
   const wss = new WebSocketServer({ host: '127.0.0.1', port: 0 })
   await new Promise((r) => wss.once('listening', r))
-  t.after(() => new Promise<void>((r) => {
-    for (const client of wss.clients) client.terminate()
-    wss.close(() => r())
-  }))
+  t.after(
+    () =>
+      new Promise<void>((r) => {
+        for (const client of wss.clients) client.terminate()
+        wss.close(() => r())
+      }),
+  )
   wss.on('connection', (ws) => {
     ws.send(SHIP_ABI_TEXT)
     ws.on('message', (data: Buffer) => {
       const message = decodeRequest(new Uint8Array(data))
-      if (message.kind === 'status') ws.send(encodeStatusResult({ v1: false, head: pos(2), lastIrreversible: pos(1), traceBeginBlock: 1, traceEndBlock: 3, chainStateBeginBlock: 1, chainStateEndBlock: 3, chainId: '0'.repeat(64) }))
+      if (message.kind === 'status')
+        ws.send(
+          encodeStatusResult({
+            v1: false,
+            head: pos(2),
+            lastIrreversible: pos(1),
+            traceBeginBlock: 1,
+            traceEndBlock: 3,
+            chainStateBeginBlock: 1,
+            chainStateEndBlock: 3,
+            chainId: '0'.repeat(64),
+          }),
+        )
       if (message.kind !== 'blocks') return
       for (let n = message.request.startBlockNum; n <= 2; n++) {
-        ws.send(encodeBlocksResult({ v1: false, head: pos(2), lastIrreversible: pos(0), thisBlock: pos(n), prevBlock: n > 1 ? pos(n - 1) : undefined, block: header, traces: new Uint8Array([0]), deltas: new Uint8Array([0]) }))
+        ws.send(
+          encodeBlocksResult({
+            v1: false,
+            head: pos(2),
+            lastIrreversible: pos(0),
+            thisBlock: pos(n),
+            prevBlock: n > 1 ? pos(n - 1) : undefined,
+            block: header,
+            traces: new Uint8Array([0]),
+            deltas: new Uint8Array([0]),
+          }),
+        )
       }
     })
   })
   const store = openSqliteStore(join(tempDir(t), 'store.sqlite'))
   t.after(() => store.close())
   const events: ShipReaderEvent[] = []
-  const indexer = createIndexer({ shipUrl: `ws://127.0.0.1:${(wss.address() as { port: number }).port}`, store, reconnect: { minDelayMs: 50, maxDelayMs: 400 }, onReaderEvent: (e) => events.push(e) })
+  const indexer = createIndexer({
+    shipUrl: `ws://127.0.0.1:${(wss.address() as { port: number }).port}`,
+    store,
+    reconnect: { minDelayMs: 50, maxDelayMs: 400 },
+    onReaderEvent: (e) => events.push(e),
+  })
   const running = indexer.run()
   await new Promise((r) => setTimeout(r, 3000))
   await indexer.stop()

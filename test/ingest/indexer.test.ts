@@ -12,19 +12,41 @@ import { dumpSqliteStore, until } from '../_helpers/store.ts'
 
 test('the indexer survives SHiP disconnects and a devchain restart mid-stream without a gap', async (t) => {
   const dir = tempDir(t)
-  const config = { dataDir: join(dir, 'chain'), host: '127.0.0.1', chainPort: 0, shipPort: 0, blockTimeMs: 0, libDepth: 6, producers: 3, forkRate: 0, workload: 'none' as const }
+  const config = {
+    dataDir: join(dir, 'chain'),
+    host: '127.0.0.1',
+    chainPort: 0,
+    shipPort: 0,
+    blockTimeMs: 0,
+    libDepth: 6,
+    producers: 3,
+    forkRate: 0,
+    workload: 'none' as const,
+  }
   let devchain = await startDevchain(config)
   t.after(() => devchain.close())
   const ports = { chainPort: Number(new URL(devchain.chainApi).port), shipPort: Number(new URL(devchain.ship).port) }
   const transfer = (memo: string) => {
-    pushSigned(devchain.chain, [{ account: 'eosio.token', name: 'transfer', authorization: [{ actor: 'alice', permission: 'active' }], data: { from: 'alice', to: 'bob', quantity: '0.0001 EOS', memo } }])
+    pushSigned(devchain.chain, [
+      {
+        account: 'eosio.token',
+        name: 'transfer',
+        authorization: [{ actor: 'alice', permission: 'active' }],
+        data: { from: 'alice', to: 'bob', quantity: '0.0001 EOS', memo },
+      },
+    ])
     devchain.chain.produceBlock()
   }
   for (let i = 0; i < 5; i++) transfer(`a${i}`)
   const store = openSqliteStore(join(dir, 'live.sqlite'))
   t.after(() => store.close())
   const events: string[] = []
-  const indexer = createIndexer({ shipUrl: devchain.ship, store, reconnect: { minDelayMs: 50, maxDelayMs: 200 }, onReaderEvent: (e) => events.push(e.type) })
+  const indexer = createIndexer({
+    shipUrl: devchain.ship,
+    store,
+    reconnect: { minDelayMs: 50, maxDelayMs: 200 },
+    onReaderEvent: (e) => events.push(e.type),
+  })
   const running = indexer.run()
   t.after(() => indexer.stop())
   await until(async () => (await store.position())?.head.blockNum === devchain.chain.head.num, 'catch-up')
@@ -33,7 +55,10 @@ test('the indexer survives SHiP disconnects and a devchain restart mid-stream wi
   devchain = await startDevchain({ ...config, ...ports })
   for (let i = 0; i < 5; i++) transfer(`b${i}`)
   devchain.chain.fork(2)
-  await until(async () => (await store.position())?.head.blockId === devchain.chain.head.id, 'the indexer to follow the restarted chain')
+  await until(
+    async () => (await store.position())?.head.blockId === devchain.chain.head.id,
+    'the indexer to follow the restarted chain',
+  )
   await indexer.stop()
   await running
   assert.ok(events.includes('reconnecting'))
@@ -57,7 +82,19 @@ async function fakeShip(t: import('node:test').TestContext, blockFrame: () => Ui
     ws.send(SHIP_ABI_TEXT)
     ws.on('message', (data: Buffer) => {
       const message = decodeRequest(new Uint8Array(data))
-      if (message.kind === 'status') ws.send(encodeStatusResult({ v1: false, head: pos(1), lastIrreversible: pos(1), traceBeginBlock: 1, traceEndBlock: 2, chainStateBeginBlock: 1, chainStateEndBlock: 2, chainId: ZERO }))
+      if (message.kind === 'status')
+        ws.send(
+          encodeStatusResult({
+            v1: false,
+            head: pos(1),
+            lastIrreversible: pos(1),
+            traceBeginBlock: 1,
+            traceEndBlock: 2,
+            chainStateBeginBlock: 1,
+            chainStateEndBlock: 2,
+            chainId: ZERO,
+          }),
+        )
       if (message.kind === 'blocks') ws.send(blockFrame())
     })
   })
@@ -68,16 +105,61 @@ async function fakeShip(t: import('node:test').TestContext, blockFrame: () => Ui
 const header = new Uint8Array(14 + 32 + 32 + 32 + 4 + 1 + 1 + 66 + 1 + 1)
 
 for (const [what, frame, code] of [
-  ['a truncated frame', () => encodeBlocksResult({ v1: false, head: pos(1), lastIrreversible: pos(1), thisBlock: pos(1), prevBlock: undefined, block: header, traces: new Uint8Array([0]), deltas: new Uint8Array([0]) }).subarray(0, 60), 'ship_protocol_error'],
+  [
+    'a truncated frame',
+    () =>
+      encodeBlocksResult({
+        v1: false,
+        head: pos(1),
+        lastIrreversible: pos(1),
+        thisBlock: pos(1),
+        prevBlock: undefined,
+        block: header,
+        traces: new Uint8Array([0]),
+        deltas: new Uint8Array([0]),
+      }).subarray(0, 60),
+    'ship_protocol_error',
+  ],
   ['an unknown result variant', () => new Uint8Array([7, 1, 2]), 'ship_protocol_error'],
-  ['traces that do not decode', () => encodeBlocksResult({ v1: false, head: pos(1), lastIrreversible: pos(1), thisBlock: pos(1), prevBlock: undefined, block: header, traces: new Uint8Array([5, 9, 9]), deltas: new Uint8Array([0]) }), 'binary_decode_error'],
-  ['an unknown delta table variant', () => encodeBlocksResult({ v1: false, head: pos(1), lastIrreversible: pos(1), thisBlock: pos(1), prevBlock: undefined, block: header, traces: new Uint8Array([0]), deltas: new Uint8Array([1, 3, 0]) }), 'binary_decode_error'],
+  [
+    'traces that do not decode',
+    () =>
+      encodeBlocksResult({
+        v1: false,
+        head: pos(1),
+        lastIrreversible: pos(1),
+        thisBlock: pos(1),
+        prevBlock: undefined,
+        block: header,
+        traces: new Uint8Array([5, 9, 9]),
+        deltas: new Uint8Array([0]),
+      }),
+    'binary_decode_error',
+  ],
+  [
+    'an unknown delta table variant',
+    () =>
+      encodeBlocksResult({
+        v1: false,
+        head: pos(1),
+        lastIrreversible: pos(1),
+        thisBlock: pos(1),
+        prevBlock: undefined,
+        block: header,
+        traces: new Uint8Array([0]),
+        deltas: new Uint8Array([1, 3, 0]),
+      }),
+    'binary_decode_error',
+  ],
 ] as const) {
   test(`the indexer stops on ${what} with ${code} and writes no partial block`, async (t) => {
     const url = await fakeShip(t, frame)
     const store = openSqliteStore(join(tempDir(t), 'store.sqlite'))
     t.after(() => store.close())
-    await assert.rejects(createIndexer({ shipUrl: url, store, reconnect: { maxAttempts: 1, minDelayMs: 10 } }).run(), (e: { code?: string; message: string }) => e.code === code && !/\n\s+at /.test(e.message))
+    await assert.rejects(
+      createIndexer({ shipUrl: url, store, reconnect: { maxAttempts: 1, minDelayMs: 10 } }).run(),
+      (e: { code?: string; message: string }) => e.code === code && !/\n\s+at /.test(e.message),
+    )
     assert.equal(await store.position(), undefined)
     assert.equal(await store.blockByNum(1), undefined)
   })
@@ -85,7 +167,17 @@ for (const [what, frame, code] of [
 
 test('a batch write that fails while the next batch is being read stops the indexer with that error, the written batches intact', async (t) => {
   const dir = tempDir(t)
-  const devchain = await startDevchain({ dataDir: join(dir, 'chain'), host: '127.0.0.1', chainPort: 0, shipPort: 0, blockTimeMs: 0, libDepth: 6, producers: 3, forkRate: 0, workload: 'none' })
+  const devchain = await startDevchain({
+    dataDir: join(dir, 'chain'),
+    host: '127.0.0.1',
+    chainPort: 0,
+    shipPort: 0,
+    blockTimeMs: 0,
+    libDepth: 6,
+    producers: 3,
+    forkRate: 0,
+    workload: 'none',
+  })
   t.after(() => devchain.close())
   for (let i = 0; i < 450; i++) devchain.chain.produceBlock()
   const store = openSqliteStore(join(dir, 'store.sqlite'))
@@ -99,7 +191,10 @@ test('a batch write that fails while the next batch is being read stops the inde
       return store.applyBlocks(batches, lib)
     },
   }) as typeof store
-  await assert.rejects(createIndexer({ shipUrl: devchain.ship, store: failing, endBlockNum: devchain.chain.head.num }).run(), (e) => e === diskFull)
+  await assert.rejects(
+    createIndexer({ shipUrl: devchain.ship, store: failing, endBlockNum: devchain.chain.head.num }).run(),
+    (e) => e === diskFull,
+  )
   assert.equal((await store.position())?.head.blockNum, CATCH_UP_BATCH, 'the first batch is stored')
   assert.deepEqual(await store.integrityFindings(), [])
 })

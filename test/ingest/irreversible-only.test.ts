@@ -13,7 +13,15 @@ test('with irreversibleOnly the store never holds a block above LIB and no fork 
   const libDepth = 4
   const devchain = await withDevchain(t, { libDepth })
   const { chain } = devchain
-  const transfer = (memo: string) => pushSigned(chain, [{ account: 'eosio.token', name: 'transfer', authorization: [{ actor: 'alice', permission: 'active' }], data: { from: 'alice', to: 'bob', quantity: '0.0001 EOS', memo } }])
+  const transfer = (memo: string) =>
+    pushSigned(chain, [
+      {
+        account: 'eosio.token',
+        name: 'transfer',
+        authorization: [{ actor: 'alice', permission: 'active' }],
+        data: { from: 'alice', to: 'bob', quantity: '0.0001 EOS', memo },
+      },
+    ])
   for (let i = 0; i < 20; i++) {
     transfer(`a${i}`)
     chain.produceBlock()
@@ -31,7 +39,8 @@ test('with irreversibleOnly the store never holds a block above LIB and no fork 
     onFork: () => forks++,
     onBlock: (b) => {
       // What the node said LIB was with this block, and the chain's LIB now (never behind it).
-      if (b.num > b.lib || b.num > chain.lib.blockNum) aboveLib.push(`${b.num} (lib ${b.lib}, chain lib ${chain.lib.blockNum})`)
+      if (b.num > b.lib || b.num > chain.lib.blockNum)
+        aboveLib.push(`${b.num} (lib ${b.lib}, chain lib ${chain.lib.blockNum})`)
     },
   })
   const running = indexer.run()
@@ -63,9 +72,13 @@ test('with irreversibleOnly the store never holds a block above LIB and no fork 
   assert.ok(chainForks >= 20, `the chain forked ${chainForks} times`)
   assert.equal(forks, 0, 'no fork reached the indexer')
   assert.deepEqual(aboveLib, [])
-  assert.ok(proxy.requests.length > 0 && proxy.requests.every((r) => r.irreversibleOnly), 'irreversible_only was requested')
+  assert.ok(
+    proxy.requests.length > 0 && proxy.requests.every((r) => r.irreversibleOnly),
+    'irreversible_only was requested',
+  )
   assert.deepEqual(await store.reversibleBlocks(), [])
-  for (let n = 1; n <= lib; n++) assert.equal((await store.blockByNum(n))?.id, chain.blockIdAt(n), `block ${n} is the final chain's`)
+  for (let n = 1; n <= lib; n++)
+    assert.equal((await store.blockByNum(n))?.id, chain.blockIdAt(n), `block ${n} is the final chain's`)
 
   // The same blocks indexed normally to LIB: the same store contents.
   const fresh = openSqliteStore(join(dir, 'fresh.sqlite'))

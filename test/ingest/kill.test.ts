@@ -18,12 +18,18 @@ const KILLS = 22
 function checkStore(path: string): { head: number } {
   const db = new Database(path, { readonly: true })
   try {
-    const blocks = db.prepare('SELECT num, id, previous FROM blocks ORDER BY num').all() as { num: number; id: string; previous: string }[]
+    const blocks = db.prepare('SELECT num, id, previous FROM blocks ORDER BY num').all() as {
+      num: number
+      id: string
+      previous: string
+    }[]
     blocks.forEach((b, i) => {
       assert.equal(b.num, i + 1, `no gap at ${b.num}`)
       if (i > 0) assert.equal(b.previous, blocks[i - 1].id, `block ${b.num} links`)
     })
-    const orphans = db.prepare('SELECT COUNT(*) AS n FROM actions WHERE block_num NOT IN (SELECT num FROM blocks)').get() as { n: number }
+    const orphans = db
+      .prepare('SELECT COUNT(*) AS n FROM actions WHERE block_num NOT IN (SELECT num FROM blocks)')
+      .get() as { n: number }
     assert.equal(orphans.n, 0, 'no action of a block that is not in the store')
     return { head: blocks.at(-1)?.num ?? 0 }
   } finally {
@@ -44,8 +50,24 @@ test(`the indexer killed with SIGKILL ${KILLS} times (seed ${SEED}) loses and du
     while (producing) {
       const from = ['alice', 'bob', 'carol'][step % 3]
       pushSigned(devchain.chain, [
-        { account: 'eosio.token', name: 'transfer', authorization: [{ actor: from, permission: 'active' }], data: { from, to: from === 'alice' ? 'bob' : 'alice', quantity: '0.0001 EOS', memo: `k${step}` } },
-        { account: 'rawdb', name: 'put', authorization: [{ actor: 'rawdb', permission: 'active' }], data: { scope: 'k', table: 'rows', key: String(step % 16), payer: 'rawdb', value: (step & 0xff).toString(16).padStart(2, '0') } },
+        {
+          account: 'eosio.token',
+          name: 'transfer',
+          authorization: [{ actor: from, permission: 'active' }],
+          data: { from, to: from === 'alice' ? 'bob' : 'alice', quantity: '0.0001 EOS', memo: `k${step}` },
+        },
+        {
+          account: 'rawdb',
+          name: 'put',
+          authorization: [{ actor: 'rawdb', permission: 'active' }],
+          data: {
+            scope: 'k',
+            table: 'rows',
+            key: String(step % 16),
+            payer: 'rawdb',
+            value: (step & 0xff).toString(16).padStart(2, '0'),
+          },
+        },
       ])
       devchain.chain.produceBlock()
       const reversible = devchain.chain.head.num - devchain.chain.lib.blockNum
@@ -55,19 +77,26 @@ test(`the indexer killed with SIGKILL ${KILLS} times (seed ${SEED}) loses and du
     }
   })()
 
-  const spawnIndexer = () => spawn(process.execPath, [ANTLER_BIN, 'index', '--ship', devchain.ship, '--data-dir', dir], { stdio: ['ignore', 'ignore', 'pipe'] })
+  const spawnIndexer = () =>
+    spawn(process.execPath, [ANTLER_BIN, 'index', '--ship', devchain.ship, '--data-dir', dir], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    })
   // The first indexer runs until it has stored a block before it is killed: on a loaded machine
   // starting up can take longer than the kill delays (one full-suite run stored nothing in 22 kills).
   const firstStarted = Date.now()
   const first = spawnIndexer()
   const firstExited = new Promise((r) => first.once('exit', r))
-  await until(() => {
-    try {
-      return existsSync(storePath) && checkStore(storePath).head > 0
-    } catch {
-      return false // the file exists before its schema does
-    }
-  }, 'the first indexer to store a block', 60_000)
+  await until(
+    () => {
+      try {
+        return existsSync(storePath) && checkStore(storePath).head > 0
+      } catch {
+        return false // the file exists before its schema does
+      }
+    },
+    'the first indexer to store a block',
+    60_000,
+  )
   // Kills land from before to well after a process's start-up time, whatever the machine's load.
   const startupMs = Math.max(500, Date.now() - firstStarted)
   first.kill('SIGKILL')
@@ -93,16 +122,21 @@ test(`the indexer killed with SIGKILL ${KILLS} times (seed ${SEED}) loses and du
   const final = spawnIndexer()
   t.after(() => final.kill('SIGKILL'))
   const target = devchain.chain.head
-  await until(() => {
-    try {
-      const db = new Database(storePath, { readonly: true })
-      const head = (db.prepare("SELECT value FROM meta WHERE key = 'head'").get() as { value: string } | undefined)?.value
-      db.close()
-      return head === `${target.num}:${target.id}`
-    } catch {
-      return false
-    }
-  }, 'the restarted indexer to reach head', 60_000)
+  await until(
+    () => {
+      try {
+        const db = new Database(storePath, { readonly: true })
+        const head = (db.prepare("SELECT value FROM meta WHERE key = 'head'").get() as { value: string } | undefined)
+          ?.value
+        db.close()
+        return head === `${target.num}:${target.id}`
+      } catch {
+        return false
+      }
+    },
+    'the restarted indexer to reach head',
+    60_000,
+  )
   // The store may have reached head before this process started: let it start before stopping it.
   await new Promise((r) => setTimeout(r, 1500))
   final.kill('SIGTERM')
@@ -115,5 +149,6 @@ test(`the indexer killed with SIGKILL ${KILLS} times (seed ${SEED}) loses and du
   await fresh.close()
   const liveDump = dumpSqliteStore(storePath)
   const freshDump = dumpSqliteStore(freshPath)
-  for (const table of Object.keys(freshDump)) assert.deepEqual(liveDump[table], freshDump[table], `table ${table} (seed ${SEED})`)
+  for (const table of Object.keys(freshDump))
+    assert.deepEqual(liveDump[table], freshDump[table], `table ${table} (seed ${SEED})`)
 })

@@ -17,18 +17,28 @@ interface AbiJson {
 const withVariant = (variantName: string, alternative: string, copyOf: string) => (text: string) => {
   const abi = JSON.parse(text) as AbiJson
   abi.variants.find((v) => v.name === variantName)!.types.push(alternative)
-  abi.structs.push({ name: alternative, fields: [...abi.structs.find((s) => s.name === copyOf)!.fields, { name: 'added', type: 'uint32' }] })
+  abi.structs.push({
+    name: alternative,
+    fields: [...abi.structs.find((s) => s.name === copyOf)!.fields, { name: 'added', type: 'uint32' }],
+  })
   return JSON.stringify(abi)
 }
 
 test('a node whose SHiP ABI has action_trace_v2 is refused at connect with ship_protocol_error naming it: no block requested, nothing written', async (t) => {
   const devchain = await withDevchain(t)
   for (let i = 0; i < 10; i++) devchain.chain.produceBlock()
-  const proxy = await startShipProxy(t, devchain.ship, { abi: withVariant('action_trace', 'action_trace_v2', 'action_trace_v1') })
+  const proxy = await startShipProxy(t, devchain.ship, {
+    abi: withVariant('action_trace', 'action_trace_v2', 'action_trace_v1'),
+  })
   const store = openSqliteStore(join(tempDir(t), 'store.sqlite'))
   t.after(() => store.close())
   const events: ShipReaderEvent[] = []
-  const indexer = createIndexer({ shipUrl: proxy.url, store, reconnect: { minDelayMs: 50 }, onReaderEvent: (e) => events.push(e) })
+  const indexer = createIndexer({
+    shipUrl: proxy.url,
+    store,
+    reconnect: { minDelayMs: 50 },
+    onReaderEvent: (e) => events.push(e),
+  })
   // Without the guard it would follow the chain forever: stopped after 10 s.
   const timer = setTimeout(() => void indexer.stop(), 10_000)
   const error = await indexer.run().then(
@@ -49,7 +59,9 @@ test('a node whose SHiP ABI has action_trace_v2 is refused at connect with ship_
 test('a node whose ABI adds chain_config_v2 (Spring 2.0-dev global_property) is indexed as usual: no decoder reads those rows', async (t) => {
   const devchain = await withDevchain(t)
   for (let i = 0; i < 10; i++) devchain.chain.produceBlock()
-  const proxy = await startShipProxy(t, devchain.ship, { abi: withVariant('chain_config', 'chain_config_v2', 'chain_config_v1') })
+  const proxy = await startShipProxy(t, devchain.ship, {
+    abi: withVariant('chain_config', 'chain_config_v2', 'chain_config_v1'),
+  })
   const store = openSqliteStore(join(tempDir(t), 'store.sqlite'))
   t.after(() => store.close())
   await createIndexer({ shipUrl: proxy.url, store, endBlockNum: devchain.chain.head.num }).run()

@@ -29,24 +29,75 @@ function randomActions(devchain: Devchain, random: () => number, step: number) {
     case 0: {
       const from = pick(users)
       const to = pick(users.filter((u) => u !== from))
-      return [{ account: 'eosio.token', name: 'transfer', authorization: [{ actor: from, permission: 'active' }], data: { from, to, quantity: '0.0001 EOS', memo: `s${step}` } }]
+      return [
+        {
+          account: 'eosio.token',
+          name: 'transfer',
+          authorization: [{ actor: from, permission: 'active' }],
+          data: { from, to, quantity: '0.0001 EOS', memo: `s${step}` },
+        },
+      ]
     }
     case 1:
-      return [{ account: 'rawdb', name: 'put', authorization: rawdbAuth, data: { scope: pick(['a', 'b', 'c']), table: 'rows', key: String(Math.floor(random() * 8)), payer: 'rawdb', value: toHex(new Uint8Array([step & 0xff, 1])) } }]
+      return [
+        {
+          account: 'rawdb',
+          name: 'put',
+          authorization: rawdbAuth,
+          data: {
+            scope: pick(['a', 'b', 'c']),
+            table: 'rows',
+            key: String(Math.floor(random() * 8)),
+            payer: 'rawdb',
+            value: toHex(new Uint8Array([step & 0xff, 1])),
+          },
+        },
+      ]
     case 2: {
       const scope = pick(['a', 'b', 'c'])
       const key = Math.floor(random() * 8)
-      const exists = devchain.chain.state.has('contract_row', `rawdb\u0000${scope}\u0000rows\u0000${key.toString(16).padStart(16, '0')}`)
-      return exists ? [{ account: 'rawdb', name: 'erase', authorization: rawdbAuth, data: { scope, table: 'rows', key: String(key) } }] : []
+      const exists = devchain.chain.state.has(
+        'contract_row',
+        `rawdb\u0000${scope}\u0000rows\u0000${key.toString(16).padStart(16, '0')}`,
+      )
+      return exists
+        ? [
+            {
+              account: 'rawdb',
+              name: 'erase',
+              authorization: rawdbAuth,
+              data: { scope, table: 'rows', key: String(key) },
+            },
+          ]
+        : []
     }
     case 3: {
       const key = PrivateKey.generate('K1').toPublic().toString()
       const who = pick(users)
-      return [{ account: 'eosio', name: 'updateauth', authorization: [{ actor: who, permission: 'active' }], data: { account: who, permission: `p${step % 5}`, parent: 'active', auth: { ...keyAuthority(key), keys: [{ key, weight: 1 }] } } }]
+      return [
+        {
+          account: 'eosio',
+          name: 'updateauth',
+          authorization: [{ actor: who, permission: 'active' }],
+          data: {
+            account: who,
+            permission: `p${step % 5}`,
+            parent: 'active',
+            auth: { ...keyAuthority(key), keys: [{ key, weight: 1 }] },
+          },
+        },
+      ]
     }
     default: {
       const who = pick(users)
-      return [{ account: 'eosio', name: 'linkauth', authorization: [{ actor: who, permission: 'active' }], data: { account: who, code: 'rawdb', type: pick(['put', 'erase']), requirement: 'active' } }]
+      return [
+        {
+          account: 'eosio',
+          name: 'linkauth',
+          authorization: [{ actor: who, permission: 'active' }],
+          data: { account: who, code: 'rawdb', type: pick(['put', 'erase']), requirement: 'active' },
+        },
+      ]
     }
   }
 }
@@ -76,95 +127,126 @@ const ADAPTERS: { name: string; skip: string | false; make: (t: TestContext, lab
 ]
 
 for (const adapter of ADAPTERS) {
-  test(`Savanna fork storm on ${adapter.name} (seed ${SEED}): LIB at head − 2, a ${STALL_BLOCKS}-block finality stall with forks up to ${MAX_FORK_DEPTH} deep, then the LIB jump; the live store equals a fresh index`, { skip: adapter.skip }, async (t) => {
-    const random = seededRandom(SEED)
-    const devchain = await withDevchain(t, { savanna: true })
-    const { chain } = devchain
-    const liveBacking = await adapter.make(t, 'live')
-    const liveStore = await liveBacking.open()
-    t.after(() => liveStore.close())
-    const forkDepthsSeen: number[] = []
-    const libsSeen: number[] = []
-    const live = createIndexer({ shipUrl: devchain.ship, store: liveStore, onFork: (f) => forkDepthsSeen.push(f.undone), onBlock: (b) => libsSeen.push(b.lib) })
-    const running = live.run()
-    t.after(() => live.stop())
+  test(
+    `Savanna fork storm on ${adapter.name} (seed ${SEED}): LIB at head − 2, a ${STALL_BLOCKS}-block finality stall with forks up to ${MAX_FORK_DEPTH} deep, then the LIB jump; the live store equals a fresh index`,
+    { skip: adapter.skip },
+    async (t) => {
+      const random = seededRandom(SEED)
+      const devchain = await withDevchain(t, { savanna: true })
+      const { chain } = devchain
+      const liveBacking = await adapter.make(t, 'live')
+      const liveStore = await liveBacking.open()
+      t.after(() => liveStore.close())
+      const forkDepthsSeen: number[] = []
+      const libsSeen: number[] = []
+      const live = createIndexer({
+        shipUrl: devchain.ship,
+        store: liveStore,
+        onFork: (f) => forkDepthsSeen.push(f.undone),
+        onBlock: (b) => libsSeen.push(b.lib),
+      })
+      const running = live.run()
+      t.after(() => live.stop())
 
-    const push = (step: number) => {
-      const actions = randomActions(devchain, random, step)
-      if (!actions.length) return
-      try {
-        pushSigned(chain, actions)
-      } catch {
-        // e.g. a linkauth that already exists with the same requirement: refused by the chain, fine.
+      const push = (step: number) => {
+        const actions = randomActions(devchain, random, step)
+        if (!actions.length) return
+        try {
+          pushSigned(chain, actions)
+        } catch {
+          // e.g. a linkauth that already exists with the same requirement: refused by the chain, fine.
+        }
       }
-    }
-    const catchUp = async () => {
-      const at = chain.head.id
-      await until(async () => (await liveStore.position())?.head.blockId === at || chain.head.id !== at, 'the live indexer to catch up', 60_000)
-    }
-
-    // Steady Savanna: LIB two blocks behind head, forks of the two reversible blocks at most.
-    let step = 0
-    for (; step < 40; step++) {
-      push(step)
-      chain.produceBlock()
-      assert.equal(chain.head.num - chain.lib.blockNum, 2)
-      if (random() < 0.2) chain.fork(1 + Math.floor(random() * 2))
-      if (step % 10 === 0) await catchUp()
-    }
-    await catchUp()
-
-    // The stall: head advances 500 blocks, LIB does not move; forks cut up to 100 blocks the
-    // indexer already holds (the deepest exactly 100), the live indexer catching up in between.
-    chain.setFinalityStalled(true)
-    const frozenLib = chain.lib
-    const stallStart = chain.head.num
-    const forkAt = new Map([
-      [150, MAX_FORK_DEPTH],
-      [260, 37],
-      [330, 64],
-      [420, 5],
-      [480, 1 + Math.floor(random() * MAX_FORK_DEPTH)],
-    ])
-    const forksInjected: number[] = []
-    for (let i = 1; chain.head.num - stallStart < STALL_BLOCKS; i++, step++) {
-      push(step)
-      chain.produceBlock()
-      const depth = forkAt.get(i) ?? (random() < 0.03 ? 1 + Math.floor(random() * 10) : 0)
-      if (depth) {
-        await catchUp()
-        chain.fork(depth)
-        forksInjected.push(depth)
+      const catchUp = async () => {
+        const at = chain.head.id
+        await until(
+          async () => (await liveStore.position())?.head.blockId === at || chain.head.id !== at,
+          'the live indexer to catch up',
+          60_000,
+        )
       }
-      if (i % 25 === 0) await catchUp()
-    }
-    assert.deepEqual(chain.lib, frozenLib, 'LIB does not move while finality is stalled')
-    assert.ok(chain.head.num - frozenLib.blockNum >= STALL_BLOCKS)
-    await catchUp()
 
-    // The release: the next block claims its parent and LIB jumps to head − 2.
-    chain.setFinalityStalled(false)
-    for (let i = 0; i < 4; i++) chain.produceBlock()
-    assert.equal(chain.lib.blockNum, chain.head.num - 2)
-    const head = chain.head
-    await until(async () => (await liveStore.position())?.head.blockId === head.id, 'the live indexer to reach head', 60_000)
-    await live.stop()
-    await running
+      // Steady Savanna: LIB two blocks behind head, forks of the two reversible blocks at most.
+      let step = 0
+      for (; step < 40; step++) {
+        push(step)
+        chain.produceBlock()
+        assert.equal(chain.head.num - chain.lib.blockNum, 2)
+        if (random() < 0.2) chain.fork(1 + Math.floor(random() * 2))
+        if (step % 10 === 0) await catchUp()
+      }
+      await catchUp()
 
-    const freshBacking = await adapter.make(t, 'fresh')
-    const freshStore = await freshBacking.open()
-    await createIndexer({ shipUrl: devchain.ship, store: freshStore, endBlockNum: head.num }).run()
-    await freshStore.close()
+      // The stall: head advances 500 blocks, LIB does not move; forks cut up to 100 blocks the
+      // indexer already holds (the deepest exactly 100), the live indexer catching up in between.
+      chain.setFinalityStalled(true)
+      const frozenLib = chain.lib
+      const stallStart = chain.head.num
+      const forkAt = new Map([
+        [150, MAX_FORK_DEPTH],
+        [260, 37],
+        [330, 64],
+        [420, 5],
+        [480, 1 + Math.floor(random() * MAX_FORK_DEPTH)],
+      ])
+      const forksInjected: number[] = []
+      for (let i = 1; chain.head.num - stallStart < STALL_BLOCKS; i++, step++) {
+        push(step)
+        chain.produceBlock()
+        const depth = forkAt.get(i) ?? (random() < 0.03 ? 1 + Math.floor(random() * 10) : 0)
+        if (depth) {
+          await catchUp()
+          chain.fork(depth)
+          forksInjected.push(depth)
+        }
+        if (i % 25 === 0) await catchUp()
+      }
+      assert.deepEqual(chain.lib, frozenLib, 'LIB does not move while finality is stalled')
+      assert.ok(chain.head.num - frozenLib.blockNum >= STALL_BLOCKS)
+      await catchUp()
 
-    assert.ok(forksInjected.includes(MAX_FORK_DEPTH) && forksInjected.length >= 5, `forks injected during the stall: ${forksInjected.join(', ')}`)
-    assert.ok(Math.max(...forkDepthsSeen) >= MAX_FORK_DEPTH, `the live indexer undid a ${MAX_FORK_DEPTH}-block fork (undone: ${forkDepthsSeen.join(', ')})`)
-    const jumps = libsSeen.slice(1).map((lib, i) => lib - libsSeen[i])
-    assert.ok(Math.max(...jumps) >= STALL_BLOCKS, `the live indexer saw LIB jump by at least ${STALL_BLOCKS} in one result (largest ${Math.max(...jumps)})`)
-    assert.equal((await liveStore.position())?.lib, head.num - 2)
-    assert.deepEqual(await liveStore.integrityFindings(), [])
-    const liveDump = await liveBacking.dump()
-    const freshDump = await freshBacking.dump()
-    for (const table of Object.keys(freshDump)) assert.deepEqual(liveDump[table], freshDump[table], `table ${table} (seed ${SEED})`)
-    assert.ok(freshDump.row_versions.length > 10 && freshDump.permission_versions.length > 5 && freshDump.link_versions.length > 0)
-  })
+      // The release: the next block claims its parent and LIB jumps to head − 2.
+      chain.setFinalityStalled(false)
+      for (let i = 0; i < 4; i++) chain.produceBlock()
+      assert.equal(chain.lib.blockNum, chain.head.num - 2)
+      const head = chain.head
+      await until(
+        async () => (await liveStore.position())?.head.blockId === head.id,
+        'the live indexer to reach head',
+        60_000,
+      )
+      await live.stop()
+      await running
+
+      const freshBacking = await adapter.make(t, 'fresh')
+      const freshStore = await freshBacking.open()
+      await createIndexer({ shipUrl: devchain.ship, store: freshStore, endBlockNum: head.num }).run()
+      await freshStore.close()
+
+      assert.ok(
+        forksInjected.includes(MAX_FORK_DEPTH) && forksInjected.length >= 5,
+        `forks injected during the stall: ${forksInjected.join(', ')}`,
+      )
+      assert.ok(
+        Math.max(...forkDepthsSeen) >= MAX_FORK_DEPTH,
+        `the live indexer undid a ${MAX_FORK_DEPTH}-block fork (undone: ${forkDepthsSeen.join(', ')})`,
+      )
+      const jumps = libsSeen.slice(1).map((lib, i) => lib - libsSeen[i])
+      assert.ok(
+        Math.max(...jumps) >= STALL_BLOCKS,
+        `the live indexer saw LIB jump by at least ${STALL_BLOCKS} in one result (largest ${Math.max(...jumps)})`,
+      )
+      assert.equal((await liveStore.position())?.lib, head.num - 2)
+      assert.deepEqual(await liveStore.integrityFindings(), [])
+      const liveDump = await liveBacking.dump()
+      const freshDump = await freshBacking.dump()
+      for (const table of Object.keys(freshDump))
+        assert.deepEqual(liveDump[table], freshDump[table], `table ${table} (seed ${SEED})`)
+      assert.ok(
+        freshDump.row_versions.length > 10 &&
+          freshDump.permission_versions.length > 5 &&
+          freshDump.link_versions.length > 0,
+      )
+    },
+  )
 }

@@ -4,8 +4,30 @@ import { assembleLifecycle, type LifecycleFacts } from '../../src/lifecycle/asse
 import type { ActionRecord, BlockRecord, RowChange, TransactionRecord } from '../../src/store/index.ts'
 
 const ID = 'a'.repeat(64)
-const block = (num: number): BlockRecord => ({ num, id: num.toString(16).padStart(8, '0') + 'c'.repeat(56), previous: '0'.repeat(64), timestampMs: Date.UTC(2030, 0, 1) + num * 500, producer: 'eosio', transactionCount: 1, actionCount: 2 })
-const record = (blockNum: number, status: number, blockIndex = 0, extra: Partial<TransactionRecord> = {}): TransactionRecord => ({ id: ID, blockNum, blockIndex, status, cpuUsageUs: 100, netUsageWords: 10, scheduled: false, ...extra })
+const block = (num: number): BlockRecord => ({
+  num,
+  id: num.toString(16).padStart(8, '0') + 'c'.repeat(56),
+  previous: '0'.repeat(64),
+  timestampMs: Date.UTC(2030, 0, 1) + num * 500,
+  producer: 'eosio',
+  transactionCount: 1,
+  actionCount: 2,
+})
+const record = (
+  blockNum: number,
+  status: number,
+  blockIndex = 0,
+  extra: Partial<TransactionRecord> = {},
+): TransactionRecord => ({
+  id: ID,
+  blockNum,
+  blockIndex,
+  status,
+  cpuUsageUs: 100,
+  netUsageWords: 10,
+  scheduled: false,
+  ...extra,
+})
 const action = (seq: number, ordinal: number, creator: number, receiver: string): ActionRecord => ({
   globalSequence: seq,
   blockNum: 10,
@@ -22,14 +44,32 @@ const action = (seq: number, ordinal: number, creator: number, receiver: string)
   recvSequence: 1n,
   ramDeltas: [],
 })
-const change = (code: string, old: boolean, value: boolean): RowChange => ({ code, table: 't', scope: 's', primaryKey: 5n, payer: code, value: value ? new Uint8Array([2]) : undefined, old: old ? { payer: code, value: new Uint8Array([1]) } : undefined })
+const change = (code: string, old: boolean, value: boolean): RowChange => ({
+  code,
+  table: 't',
+  scope: 's',
+  primaryKey: 5n,
+  payer: code,
+  value: value ? new Uint8Array([2]) : undefined,
+  old: old ? { payer: code, value: new Uint8Array([1]) } : undefined,
+})
 
 function facts(overrides: Partial<LifecycleFacts>): LifecycleFacts {
-  return { id: ID, history: { records: [], forkedOut: [] }, lib: 0, execution: undefined, creation: undefined, cancelation: undefined, decode: () => undefined, ...overrides }
+  return {
+    id: ID,
+    history: { records: [], forkedOut: [] },
+    lib: 0,
+    execution: undefined,
+    creation: undefined,
+    cancelation: undefined,
+    decode: () => undefined,
+    ...overrides,
+  }
 }
 
 test('transaction_status follows the records: an execution wins, then a cancelation, an expiration, a creation; forked_out when only forked-out blocks held it; unknown otherwise', () => {
-  const statusOf = (records: TransactionRecord[], forkedOut: { blockNum: number; blockId: string }[] = []) => assembleLifecycle(facts({ history: { records, forkedOut } }))?.transaction_status
+  const statusOf = (records: TransactionRecord[], forkedOut: { blockNum: number; blockId: string }[] = []) =>
+    assembleLifecycle(facts({ history: { records, forkedOut } }))?.transaction_status
   assert.equal(statusOf([]), undefined)
   assert.equal(statusOf([], [{ blockNum: 3, blockId: 'x' }]), 'forked_out')
   assert.equal(statusOf([record(3, 3)]), 'delayed')
@@ -42,7 +82,15 @@ test('transaction_status follows the records: an execution wins, then a cancelat
 })
 
 test('a failed trace: unreceipted actions nest under their creators with their exception; irreversibility follows LIB', () => {
-  const trace = { elapsedUs: 3, console: 'c', contextFree: false, except: 'assertion failure', authSequence: [], codeSequence: 0, abiSequence: 0 }
+  const trace = {
+    elapsedUs: 3,
+    console: 'c',
+    contextFree: false,
+    except: 'assertion failure',
+    authSequence: [],
+    codeSequence: 0,
+    abiSequence: 0,
+  }
   const failed = record(10, 2, 0, {
     details: {
       elapsedUs: 9,
@@ -50,18 +98,48 @@ test('a failed trace: unreceipted actions nest under their creators with their e
       except: 'hard fail',
       header: undefined,
       unreceipted: [
-        { actionOrdinal: 1, creatorActionOrdinal: 0, receiver: 'rawdb', account: 'rawdb', name: 'put', authorization: [], data: '01', trace },
-        { actionOrdinal: 2, creatorActionOrdinal: 1, receiver: 'alice', account: 'rawdb', name: 'put', authorization: [], data: '01', trace },
+        {
+          actionOrdinal: 1,
+          creatorActionOrdinal: 0,
+          receiver: 'rawdb',
+          account: 'rawdb',
+          name: 'put',
+          authorization: [],
+          data: '01',
+          trace,
+        },
+        {
+          actionOrdinal: 2,
+          creatorActionOrdinal: 1,
+          receiver: 'alice',
+          account: 'rawdb',
+          name: 'put',
+          authorization: [],
+          data: '01',
+          trace,
+        },
       ],
       failedDtrx: undefined,
       deferred: undefined,
     },
   })
-  const l = assembleLifecycle(facts({ history: { records: [failed], forkedOut: [] }, lib: 10, execution: { record: failed, block: block(10), actions: [], rowChanges: [], otherReceivers: new Set() } }))!
+  const l = assembleLifecycle(
+    facts({
+      history: { records: [failed], forkedOut: [] },
+      lib: 10,
+      execution: { record: failed, block: block(10), actions: [], rowChanges: [], otherReceivers: new Set() },
+    }),
+  )!
   assert.equal(l.transaction_status, 'hard_fail')
   const root = l.execution_trace!.action_traces[0]
-  assert.deepEqual([root.receipt, root.except, root.inline_traces.map((x) => [x.receiver, x.except])], [null, 'assertion failure', [['alice', 'assertion failure']]])
-  assert.deepEqual(l.creation_tree, [[0, -1, 0], [1, 0, 1]])
+  assert.deepEqual(
+    [root.receipt, root.except, root.inline_traces.map((x) => [x.receiver, x.except])],
+    [null, 'assertion failure', [['alice', 'assertion failure']]],
+  )
+  assert.deepEqual(l.creation_tree, [
+    [0, -1, 0],
+    [1, 0, 1],
+  ])
   assert.equal(l.execution_trace!.except, 'hard fail')
   assert.equal(l.execution_irreversible, true)
   assert.equal(l.transaction, null, 'no header stored: no signed transaction to show')
@@ -70,9 +148,26 @@ test('a failed trace: unreceipted actions nest under their creators with their e
 test('dbops: a row change is attributed only when no other transaction of the block ran its contract; INS/UPD/REM by what the block did to the row', () => {
   const executed = record(10, 0)
   const actions = [action(1, 1, 0, 'rawdb'), action(2, 2, 1, 'alice'), action(3, 3, 1, 'rawdb')]
-  const changes = [change('rawdb', false, true), change('rawdb', true, true), change('rawdb', true, false), change('alice', true, true), change('token', true, true)]
+  const changes = [
+    change('rawdb', false, true),
+    change('rawdb', true, true),
+    change('rawdb', true, false),
+    change('alice', true, true),
+    change('token', true, true),
+  ]
   const dbops = (otherReceivers: string[]) =>
-    assembleLifecycle(facts({ history: { records: [executed], forkedOut: [] }, execution: { record: executed, block: block(10), actions, rowChanges: changes, otherReceivers: new Set(otherReceivers) } }))!.dbops
+    assembleLifecycle(
+      facts({
+        history: { records: [executed], forkedOut: [] },
+        execution: {
+          record: executed,
+          block: block(10),
+          actions,
+          rowChanges: changes,
+          otherReceivers: new Set(otherReceivers),
+        },
+      }),
+    )!.dbops
   assert.deepEqual(
     dbops([]).map((d) => [d.op, d.account, d.action_idx, JSON.stringify(d.old), JSON.stringify(d.new)]),
     [
@@ -82,5 +177,9 @@ test('dbops: a row change is attributed only when no other transaction of the bl
       ['UPD', 'alice', 1, '{"payer":"alice","hex":"01"}', '{"payer":"alice","hex":"02"}'],
     ],
   )
-  assert.deepEqual(dbops(['rawdb']).map((d) => d.account), ['alice'], 'another transaction of the block ran rawdb: its changes are not attributed')
+  assert.deepEqual(
+    dbops(['rawdb']).map((d) => d.account),
+    ['alice'],
+    'another transaction of the block ran rawdb: its changes are not attributed',
+  )
 })

@@ -31,7 +31,12 @@ export class FakeSource implements StepSource {
     const added: Step[] = []
     const push = (type: StepType, blockNum: number) => {
       this.seq += 1 + Math.floor(random() * 3)
-      const step = { seq: this.seq, type, blockNum, blockId: `${blockNum}-${type === 'irreversible' ? 0 : this.variant}` }
+      const step = {
+        seq: this.seq,
+        type,
+        blockNum,
+        blockId: `${blockNum}-${type === 'irreversible' ? 0 : this.variant}`,
+      }
       this.steps.push(step)
       added.push(step)
     }
@@ -91,8 +96,26 @@ export class FakeSource implements StepSource {
 export function payloadOf(step: Step, dataBytes: number): StepPayload {
   return {
     step,
-    block: { num: step.blockNum, id: step.blockId, previous: '', timestampMs: step.blockNum * 500, producer: 'eosio', transactionCount: 1, actionCount: 1 },
-    transactions: [{ id: `t${step.seq}`, blockNum: step.blockNum, blockIndex: 1, status: 0, cpuUsageUs: 100, netUsageWords: 10, scheduled: false }],
+    block: {
+      num: step.blockNum,
+      id: step.blockId,
+      previous: '',
+      timestampMs: step.blockNum * 500,
+      producer: 'eosio',
+      transactionCount: 1,
+      actionCount: 1,
+    },
+    transactions: [
+      {
+        id: `t${step.seq}`,
+        blockNum: step.blockNum,
+        blockIndex: 1,
+        status: 0,
+        cpuUsageUs: 100,
+        netUsageWords: 10,
+        scheduled: false,
+      },
+    ],
     actions: [
       {
         globalSequence: step.seq,

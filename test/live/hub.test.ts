@@ -1,13 +1,29 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { createLiveHub, type LiveHub, type LiveHubOptions, type LiveStep, type Subscription } from '../../src/live/index.ts'
+import {
+  createLiveHub,
+  type LiveHub,
+  type LiveHubOptions,
+  type LiveStep,
+  type Subscription,
+} from '../../src/live/index.ts'
 import type { AntlerError } from '../../src/antelope/index.ts'
 import { mulberry32 } from '../_helpers/random.ts'
 import { FakeSource, sleep, until } from './fake-source.ts'
 
 /** A subscriber recording what it receives; `delay` makes it async. */
-function collect(hub: LiveHub, afterSeq: number, delay?: () => number): { seqs: number[]; steps: LiveStep[]; errors: unknown[]; subscription: Subscription; sawCatchUp: boolean } {
-  const out = { seqs: [] as number[], steps: [] as LiveStep[], errors: [] as unknown[], subscription: undefined as unknown as Subscription, sawCatchUp: false }
+function collect(
+  hub: LiveHub,
+  afterSeq: number,
+  delay?: () => number,
+): { seqs: number[]; steps: LiveStep[]; errors: unknown[]; subscription: Subscription; sawCatchUp: boolean } {
+  const out = {
+    seqs: [] as number[],
+    steps: [] as LiveStep[],
+    errors: [] as unknown[],
+    subscription: undefined as unknown as Subscription,
+    sawCatchUp: false,
+  }
   out.subscription = hub.subscribe({
     afterSeq,
     onSteps: async (steps) => {
@@ -30,9 +46,14 @@ async function caughtUp(hub: LiveHub, source: FakeSource, what: string): Promise
   await sleep(5)
 }
 
-const seqsAfter = (source: FakeSource, afterSeq: number): number[] => source.steps.filter((s) => s.seq > afterSeq).map((s) => s.seq)
+const seqsAfter = (source: FakeSource, afterSeq: number): number[] =>
+  source.steps.filter((s) => s.seq > afterSeq).map((s) => s.seq)
 
-async function withHub(source: FakeSource, options: Omit<LiveHubOptions, 'source'>, body: (hub: LiveHub) => Promise<void>): Promise<void> {
+async function withHub(
+  source: FakeSource,
+  options: Omit<LiveHubOptions, 'source'>,
+  body: (hub: LiveHub) => Promise<void>,
+): Promise<void> {
   const hub = createLiveHub({ source, pollIntervalMs: 0, ...options })
   try {
     await hub.ready()
@@ -57,7 +78,10 @@ test('one reader fans out to 200 subscribers: the store is read the same number 
       await caughtUp(hub, source, `round ${round}`)
     }
     const expected = seqsAfter(source, start)
-    await until(() => subscribers.every((s) => s.seqs.length >= expected.length), 'every subscriber to receive every step')
+    await until(
+      () => subscribers.every((s) => s.seqs.length >= expected.length),
+      'every subscriber to receive every step',
+    )
     for (const s of subscribers) assert.deepEqual(s.seqs, expected)
     for (const s of subscribers) assert.equal(s.subscription.state, 'live')
     assert.ok(subscribers[0].steps.every((s) => s.payload?.step.seq === s.step.seq && !s.pastRetention))
@@ -79,37 +103,47 @@ test('catch-up from behind the ring, then live: randomized, every subscriber get
   source.delayMs = () => (random() < 0.3 ? Math.floor(random() * 3) : 0)
   const batchSize = 1 + Math.floor(random() * 16)
   const ringSize = Math.floor(random() * 40)
-  await withHub(source, { batchSize, ringSize, maxQueuedSteps: 100_000, catchUpConcurrency: 1 + Math.floor(random() * 3) }, async (hub) => {
-    const subscribers: { afterSeq: number; got: ReturnType<typeof collect> }[] = []
-    for (let round = 0; round < 40; round++) {
-      for (let i = Math.floor(random() * 4); i > 0; i--) {
-        const tail = source.steps.at(-1)!.seq
-        // From anywhere: the start of the log, far behind the ring, inside it, at the end or past it.
-        const afterSeq = random() < 0.1 ? 0 : Math.floor(random() * (tail + 5))
-        subscribers.push({ afterSeq, got: collect(hub, afterSeq, random() < 0.5 ? () => Math.floor(random() * 3) : undefined) })
+  await withHub(
+    source,
+    { batchSize, ringSize, maxQueuedSteps: 100_000, catchUpConcurrency: 1 + Math.floor(random() * 3) },
+    async (hub) => {
+      const subscribers: { afterSeq: number; got: ReturnType<typeof collect> }[] = []
+      for (let round = 0; round < 40; round++) {
+        for (let i = Math.floor(random() * 4); i > 0; i--) {
+          const tail = source.steps.at(-1)!.seq
+          // From anywhere: the start of the log, far behind the ring, inside it, at the end or past it.
+          const afterSeq = random() < 0.1 ? 0 : Math.floor(random() * (tail + 5))
+          subscribers.push({
+            afterSeq,
+            got: collect(hub, afterSeq, random() < 0.5 ? () => Math.floor(random() * 3) : undefined),
+          })
+        }
+        source.add(Math.floor(random() * 8), random)
+        if (random() < 0.8) hub.notify()
+        await sleep(Math.floor(random() * 4))
       }
-      source.add(Math.floor(random() * 8), random)
-      if (random() < 0.8) hub.notify()
-      await sleep(Math.floor(random() * 4))
-    }
-    hub.notify()
-    for (const [i, s] of subscribers.entries()) {
-      const expected = seqsAfter(source, s.afterSeq)
-      await until(() => s.got.seqs.length >= expected.length && s.got.subscription.state === 'live', `subscriber ${i} (after ${s.afterSeq}, seed ${seed})`)
-      assert.deepEqual(s.got.seqs, expected, `subscriber ${i} after ${s.afterSeq} (seed ${seed})`)
-      assert.deepEqual(
-        s.got.steps.map((x) => x.pastRetention),
-        expected.map((seq) => seq <= source.retainedAfter),
-        `retention markers of subscriber ${i} (seed ${seed})`,
+      hub.notify()
+      for (const [i, s] of subscribers.entries()) {
+        const expected = seqsAfter(source, s.afterSeq)
+        await until(
+          () => s.got.seqs.length >= expected.length && s.got.subscription.state === 'live',
+          `subscriber ${i} (after ${s.afterSeq}, seed ${seed})`,
+        )
+        assert.deepEqual(s.got.seqs, expected, `subscriber ${i} after ${s.afterSeq} (seed ${seed})`)
+        assert.deepEqual(
+          s.got.steps.map((x) => x.pastRetention),
+          expected.map((seq) => seq <= source.retainedAfter),
+          `retention markers of subscriber ${i} (seed ${seed})`,
+        )
+        assert.ok(s.got.steps.every((x) => x.pastRetention === (x.payload === undefined)))
+        assert.deepEqual(s.got.errors, [])
+      }
+      assert.ok(
+        subscribers.some((s) => s.got.sawCatchUp),
+        `some subscriber caught up before going live (seed ${seed})`,
       )
-      assert.ok(s.got.steps.every((x) => x.pastRetention === (x.payload === undefined)))
-      assert.deepEqual(s.got.errors, [])
-    }
-    assert.ok(
-      subscribers.some((s) => s.got.sawCatchUp),
-      `some subscriber caught up before going live (seed ${seed})`,
-    )
-  })
+    },
+  )
 })
 
 test('a subscriber starting behind a full ring catches up from the store while steps keep arriving, and switches to live without a gap or a duplicate', async () => {
@@ -192,7 +226,11 @@ test('a slow subscriber over the step bound is dropped with stream_consumer_too_
     await caughtUp(hub, source, 'the first read')
     const start = hub.lastSeq
     const stuck = { calls: 0, errors: [] as unknown[] }
-    const slow = hub.subscribe({ afterSeq: start, onSteps: () => (stuck.calls++, new Promise<void>(() => undefined)), onError: (error) => stuck.errors.push(error) })
+    const slow = hub.subscribe({
+      afterSeq: start,
+      onSteps: () => (stuck.calls++, new Promise<void>(() => undefined)),
+      onError: (error) => stuck.errors.push(error),
+    })
     const fast = collect(hub, start)
     for (let round = 0; round < 10; round++) {
       source.add(3)
@@ -221,7 +259,11 @@ test('the byte bound drops a slow subscriber too', async () => {
   await withHub(source, { batchSize: 4, maxQueuedBytes: 50_000 }, async (hub) => {
     await caughtUp(hub, source, 'the first read')
     const errors: unknown[] = []
-    hub.subscribe({ afterSeq: hub.lastSeq, onSteps: () => new Promise<void>(() => undefined), onError: (error) => errors.push(error) })
+    hub.subscribe({
+      afterSeq: hub.lastSeq,
+      onSteps: () => new Promise<void>(() => undefined),
+      onError: (error) => errors.push(error),
+    })
     const fast = collect(hub, hub.lastSeq)
     source.add(3)
     hub.notify()
@@ -308,7 +350,10 @@ test('a subscriber ahead of the shared reader (the store holds steps the hub has
     const ahead = collect(hub, source.steps[15].seq)
     const overtaking = collect(hub, 0)
     await until(() => ahead.subscription.state === 'live' && overtaking.subscription.state === 'live', 'both live')
-    assert.ok(overtaking.seqs.length === 20 && hub.lastSeq < source.steps[19].seq, `the catch-up read past the hub: ${overtaking.seqs.length} ${hub.lastSeq} ${source.steps[19].seq}`)
+    assert.ok(
+      overtaking.seqs.length === 20 && hub.lastSeq < source.steps[19].seq,
+      `the catch-up read past the hub: ${overtaking.seqs.length} ${hub.lastSeq} ${source.steps[19].seq}`,
+    )
     source.add(4)
     hub.notify()
     await caughtUp(hub, source, 'the hub to read on')
@@ -329,7 +374,10 @@ test('a failed shared read is reported and retried after retryDelayMs, without a
     source.add(4)
     hub.notify()
     await until(() => got.seqs.length === 4, 'the steps after two failed reads', 2000)
-    assert.deepEqual(errors.map((e) => (e as Error).message), ['store unavailable', 'store unavailable'])
+    assert.deepEqual(
+      errors.map((e) => (e as Error).message),
+      ['store unavailable', 'store unavailable'],
+    )
     assert.deepEqual(got.errors, [])
   })
 })

@@ -13,15 +13,23 @@ test('in-process wake-up: the indexer thread wakes a non-polling hub after each 
   const store = await openStore({ store: 'sqlite', dataDir })
   const hub = createLiveHub({ source: store, pollIntervalMs: 0 })
   let wakeUps = 0
-  const indexer = startIndexerThread({ shipUrl: devchain.ship, store: 'sqlite', dataDir, startBlockNum: 1 }, createLogger({ level: 'silent' }), () => {
-    wakeUps++
-    hub.notify()
-  })
+  const indexer = startIndexerThread(
+    { shipUrl: devchain.ship, store: 'sqlite', dataDir, startBlockNum: 1 },
+    createLogger({ level: 'silent' }),
+    () => {
+      wakeUps++
+      hub.notify()
+    },
+  )
   const got: LiveStep[] = []
   const errors: unknown[] = []
   try {
     hub.subscribe({ afterSeq: 0, onSteps: (steps) => void got.push(...steps), onError: (error) => errors.push(error) })
-    await until(() => got.filter((s) => s.step.type === 'undo').length >= 3 && got.length >= 150, 'steps with forks through the hub', 60_000)
+    await until(
+      () => got.filter((s) => s.step.type === 'undo').length >= 3 && got.length >= 150,
+      'steps with forks through the hub',
+      60_000,
+    )
   } finally {
     await indexer.stop()
   }
@@ -34,7 +42,11 @@ test('in-process wake-up: the indexer thread wakes a non-polling hub after each 
     got.map((s) => s.step),
     all,
   )
-  assert.ok(got.every((s) => s.payload !== undefined && s.payload.block.id === s.step.blockId && s.payload.step.seq === s.step.seq))
+  assert.ok(
+    got.every(
+      (s) => s.payload !== undefined && s.payload.block.id === s.step.blockId && s.payload.step.seq === s.step.seq,
+    ),
+  )
   assert.ok(got.some((s) => s.payload!.actions.length > 0))
   assert.ok(wakeUps > 0)
   assert.deepEqual(errors, [])

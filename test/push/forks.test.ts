@@ -35,12 +35,15 @@ test('push() with irreversible follows a fork that moves the transaction to anot
 
   const result = await answer
   assert.notEqual(result.block_id, first.id, 'not the forked-out block')
-  assert.equal(result.block_id, rig.devchain.chain.blockIdAt(result.block_num), 'the block on the chain\'s branch')
+  assert.equal(result.block_id, rig.devchain.chain.blockIdAt(result.block_num), "the block on the chain's branch")
   assert.equal((await rig.store.blockByNum(result.block_num))?.id, result.block_id, 'the block the store holds')
   assert.equal((await rig.store.transaction(id))?.blockNum, result.block_num)
   assert.ok(((await rig.store.position())?.lib ?? 0) >= result.block_num, 'irreversible in the store')
   const history = await rig.store.transactionHistory(id)
-  assert.ok(history.forkedOut.some((f) => f.blockId === first.id), 'the store saw the first block forked out')
+  assert.ok(
+    history.forkedOut.some((f) => f.blockId === first.id),
+    'the store saw the first block forked out',
+  )
   assert.equal(result.processed.producer_block_id, result.block_id)
 })
 
@@ -55,7 +58,10 @@ test('push() re-pushes a transaction a fork dropped and answers with the block t
 
   const result = await answer
   assert.notEqual(result.block_id, first.id, 'not the dropped block')
-  assert.ok(result.block_num > fork.new_head.block_num, `included again after the fork's branch (block ${result.block_num} > ${fork.new_head.block_num})`)
+  assert.ok(
+    result.block_num > fork.new_head.block_num,
+    `included again after the fork's branch (block ${result.block_num} > ${fork.new_head.block_num})`,
+  )
   assert.equal((await rig.store.blockByNum(result.block_num))?.id, result.block_id)
   assert.equal(rig.devchain.chain.blockIdAt(result.block_num), result.block_id)
   assert.ok(((await rig.store.position())?.lib ?? 0) >= result.block_num)

@@ -6,7 +6,10 @@ import type { Store } from '../../src/store/index.ts'
 import { signedTransfer, withPushRig } from './rig.ts'
 
 /** A pass-through to the chain API that keeps every push_transaction answer. */
-async function recordingProxy(t: TestContext, target: string): Promise<{ url: string; pushAnswers: Record<string, unknown>[] }> {
+async function recordingProxy(
+  t: TestContext,
+  target: string,
+): Promise<{ url: string; pushAnswers: Record<string, unknown>[] }> {
   const pushAnswers: Record<string, unknown>[] = []
   const server = createServer(async (req, res) => {
     const chunks: Buffer[] = []
@@ -30,7 +33,7 @@ async function assertStoredInAnswerBlock(store: Store, result: PushResult): Prom
   assert.equal((await store.blockByNum(result.block_num))?.id, result.block_id, 'the answer names the stored block')
 }
 
-test('push() with in-block answers once the transaction is in a stored block; processed matches the chain\'s own answer but for the fields the store does not hold', async (t) => {
+test("push() with in-block answers once the transaction is in a stored block; processed matches the chain's own answer but for the fields the store does not hold", async (t) => {
   const rig = await withPushRig(t)
   const proxy = await recordingProxy(t, rig.devchain.chainApi)
   const service = createPushService({ chainApi: proxy.url, store: rig.store, pollIntervalMs: 20 })
@@ -40,21 +43,36 @@ test('push() with in-block answers once the transaction is in a stored block; pr
   assert.equal(result.transaction_id, readPackedTransaction(body).id)
 
   assert.equal(proxy.pushAnswers.length, 1, 'pushed once')
-  const chain = proxy.pushAnswers[0] as { transaction_id: string; processed: Record<string, unknown> & { action_traces: Record<string, unknown>[] } }
+  const chain = proxy.pushAnswers[0] as {
+    transaction_id: string
+    processed: Record<string, unknown> & { action_traces: Record<string, unknown>[] }
+  }
   assert.equal(chain.transaction_id, result.transaction_id)
   // The devchain answers before the block is produced (producer_block_id null, as nodeos does),
   // and the store keeps neither auth_sequence nor code/abi sequences: those fields differ, the rest is equal.
   assert.equal(chain.processed.producer_block_id, null)
   const chainTraces = chain.processed.action_traces
-  assert.deepEqual(chainTraces.map((a) => a.receiver), ['eosio.token', 'alice', 'bob'])
+  assert.deepEqual(
+    chainTraces.map((a) => a.receiver),
+    ['eosio.token', 'alice', 'bob'],
+  )
   assert.notDeepEqual((chainTraces[0].receipt as { auth_sequence: unknown[] }).auth_sequence, [])
   const expected = {
     ...chain.processed,
     producer_block_id: result.block_id,
-    action_traces: chainTraces.map((a) => ({ ...a, producer_block_id: result.block_id, receipt: { ...(a.receipt as object), auth_sequence: [], code_sequence: 0, abi_sequence: 0 } })),
+    action_traces: chainTraces.map((a) => ({
+      ...a,
+      producer_block_id: result.block_id,
+      receipt: { ...(a.receipt as object), auth_sequence: [], code_sequence: 0, abi_sequence: 0 },
+    })),
   }
   assert.deepEqual(result.processed, expected)
-  assert.deepEqual((result.processed.action_traces as unknown as { act: { data: unknown } }[])[0].act.data, { from: 'alice', to: 'bob', quantity: '0.0001 EOS', memo: 'in-block' })
+  assert.deepEqual((result.processed.action_traces as unknown as { act: { data: unknown } }[])[0].act.data, {
+    from: 'alice',
+    to: 'bob',
+    quantity: '0.0001 EOS',
+    memo: 'in-block',
+  })
 })
 
 /** Distinct producers, other than the block's own, of the stored blocks after it, each linking to the one before. */
@@ -62,7 +80,11 @@ async function laterProducers(store: Store, blockNum: number): Promise<Set<strin
   const block = (await store.blockByNum(blockNum))!
   const producers = new Set<string>()
   let previous = block
-  for (let next = await store.blockByNum(blockNum + 1); next && next.previous === previous.id; next = await store.blockByNum(next.num + 1)) {
+  for (
+    let next = await store.blockByNum(blockNum + 1);
+    next && next.previous === previous.id;
+    next = await store.blockByNum(next.num + 1)
+  ) {
     if (next.producer !== block.producer) producers.add(next.producer)
     previous = next
   }
@@ -81,12 +103,15 @@ for (const count of [1, 2] as const) {
   })
 }
 
-test('push() with irreversible answers once the transaction\'s block is at or below the store\'s LIB', async (t) => {
+test("push() with irreversible answers once the transaction's block is at or below the store's LIB", async (t) => {
   const rig = await withPushRig(t, { libDepth: 8 })
   const body = await signedTransfer(rig.client, { memo: 'irreversible' })
   const result = await rig.service.push({ body, guarantee: { kind: 'irreversible' } })
   await assertStoredInAnswerBlock(rig.store, result)
   const position = await rig.store.position()
-  assert.ok(position && position.lib >= result.block_num, `store LIB ${position?.lib} reaches block ${result.block_num}`)
+  assert.ok(
+    position && position.lib >= result.block_num,
+    `store LIB ${position?.lib} reaches block ${result.block_num}`,
+  )
   assert.equal(rig.devchain.chain.blockIdAt(result.block_num), result.block_id)
 })

@@ -4,7 +4,12 @@ import { join } from 'node:path'
 import { deflateSync } from 'node:zlib'
 import { Action, Serializer, Transaction } from '@wharfkit/antelope'
 import { token } from '../../src/devchain/index.ts'
-import { createPushService, parsePushGuarantee, readPackedTransaction, type PushGuarantee } from '../../src/push/index.ts'
+import {
+  createPushService,
+  parsePushGuarantee,
+  readPackedTransaction,
+  type PushGuarantee,
+} from '../../src/push/index.ts'
 import { openSqliteStore } from '../../src/store/index.ts'
 import { tempDir } from '../_helpers/devchain.ts'
 
@@ -34,9 +39,23 @@ test('parsePushGuarantee() accepts dfuse header values and nothing else', () => 
 
 /** A packed transfer (not signed: only its bytes matter here). */
 function packedTransfer(expirationSec: number, contextFree = 0): Uint8Array {
-  const action = Action.from({ account: 'eosio.token', name: 'transfer', authorization: [{ actor: 'alice', permission: 'active' }], data: { from: 'alice', to: 'bob', quantity: '1.0000 EOS', memo: 'm' } }, token.abi)
+  const action = Action.from(
+    {
+      account: 'eosio.token',
+      name: 'transfer',
+      authorization: [{ actor: 'alice', permission: 'active' }],
+      data: { from: 'alice', to: 'bob', quantity: '1.0000 EOS', memo: 'm' },
+    },
+    token.abi,
+  )
   const free = Action.from({ account: 'eosio.token', name: 'transfer', authorization: [], data: new Uint8Array(0) })
-  const trx = Transaction.from({ expiration: expirationSec, ref_block_num: 7, ref_block_prefix: 123, actions: [action], context_free_actions: Array(contextFree).fill(free) })
+  const trx = Transaction.from({
+    expiration: expirationSec,
+    ref_block_num: 7,
+    ref_block_prefix: 123,
+    actions: [action],
+    context_free_actions: Array(contextFree).fill(free),
+  })
   return Serializer.encode({ object: trx }).array
 }
 const hex = (bytes: Uint8Array) => Buffer.from(bytes).toString('hex')
@@ -44,10 +63,20 @@ const hex = (bytes: Uint8Array) => Buffer.from(bytes).toString('hex')
 test('readPackedTransaction() computes the id the chain computes, inflating zlib bodies first, and reads the header', () => {
   const packed = packedTransfer(1_700_000_000, 2)
   const id = String(Transaction.from(Serializer.decode({ data: packed, type: Transaction })).id)
-  const plain = readPackedTransaction({ signatures: [], compression: 0, packed_context_free_data: '', packed_trx: hex(packed) })
+  const plain = readPackedTransaction({
+    signatures: [],
+    compression: 0,
+    packed_context_free_data: '',
+    packed_trx: hex(packed),
+  })
   assert.deepEqual(plain, { id, expirationSec: 1_700_000_000, delaySec: 0, contextFreeActionCount: 2 })
   for (const compression of [1, 'zlib'] as const) {
-    const zipped = readPackedTransaction({ signatures: [], compression, packed_context_free_data: '', packed_trx: hex(deflateSync(packed)) })
+    const zipped = readPackedTransaction({
+      signatures: [],
+      compression,
+      packed_context_free_data: '',
+      packed_trx: hex(deflateSync(packed)),
+    })
     assert.equal(zipped.id, id, `compression ${compression}`)
   }
   assert.equal(readPackedTransaction({ signatures: ['SIG_K1_x'], compression: 'none', packed_trx: hex(packed) }).id, id)
@@ -70,18 +99,28 @@ test('push() refuses bodies that are not packed transactions with push_invalid_t
     ['odd-length hex', { signatures: [], compression: 0, packed_trx: good.slice(1) }, /packed_trx/],
     ['non-hex packed_trx', { signatures: [], compression: 0, packed_trx: 'zz' }, /packed_trx/],
     ['no packed_trx', { signatures: [], compression: 0 }, /packed_trx/],
-    ['non-hex context-free data', { signatures: [], compression: 0, packed_context_free_data: 'xy', packed_trx: good }, /packed_context_free_data/],
+    [
+      'non-hex context-free data',
+      { signatures: [], compression: 0, packed_context_free_data: 'xy', packed_trx: good },
+      /packed_context_free_data/,
+    ],
     ['truncated transaction', { signatures: [], compression: 0, packed_trx: good.slice(0, 40) }, /does not unpack/],
     ['trailing bytes', { signatures: [], compression: 0, packed_trx: `${good}00` }, /does not unpack/],
     ['zlib flag on plain bytes', { signatures: [], compression: 'zlib', packed_trx: good }, /does not inflate/],
   ]
   for (const [what, body, reason] of cases) {
-    await assert.rejects(service.push({ body, guarantee: { kind: 'in-block' } }), (e: { code?: string; status?: number; details?: { reason?: string } }) => {
-      assert.equal(e.code, 'push_invalid_transaction_error', what)
-      assert.equal(e.status, 400, what)
-      assert.match(String(e.details?.reason), reason, what)
-      return true
-    })
+    await assert.rejects(
+      service.push({ body, guarantee: { kind: 'in-block' } }),
+      (e: { code?: string; status?: number; details?: { reason?: string } }) => {
+        assert.equal(e.code, 'push_invalid_transaction_error', what)
+        assert.equal(e.status, 400, what)
+        assert.match(String(e.details?.reason), reason, what)
+        return true
+      },
+    )
   }
-  await assert.rejects(service.push({ body: { signatures: [], compression: 0, packed_trx: good }, guarantee: { kind: 'in-block' } }), { code: 'push_chain_unavailable_error', status: 502 })
+  await assert.rejects(
+    service.push({ body: { signatures: [], compression: 0, packed_trx: good }, guarantee: { kind: 'in-block' } }),
+    { code: 'push_chain_unavailable_error', status: 502 },
+  )
 })

@@ -2,14 +2,25 @@ import type { TestContext } from 'node:test'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { APIClient, Action, PrivateKey, Serializer, SignedTransaction, Transaction, TimePointSec } from '@wharfkit/antelope'
+import {
+  APIClient,
+  Action,
+  PrivateKey,
+  Serializer,
+  SignedTransaction,
+  Transaction,
+  TimePointSec,
+} from '@wharfkit/antelope'
 import { DEV_PRIVATE_KEY, token, type Devchain, type DevchainConfig } from '../../src/devchain/index.ts'
 import { createIndexer } from '../../src/ingest/index.ts'
 import { createPushService, type PushService, type PushServiceDeps } from '../../src/push/index.ts'
 import { openSqliteStore, type Store } from '../../src/store/index.ts'
 import { withDevchain } from '../_helpers/devchain.ts'
 
-/** A devchain producing on a timer, an indexer writing its blocks into a SQLite file, and a push service reading that file. */
+/**
+ * A devchain producing on a timer, an indexer writing its blocks into a SQLite file, and a push service reading that
+ * file.
+ */
 export interface PushRig {
   readonly devchain: Devchain
   readonly store: Store
@@ -21,7 +32,11 @@ export interface PushRig {
  * Starts the rig. After the test, pushes still waiting are aborted, then the indexer stops, the
  * store closes and its directory goes (the devchain, registered first, has closed by then).
  */
-export async function withPushRig(t: TestContext, chain: Partial<DevchainConfig> = {}, service: Partial<PushServiceDeps> = {}): Promise<PushRig> {
+export async function withPushRig(
+  t: TestContext,
+  chain: Partial<DevchainConfig> = {},
+  service: Partial<PushServiceDeps> = {},
+): Promise<PushRig> {
   const devchain = await withDevchain(t, { blockTimeMs: 50, libDepth: 6, ...chain })
   const dir = mkdtempSync(join(tmpdir(), 'antler-push-'))
   const store = openSqliteStore(join(dir, 'store.sqlite'))
@@ -39,7 +54,13 @@ export async function withPushRig(t: TestContext, chain: Partial<DevchainConfig>
   return {
     devchain,
     store,
-    service: { push: (args) => pushService.push({ ...args, signal: args.signal ? AbortSignal.any([args.signal, teardown.signal]) : teardown.signal }) },
+    service: {
+      push: (args) =>
+        pushService.push({
+          ...args,
+          signal: args.signal ? AbortSignal.any([args.signal, teardown.signal]) : teardown.signal,
+        }),
+    },
     client: new APIClient({ url: devchain.chainApi }),
   }
 }
@@ -52,12 +73,20 @@ const key = PrivateKey.from(DEV_PRIVATE_KEY)
  * the head block (the devchain's chain time runs ahead of the wall clock when blocks come faster
  * than every 500 ms).
  */
-export async function signedTransfer(client: APIClient, args: { from?: string; to?: string; quantity?: string; memo: string; expireSeconds?: number }): Promise<Record<string, unknown>> {
+export async function signedTransfer(
+  client: APIClient,
+  args: { from?: string; to?: string; quantity?: string; memo: string; expireSeconds?: number },
+): Promise<Record<string, unknown>> {
   const from = args.from ?? 'alice'
   const info = await client.v1.chain.get_info()
   const header = info.getTransactionHeader(args.expireSeconds ?? 600)
   const action = Action.from(
-    { account: 'eosio.token', name: 'transfer', authorization: [{ actor: from, permission: 'active' }], data: { from, to: args.to ?? 'bob', quantity: args.quantity ?? '0.0001 EOS', memo: args.memo } },
+    {
+      account: 'eosio.token',
+      name: 'transfer',
+      authorization: [{ actor: from, permission: 'active' }],
+      data: { from, to: args.to ?? 'bob', quantity: args.quantity ?? '0.0001 EOS', memo: args.memo },
+    },
     token.abi,
   )
   const transaction = Transaction.from({ ...header, actions: [action] })
@@ -69,9 +98,23 @@ export async function signedTransfer(client: APIClient, args: { from?: string; t
 export async function expiredTransfer(client: APIClient, memo: string): Promise<Record<string, unknown>> {
   const info = await client.v1.chain.get_info()
   const header = info.getTransactionHeader(0)
-  const action = Action.from({ account: 'eosio.token', name: 'transfer', authorization: [{ actor: 'alice', permission: 'active' }], data: { from: 'alice', to: 'bob', quantity: '0.0001 EOS', memo } }, token.abi)
-  const transaction = Transaction.from({ ...header, expiration: TimePointSec.fromMilliseconds(info.head_block_time.toMilliseconds() - 10_000), actions: [action] })
-  return packedBody(SignedTransaction.from({ ...transaction, signatures: [key.signDigest(transaction.signingDigest(info.chain_id))] }))
+  const action = Action.from(
+    {
+      account: 'eosio.token',
+      name: 'transfer',
+      authorization: [{ actor: 'alice', permission: 'active' }],
+      data: { from: 'alice', to: 'bob', quantity: '0.0001 EOS', memo },
+    },
+    token.abi,
+  )
+  const transaction = Transaction.from({
+    ...header,
+    expiration: TimePointSec.fromMilliseconds(info.head_block_time.toMilliseconds() - 10_000),
+    actions: [action],
+  })
+  return packedBody(
+    SignedTransaction.from({ ...transaction, signatures: [key.signDigest(transaction.signingDigest(info.chain_id))] }),
+  )
 }
 
 function packedBody(signed: SignedTransaction): Record<string, unknown> {

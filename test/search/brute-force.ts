@@ -1,5 +1,11 @@
 import { AbiCache, type DecodeResult } from '../../src/antelope/index.ts'
-import { blockSearchTerms, dataSearchTerms, type ActionRecord, type SearchExpr, type Store } from '../../src/store/index.ts'
+import {
+  blockSearchTerms,
+  dataSearchTerms,
+  type ActionRecord,
+  type SearchExpr,
+  type Store,
+} from '../../src/store/index.ts'
 
 /** A stored action with everything a query can ask of it. */
 export interface ScannedAction {
@@ -34,10 +40,15 @@ export async function scanStore(store: Store): Promise<ScannedAction[]> {
       if (!decoders.has(account)) {
         const stored = await store.abi({ account, blockNum })
         const compiled = stored && stored.abi.length ? abis.fromBinary(stored.abi) : undefined
-        decoders.set(account, compiled?.ok ? (name, data) => {
-          const type = compiled.value.actionType(name)
-          return type ? compiled.value.decode(type, data) : undefined
-        } : undefined)
+        decoders.set(
+          account,
+          compiled?.ok
+            ? (name, data) => {
+                const type = compiled.value.actionType(name)
+                return type ? compiled.value.decode(type, data) : undefined
+              }
+            : undefined,
+        )
       }
       return decoders.get(account)
     }
@@ -47,8 +58,21 @@ export async function scanStore(store: Store): Promise<ScannedAction[]> {
     const terms = blockSearchTerms(inBlock, rows, (i) => dataTerms[i])
     const scheduled = new Map<string, boolean>()
     for (const [i, a] of inBlock.entries()) {
-      if (!scheduled.has(a.trxId)) scheduled.set(a.trxId, (await store.transactionHistory(a.trxId)).records.some((r) => r.blockNum === blockNum && r.scheduled))
-      out.push({ action: a, seq: Number(a.globalSequence), terms: new Set([...terms[i], `trx_id:${a.trxId}`]), flags: { input: a.creatorActionOrdinal === 0, notif: a.receiver !== a.account, scheduled: scheduled.get(a.trxId)! } })
+      if (!scheduled.has(a.trxId))
+        scheduled.set(
+          a.trxId,
+          (await store.transactionHistory(a.trxId)).records.some((r) => r.blockNum === blockNum && r.scheduled),
+        )
+      out.push({
+        action: a,
+        seq: Number(a.globalSequence),
+        terms: new Set([...terms[i], `trx_id:${a.trxId}`]),
+        flags: {
+          input: a.creatorActionOrdinal === 0,
+          notif: a.receiver !== a.account,
+          scheduled: scheduled.get(a.trxId)!,
+        },
+      })
     }
   }
   return out
@@ -71,7 +95,11 @@ export interface ExpectedRow {
 }
 
 /** The matching actions of `actions` grouped into transaction rows, ascending. */
-export function expectedRows(actions: readonly ScannedAction[], expr: SearchExpr, keep: (a: ScannedAction) => boolean): ExpectedRow[] {
+export function expectedRows(
+  actions: readonly ScannedAction[],
+  expr: SearchExpr,
+  keep: (a: ScannedAction) => boolean,
+): ExpectedRow[] {
   const rows: ExpectedRow[] = []
   for (const a of actions) {
     if (!keep(a) || !matches(expr, a)) continue

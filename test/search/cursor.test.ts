@@ -4,12 +4,17 @@ import { randomBytes } from 'node:crypto'
 import { AntlerError } from '../../src/antelope/index.ts'
 import { createCursorCodec } from '../../src/search/index.ts'
 
-const refusedAsInvalid = (error: unknown) => error instanceof AntlerError && error.code === 'invalid_cursor_error' && error.status === 400
+const refusedAsInvalid = (error: unknown) =>
+  error instanceof AntlerError && error.code === 'invalid_cursor_error' && error.status === 400
 
 test('a cursor is opaque URL-safe text that decodes to its position, and only with the key that made it', () => {
   const codec = createCursorCodec(randomBytes(32))
   const position = { blockNum: 4_294_967_295, blockId: 'ff'.repeat(32), seq: Number.MAX_SAFE_INTEGER }
-  for (const p of [position, { blockNum: 1, blockId: '00'.repeat(32), seq: 0 }, { blockNum: 123_456, blockId: randomBytes(32).toString('hex'), seq: 987_654_321 }]) {
+  for (const p of [
+    position,
+    { blockNum: 1, blockId: '00'.repeat(32), seq: 0 },
+    { blockNum: 123_456, blockId: randomBytes(32).toString('hex'), seq: 987_654_321 },
+  ]) {
     const cursor = codec.encode(p)
     assert.match(cursor, /^[A-Za-z0-9_-]+$/)
     assert.ok(!cursor.includes(String(p.blockNum)) || p.blockNum < 10, 'the position is not readable in clear decimal')
@@ -30,7 +35,16 @@ test('every altered character, truncation, extension and garbage is invalid_curs
     if (Buffer.from(altered, 'base64url').equals(Buffer.from(cursor, 'base64url'))) continue
     assert.throws(() => codec.decode(altered), refusedAsInvalid, `character ${i} altered`)
   }
-  for (const garbage of ['', 'x', cursor.slice(0, -1), `${cursor}A`, `${cursor.slice(0, -2)}==`, cursor.replace(/./, '+'), '💥'.repeat(41), ' '.repeat(cursor.length)]) {
+  for (const garbage of [
+    '',
+    'x',
+    cursor.slice(0, -1),
+    `${cursor}A`,
+    `${cursor.slice(0, -2)}==`,
+    cursor.replace(/./, '+'),
+    '💥'.repeat(41),
+    ' '.repeat(cursor.length),
+  ]) {
     assert.throws(() => codec.decode(garbage), refusedAsInvalid, JSON.stringify(garbage))
   }
 })

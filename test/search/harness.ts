@@ -19,7 +19,9 @@ export const fakeLifecycles: LifecycleService = {
   },
 }
 
-/** An in-process devchain (blocks on demand), an indexer following it into SQLite, and the search service on that store. */
+/**
+ * An in-process devchain (blocks on demand), an indexer following it into SQLite, and the search service on that store.
+ */
 export interface SearchHarness {
   readonly devchain: Devchain
   readonly chain: Chain
@@ -44,13 +46,19 @@ export const transferAction = (from: string, to: string, quantity: string, memo 
 /** The store adapters a search test runs on (PostgreSQL when ANTLER_TEST_PG is set). */
 export type Adapter = 'sqlite' | 'postgres'
 
-export async function startHarness(t: TestContext, options: { libDepth?: number; adapter?: Adapter } = {}): Promise<SearchHarness> {
+export async function startHarness(
+  t: TestContext,
+  options: { libDepth?: number; adapter?: Adapter } = {},
+): Promise<SearchHarness> {
   // Registered first, so it runs first: the indexer and the store close before the devchain
   // stops and the PostgreSQL database is dropped.
   let close = async () => {}
   t.after(() => close())
   const devchain = await withDevchain(t, { libDepth: options.libDepth ?? 12 })
-  const store = options.adapter === 'postgres' ? await openPostgresStore(await withPostgresDatabase(t)) : openSqliteStore(join(tempDir(t), 'search.sqlite'))
+  const store =
+    options.adapter === 'postgres'
+      ? await openPostgresStore(await withPostgresDatabase(t))
+      : openSqliteStore(join(tempDir(t), 'search.sqlite'))
   const indexer = createIndexer({ shipUrl: devchain.ship, store })
   const running = indexer.run()
   close = async () => {

@@ -33,10 +33,23 @@ function asReference(t: TransactionTraceValue): Json {
       action_ordinal: a.actionOrdinal,
       creator_action_ordinal: a.creatorActionOrdinal,
       receipt: a.receipt
-        ? { receiver: a.receipt.receiver, act_digest: a.receipt.actDigest, global_sequence: String(a.receipt.globalSequence), recv_sequence: String(a.receipt.recvSequence), auth_sequence: a.receipt.authSequence.map(([n, s]) => [n, String(s)]), code_sequence: a.receipt.codeSequence, abi_sequence: a.receipt.abiSequence }
+        ? {
+            receiver: a.receipt.receiver,
+            act_digest: a.receipt.actDigest,
+            global_sequence: String(a.receipt.globalSequence),
+            recv_sequence: String(a.receipt.recvSequence),
+            auth_sequence: a.receipt.authSequence.map(([n, s]) => [n, String(s)]),
+            code_sequence: a.receipt.codeSequence,
+            abi_sequence: a.receipt.abiSequence,
+          }
         : null,
       receiver: a.receiver,
-      act: { account: a.act.account, name: a.act.name, authorization: a.act.authorization, data: Buffer.from(a.act.data).toString('hex') },
+      act: {
+        account: a.act.account,
+        name: a.act.name,
+        authorization: a.act.authorization,
+        data: Buffer.from(a.act.data).toString('hex'),
+      },
       context_free: a.contextFree,
       account_ram_deltas: a.accountRamDeltas.map((d) => ({ account: d.account, delta: String(d.delta) })),
       except: a.except ?? null,
@@ -54,7 +67,10 @@ function asReference(t: TransactionTraceValue): Json {
           max_net_usage_words: t.partial.maxNetUsageWords,
           max_cpu_usage_ms: t.partial.maxCpuUsageMs,
           delay_sec: t.partial.delaySec,
-          transaction_extensions: t.partial.transactionExtensions.map((e) => ({ type: e.type, data: Buffer.from(e.data).toString('hex') })),
+          transaction_extensions: t.partial.transactionExtensions.map((e) => ({
+            type: e.type,
+            data: Buffer.from(e.data).toString('hex'),
+          })),
           signatures: t.partial.signatures.map((sig) => Serializer.decode({ data: sig, type: Signature }).toString()),
           context_free_data: t.partial.contextFreeData.map((d) => Buffer.from(d).toString('hex')),
         }
@@ -69,12 +85,23 @@ function referenceOf(t: Json): Json {
       action_ordinal: a.action_ordinal,
       creator_action_ordinal: a.creator_action_ordinal,
       receipt: receipt
-        ? { ...receipt[1], global_sequence: String(receipt[1].global_sequence), recv_sequence: String(receipt[1].recv_sequence), auth_sequence: (receipt[1].auth_sequence as { account: string; sequence: string | number }[]).map((x) => [x.account, String(x.sequence)]) }
+        ? {
+            ...receipt[1],
+            global_sequence: String(receipt[1].global_sequence),
+            recv_sequence: String(receipt[1].recv_sequence),
+            auth_sequence: (receipt[1].auth_sequence as { account: string; sequence: string | number }[]).map((x) => [
+              x.account,
+              String(x.sequence),
+            ]),
+          }
         : null,
       receiver: a.receiver,
       act: a.act,
       context_free: a.context_free,
-      account_ram_deltas: (a.account_ram_deltas as { account: string; delta: string | number }[]).map((d) => ({ account: d.account, delta: String(d.delta) })),
+      account_ram_deltas: (a.account_ram_deltas as { account: string; delta: string | number }[]).map((d) => ({
+        account: d.account,
+        delta: String(d.delta),
+      })),
       except: a.except ?? null,
       return_value: version === 'action_trace_v1' ? a.return_value : '',
       elapsed: String(a.elapsed),
@@ -110,14 +137,68 @@ test('decodeTransactionTraces() and the row decoders agree with wharfkit on ever
   const chain = new Chain({ dataDir: undefined, producers: 3, libDepth: 12, now: () => now })
   bootChain(chain)
   const rawdb = [{ actor: 'rawdb', permission: 'active' }]
-  pushSigned(chain, [{ account: 'eosio.token', name: 'transfer', authorization: [{ actor: 'alice', permission: 'active' }], data: { from: 'alice', to: 'bob', quantity: '1.0000 EOS', memo: 'x' } }])
-  pushSigned(chain, [{ account: 'rawdb', name: 'notify', authorization: rawdb, data: { recipients: ['alice', 'carol'] } }, { account: 'rawdb', name: 'put', authorization: rawdb, data: { scope: 'z', table: 't', key: '9', payer: 'rawdb', value: 'beef' } }])
-  pushSigned(chain, [{ account: 'eosio', name: 'updateauth', authorization: [{ actor: 'bob', permission: 'active' }], data: { account: 'bob', permission: 'extra', parent: 'active', auth: { ...keyAuthority(), accounts: [{ permission: { actor: 'alice', permission: 'active' }, weight: 1 }] } } }])
-  pushSigned(chain, [{ account: 'eosio', name: 'linkauth', authorization: [{ actor: 'bob', permission: 'active' }], data: { account: 'bob', code: 'rawdb', type: 'put', requirement: 'extra' } }])
-  pushSigned(chain, [{ account: 'eosio.token', name: 'transfer', authorization: [{ actor: 'bob', permission: 'active' }], data: { from: 'bob', to: 'carol', quantity: '1.0000 EOS', memo: 'later' } }], { delaySec: 1 })
+  pushSigned(chain, [
+    {
+      account: 'eosio.token',
+      name: 'transfer',
+      authorization: [{ actor: 'alice', permission: 'active' }],
+      data: { from: 'alice', to: 'bob', quantity: '1.0000 EOS', memo: 'x' },
+    },
+  ])
+  pushSigned(chain, [
+    { account: 'rawdb', name: 'notify', authorization: rawdb, data: { recipients: ['alice', 'carol'] } },
+    {
+      account: 'rawdb',
+      name: 'put',
+      authorization: rawdb,
+      data: { scope: 'z', table: 't', key: '9', payer: 'rawdb', value: 'beef' },
+    },
+  ])
+  pushSigned(chain, [
+    {
+      account: 'eosio',
+      name: 'updateauth',
+      authorization: [{ actor: 'bob', permission: 'active' }],
+      data: {
+        account: 'bob',
+        permission: 'extra',
+        parent: 'active',
+        auth: { ...keyAuthority(), accounts: [{ permission: { actor: 'alice', permission: 'active' }, weight: 1 }] },
+      },
+    },
+  ])
+  pushSigned(chain, [
+    {
+      account: 'eosio',
+      name: 'linkauth',
+      authorization: [{ actor: 'bob', permission: 'active' }],
+      data: { account: 'bob', code: 'rawdb', type: 'put', requirement: 'extra' },
+    },
+  ])
+  pushSigned(
+    chain,
+    [
+      {
+        account: 'eosio.token',
+        name: 'transfer',
+        authorization: [{ actor: 'bob', permission: 'active' }],
+        data: { from: 'bob', to: 'carol', quantity: '1.0000 EOS', memo: 'later' },
+      },
+    ],
+    { delaySec: 1 },
+  )
   chain.produceBlock()
-  pushSigned(chain, [{ account: 'rawdb', name: 'erase', authorization: rawdb, data: { scope: 'z', table: 't', key: '9' } }])
-  pushSigned(chain, [{ account: 'eosio', name: 'unlinkauth', authorization: [{ actor: 'bob', permission: 'active' }], data: { account: 'bob', code: 'rawdb', type: 'put' } }])
+  pushSigned(chain, [
+    { account: 'rawdb', name: 'erase', authorization: rawdb, data: { scope: 'z', table: 't', key: '9' } },
+  ])
+  pushSigned(chain, [
+    {
+      account: 'eosio',
+      name: 'unlinkauth',
+      authorization: [{ actor: 'bob', permission: 'active' }],
+      data: { account: 'bob', code: 'rawdb', type: 'put' },
+    },
+  ])
   for (let i = 0; i < 4; i++) {
     now += 500
     chain.produceBlock()
@@ -129,34 +210,90 @@ test('decodeTransactionTraces() and the row decoders agree with wharfkit on ever
     const block = chain.block(n)!
     traces += compareTraces(block.traces)
     const ours = decodeTableDeltas(block.deltas)
-    const theirs = decodeShipType<V<{ name: string; rows: { present: boolean; data: string }[] }>[]>('table_delta[]', block.deltas)
-    assert.deepEqual(ours.map((d) => ({ name: d.name, rows: d.rows.map((r) => ({ present: r.present, data: Buffer.from(r.data).toString('hex') })) })), theirs.map(([, d]) => d))
+    const theirs = decodeShipType<V<{ name: string; rows: { present: boolean; data: string }[] }>[]>(
+      'table_delta[]',
+      block.deltas,
+    )
+    assert.deepEqual(
+      ours.map((d) => ({
+        name: d.name,
+        rows: d.rows.map((r) => ({ present: r.present, data: Buffer.from(r.data).toString('hex') })),
+      })),
+      theirs.map(([, d]) => d),
+    )
     for (const delta of ours) {
       for (const row of delta.rows) {
         const reference = decodeShipType<V<Json>>(delta.name, row.data)[1]
         rows++
         if (delta.name === 'contract_row') {
           const r = decodeContractRow(row.data)
-          assert.deepEqual({ code: r.code, scope: r.scope, table: r.table, primary_key: String(r.primaryKey), payer: r.payer, value: Buffer.from(r.value).toString('hex') }, { ...reference, primary_key: String(reference.primary_key) })
+          assert.deepEqual(
+            {
+              code: r.code,
+              scope: r.scope,
+              table: r.table,
+              primary_key: String(r.primaryKey),
+              payer: r.payer,
+              value: Buffer.from(r.value).toString('hex'),
+            },
+            { ...reference, primary_key: String(reference.primary_key) },
+          )
         } else if (delta.name === 'account') {
           const a = decodeAccountRow(row.data)
           assert.deepEqual([a.name, Buffer.from(a.abi).toString('hex')], [reference.name, reference.abi])
         } else if (delta.name === 'permission') {
           const p = decodePermissionRow(row.data)
           const auth = reference.auth as Json
-          assert.deepEqual({ owner: p.owner, name: p.name, parent: p.parent, threshold: p.threshold, keys: p.keys, accounts: p.accounts }, { owner: reference.owner, name: reference.name, parent: reference.parent, threshold: auth.threshold, keys: auth.keys, accounts: auth.accounts })
+          assert.deepEqual(
+            {
+              owner: p.owner,
+              name: p.name,
+              parent: p.parent,
+              threshold: p.threshold,
+              keys: p.keys,
+              accounts: p.accounts,
+            },
+            {
+              owner: reference.owner,
+              name: reference.name,
+              parent: reference.parent,
+              threshold: auth.threshold,
+              keys: auth.keys,
+              accounts: auth.accounts,
+            },
+          )
         } else if (delta.name === 'generated_transaction') {
           const g = decodeGeneratedTransactionRow(row.data)
           generated++
-          assert.deepEqual({ sender: g.sender, sender_id: String(g.senderId), payer: g.payer, trx_id: g.trxId, packed_trx: Buffer.from(g.packedTrx).toString('hex') }, { ...reference, sender_id: String(reference.sender_id) })
+          assert.deepEqual(
+            {
+              sender: g.sender,
+              sender_id: String(g.senderId),
+              payer: g.payer,
+              trx_id: g.trxId,
+              packed_trx: Buffer.from(g.packedTrx).toString('hex'),
+            },
+            { ...reference, sender_id: String(reference.sender_id) },
+          )
         } else if (delta.name === 'permission_link') {
           const l = decodePermissionLinkRow(row.data)
-          assert.deepEqual({ account: l.account, code: l.code, message_type: l.messageType, required_permission: l.requiredPermission }, reference)
+          assert.deepEqual(
+            {
+              account: l.account,
+              code: l.code,
+              message_type: l.messageType,
+              required_permission: l.requiredPermission,
+            },
+            reference,
+          )
         }
       }
     }
   }
-  assert.ok(traces > 10 && rows > 30 && generated >= 2, `compared ${traces} traces, ${rows} rows, ${generated} generated transactions`)
+  assert.ok(
+    traces > 10 && rows > 30 && generated >= 2,
+    `compared ${traces} traces, ${rows} rows, ${generated} generated transactions`,
+  )
   chain.close()
 })
 
@@ -166,9 +303,30 @@ test('decodeTransactionTraces() agrees with wharfkit on v0 action traces, except
     {
       action_ordinal: ordinal,
       creator_action_ordinal: ordinal - 1,
-      receipt: receipt ? ['action_receipt_v0', { receiver: 'eosio', act_digest: 'ab'.repeat(32), global_sequence: '18446744073709551615', recv_sequence: 7, auth_sequence: [{ account: 'alice', sequence: 3 }, { account: 'bob', sequence: 9 }], code_sequence: 1, abi_sequence: 2 }] : null,
+      receipt: receipt
+        ? [
+            'action_receipt_v0',
+            {
+              receiver: 'eosio',
+              act_digest: 'ab'.repeat(32),
+              global_sequence: '18446744073709551615',
+              recv_sequence: 7,
+              auth_sequence: [
+                { account: 'alice', sequence: 3 },
+                { account: 'bob', sequence: 9 },
+              ],
+              code_sequence: 1,
+              abi_sequence: 2,
+            },
+          ]
+        : null,
       receiver: 'eosio',
-      act: { account: 'eosio', name: 'onblock', authorization: [{ actor: 'eosio', permission: 'active' }], data: '0102' },
+      act: {
+        account: 'eosio',
+        name: 'onblock',
+        authorization: [{ actor: 'eosio', permission: 'active' }],
+        data: '0102',
+      },
       context_free: ordinal === 2,
       elapsed: 12,
       console: 'hello',
@@ -193,7 +351,22 @@ test('decodeTransactionTraces() agrees with wharfkit on v0 action traces, except
       except: 'hard fail',
       error_code: '3050003',
       failed_dtrx_trace: failed,
-      partial: ['partial_transaction_v0', { expiration: '2030-01-01T00:00:00', ref_block_num: 1, ref_block_prefix: 2, max_net_usage_words: 0, max_cpu_usage_ms: 0, delay_sec: 0, transaction_extensions: [{ type: 1, data: 'aa' }], signatures: ['SIG_K1_Kd9E7zCae7EX2X5VNdBaF8HH2KvHWTLBtHTRHXovZ4ExiX3va3bt7Jt1LvgiY4ZCTNefEzG6e5uZx68tjkxDhxRR6fVWKa'], context_free_data: ['0102'] }],
+      partial: [
+        'partial_transaction_v0',
+        {
+          expiration: '2030-01-01T00:00:00',
+          ref_block_num: 1,
+          ref_block_prefix: 2,
+          max_net_usage_words: 0,
+          max_cpu_usage_ms: 0,
+          delay_sec: 0,
+          transaction_extensions: [{ type: 1, data: 'aa' }],
+          signatures: [
+            'SIG_K1_Kd9E7zCae7EX2X5VNdBaF8HH2KvHWTLBtHTRHXovZ4ExiX3va3bt7Jt1LvgiY4ZCTNefEzG6e5uZx68tjkxDhxRR6fVWKa',
+          ],
+          context_free_data: ['0102'],
+        },
+      ],
     },
   ]
   const bytes = encodeShipType('transaction_trace[]', [trace(trace(null)), trace(null)])
@@ -201,9 +374,22 @@ test('decodeTransactionTraces() agrees with wharfkit on v0 action traces, except
 })
 
 test('decodeTransactionTraces() and decodeTableDeltas() refuse malformed bytes with binary_decode_error', () => {
-  const good = encodeShipType('table_delta[]', [['table_delta_v0', { name: 'x', rows: [{ present: true, data: '01' }] }]])
-  for (const bytes of [good.subarray(0, good.length - 1), new Uint8Array([...good, 0]), fromHex('01ff'), fromHex('ffffffff0f')]) {
-    assert.throws(() => decodeTableDeltas(bytes), (e: { code?: string }) => e.code === 'binary_decode_error')
-    assert.throws(() => decodeTransactionTraces(bytes), (e: { code?: string }) => e.code === 'binary_decode_error')
+  const good = encodeShipType('table_delta[]', [
+    ['table_delta_v0', { name: 'x', rows: [{ present: true, data: '01' }] }],
+  ])
+  for (const bytes of [
+    good.subarray(0, good.length - 1),
+    new Uint8Array([...good, 0]),
+    fromHex('01ff'),
+    fromHex('ffffffff0f'),
+  ]) {
+    assert.throws(
+      () => decodeTableDeltas(bytes),
+      (e: { code?: string }) => e.code === 'binary_decode_error',
+    )
+    assert.throws(
+      () => decodeTransactionTraces(bytes),
+      (e: { code?: string }) => e.code === 'binary_decode_error',
+    )
   }
 })

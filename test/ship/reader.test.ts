@@ -2,12 +2,28 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { WebSocketServer } from 'ws'
 import type { BlockRef } from '../../src/antelope/index.ts'
-import { SHIP_ABI_TEXT, createShipReader, decodeRequest, encodeBlocksResult, encodeStatusResult } from '../../src/ship/index.ts'
+import {
+  SHIP_ABI_TEXT,
+  createShipReader,
+  decodeRequest,
+  encodeBlocksResult,
+  encodeStatusResult,
+} from '../../src/ship/index.ts'
 import { startDevchain } from '../../src/devchain/index.ts'
 import { tempDir } from '../_helpers/devchain.ts'
 
 test('createShipReader() reconnects with have_positions and is rewound past a fork it missed', async (t) => {
-  const config = { dataDir: tempDir(t), host: '127.0.0.1', chainPort: 0, shipPort: 0, blockTimeMs: 0, libDepth: 12, producers: 1, forkRate: 0, workload: 'none' as const }
+  const config = {
+    dataDir: tempDir(t),
+    host: '127.0.0.1',
+    chainPort: 0,
+    shipPort: 0,
+    blockTimeMs: 0,
+    libDepth: 12,
+    producers: 1,
+    forkRate: 0,
+    workload: 'none' as const,
+  }
   let devchain = await startDevchain(config)
   t.after(() => devchain.close())
   for (let i = 0; i < 6; i++) devchain.chain.produceBlock()
@@ -43,11 +59,21 @@ test('createShipReader() reconnects with have_positions and is rewound past a fo
   assert.equal(first.blockNum, fork.fork_block_num, 'the server rewound to the first position that no longer matches')
   assert.ok(first.blockNum < staleHead.blockNum + 1)
   while ((await next()).blockId !== devchain.chain.head.id);
-  assert.deepEqual(held.slice(-4).map((p) => p.blockId), [4, 3, 2, 1].map((d) => devchain.chain.blockIdAt(devchain.chain.head.num - d + 1)))
-  assert.ok(events.includes('disconnected') && events.includes('reconnecting') && events.filter((e) => e === 'connected').length === 2)
+  assert.deepEqual(
+    held.slice(-4).map((p) => p.blockId),
+    [4, 3, 2, 1].map((d) => devchain.chain.blockIdAt(devchain.chain.head.num - d + 1)),
+  )
+  assert.ok(
+    events.includes('disconnected') &&
+      events.includes('reconnecting') &&
+      events.filter((e) => e === 'connected').length === 2,
+  )
 })
 
-async function fakeShip(t: import('node:test').TestContext, onConnection: (send: (data: string | Uint8Array) => void) => void): Promise<string> {
+async function fakeShip(
+  t: import('node:test').TestContext,
+  onConnection: (send: (data: string | Uint8Array) => void) => void,
+): Promise<string> {
   const wss = new WebSocketServer({ host: '127.0.0.1', port: 0 })
   await new Promise((r) => wss.once('listening', r))
   wss.on('connection', (ws) => onConnection((data) => ws.send(data)))
@@ -55,7 +81,16 @@ async function fakeShip(t: import('node:test').TestContext, onConnection: (send:
   return `ws://127.0.0.1:${(wss.address() as { port: number }).port}`
 }
 
-const status = encodeStatusResult({ v1: false, head: { blockNum: 5, blockId: '0'.repeat(64) }, lastIrreversible: { blockNum: 1, blockId: '0'.repeat(64) }, traceBeginBlock: 1, traceEndBlock: 6, chainStateBeginBlock: 1, chainStateEndBlock: 6, chainId: 'a'.repeat(64) })
+const status = encodeStatusResult({
+  v1: false,
+  head: { blockNum: 5, blockId: '0'.repeat(64) },
+  lastIrreversible: { blockNum: 1, blockId: '0'.repeat(64) },
+  traceBeginBlock: 1,
+  traceEndBlock: 6,
+  chainStateBeginBlock: 1,
+  chainStateEndBlock: 6,
+  chainId: 'a'.repeat(64),
+})
 
 for (const [what, frames] of [
   ['a binary first frame instead of the ABI', [new Uint8Array([0])]],
@@ -77,7 +112,11 @@ for (const [what, frames] of [
 test('createShipReader() gives up with ship_unavailable_error after its attempts', async (t) => {
   const url = await fakeShip(t, () => undefined)
   const port = new URL(url).port
-  const reader = createShipReader({ url: `ws://127.0.0.1:${Number(port) === 1 ? 2 : 1}`, startBlockNum: 1, reconnect: { maxAttempts: 2, minDelayMs: 10, maxDelayMs: 20 } })
+  const reader = createShipReader({
+    url: `ws://127.0.0.1:${Number(port) === 1 ? 2 : 1}`,
+    startBlockNum: 1,
+    reconnect: { maxAttempts: 2, minDelayMs: 10, maxDelayMs: 20 },
+  })
   t.after(() => reader.close())
   await assert.rejects(reader.blocks().next(), (e: { code?: string }) => e.code === 'ship_unavailable_error')
 })
@@ -91,10 +130,13 @@ test('createShipReader() acks consumed results in groups and never lets the serv
   const ref = (n: number) => ({ blockNum: n, blockId: n.toString(16).padStart(64, '0') })
   const wss = new WebSocketServer({ host: '127.0.0.1', port: 0 })
   await new Promise((r) => wss.once('listening', r))
-  t.after(() => new Promise<void>((r) => {
-    for (const client of wss.clients) client.terminate()
-    wss.close(() => r())
-  }))
+  t.after(
+    () =>
+      new Promise<void>((r) => {
+        for (const client of wss.clients) client.terminate()
+        wss.close(() => r())
+      }),
+  )
   wss.on('connection', (ws) => {
     let next = 1
     let available = 0
@@ -102,7 +144,16 @@ test('createShipReader() acks consumed results in groups and never lets the serv
       for (; available > 0 && next <= blocks; next++, available--) {
         outstanding++
         maxOutstanding = Math.max(maxOutstanding, outstanding)
-        const result = { v1: false, head: ref(blocks), lastIrreversible: ref(1), thisBlock: ref(next), prevBlock: next > 1 ? ref(next - 1) : undefined, block: undefined, traces: undefined, deltas: undefined }
+        const result = {
+          v1: false,
+          head: ref(blocks),
+          lastIrreversible: ref(1),
+          thisBlock: ref(next),
+          prevBlock: next > 1 ? ref(next - 1) : undefined,
+          block: undefined,
+          traces: undefined,
+          deltas: undefined,
+        }
         ws.send(encodeBlocksResult(result))
       }
     }
@@ -128,7 +179,10 @@ test('createShipReader() acks consumed results in groups and never lets the serv
     // A slow consumer: the server must still never have more than `credits` results out.
     await new Promise((r) => setImmediate(r))
   }
-  assert.deepEqual(seen, Array.from({ length: blocks }, (_, i) => i + 1))
+  assert.deepEqual(
+    seen,
+    Array.from({ length: blocks }, (_, i) => i + 1),
+  )
   assert.ok(maxOutstanding <= credits, `at most ${credits} results out at once, saw ${maxOutstanding}`)
   assert.ok(acks.length > 0 && acks.every((n) => n === credits / 4), `acks of ${credits / 4}: ${acks.join(',')}`)
 })

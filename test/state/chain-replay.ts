@@ -33,13 +33,33 @@ type Variant<T> = [string, T]
 function decodeBlock(num: number, id: string, deltas: Uint8Array | undefined): ChainBlock {
   const rows: RowDelta[] = []
   const abis: { account: string; abi: string }[] = []
-  const tables = deltas && deltas.length > 0 ? decodeShipType<Variant<{ name: string; rows: { present: boolean; data: string }[] }>[]>('table_delta[]', deltas) : []
+  const tables =
+    deltas && deltas.length > 0
+      ? decodeShipType<Variant<{ name: string; rows: { present: boolean; data: string }[] }>[]>('table_delta[]', deltas)
+      : []
   for (const [, delta] of tables) {
     for (const row of delta.rows) {
       const data = new Uint8Array(Buffer.from(row.data, 'hex'))
       if (delta.name === 'contract_row') {
-        const [, r] = decodeShipType<Variant<{ code: string; scope: string; table: string; primary_key: string | number; payer: string; value: string }>>('contract_row', data)
-        rows.push({ present: row.present, code: r.code, scope: r.scope, table: r.table, primaryKey: BigInt(r.primary_key), payer: r.payer, value: r.value.toLowerCase() })
+        const [, r] = decodeShipType<
+          Variant<{
+            code: string
+            scope: string
+            table: string
+            primary_key: string | number
+            payer: string
+            value: string
+          }>
+        >('contract_row', data)
+        rows.push({
+          present: row.present,
+          code: r.code,
+          scope: r.scope,
+          table: r.table,
+          primaryKey: BigInt(r.primary_key),
+          payer: r.payer,
+          value: r.value.toLowerCase(),
+        })
       } else if (delta.name === 'account' && row.present) {
         const [, a] = decodeShipType<Variant<{ name: string; abi: string }>>('account', data)
         abis.push({ account: a.name, abi: a.abi.toLowerCase() })
@@ -51,13 +71,23 @@ function decodeBlock(num: number, id: string, deltas: Uint8Array | undefined): C
 
 /** Blocks 1..head as a fresh SHiP session serves them (the chain must not fork meanwhile). */
 export async function readCanonicalChain(shipUrl: string, head: number): Promise<ChainBlock[]> {
-  const reader = createShipReader({ url: shipUrl, startBlockNum: 1, endBlockNum: head + 1, fetchBlock: false, fetchTraces: false, fetchDeltas: true, maxMessagesInFlight: 64, reconnect: { maxAttempts: 3 } })
+  const reader = createShipReader({
+    url: shipUrl,
+    startBlockNum: 1,
+    endBlockNum: head + 1,
+    fetchBlock: false,
+    fetchTraces: false,
+    fetchDeltas: true,
+    maxMessagesInFlight: 64,
+    reconnect: { maxAttempts: 3 },
+  })
   const blocks: ChainBlock[] = []
   try {
     for await (const result of reader.blocks()) {
       const ref = result.thisBlock
       if (!ref) continue
-      if (ref.blockNum !== blocks.length + 1) throw new Error(`SHiP sent block ${ref.blockNum} after ${blocks.length}: the chain forked while it was read`)
+      if (ref.blockNum !== blocks.length + 1)
+        throw new Error(`SHiP sent block ${ref.blockNum} after ${blocks.length}: the chain forked while it was read`)
       blocks.push(decodeBlock(ref.blockNum, ref.blockId, result.deltas))
       if (ref.blockNum === head) break
     }
@@ -76,7 +106,10 @@ export interface ModelRow {
   readonly block: number
 }
 
-/** The state replayed up to `height`: rows by (code, table) → scope → primary key, and ABIs with the block that set them. */
+/**
+ * The state replayed up to `height`: rows by (code, table) → scope → primary key, and ABIs with the block that set
+ * them.
+ */
 export class StateReplay {
   height = 0
   private readonly tables = new Map<string, Map<string, Map<bigint, ModelRow>>>()
@@ -90,8 +123,12 @@ export class StateReplay {
       if (!scopes) this.tables.set(table, (scopes = new Map()))
       let rows = scopes.get(d.scope)
       if (!rows) scopes.set(d.scope, (rows = new Map()))
-      if (d.present) rows.set(d.primaryKey, { primaryKey: d.primaryKey, payer: d.payer, value: d.value, block: block.num })
-      else if (!rows.delete(d.primaryKey)) throw new Error(`replay: block ${block.num} removes ${d.code}/${d.table}/${d.scope}/${d.primaryKey}, which does not exist`)
+      if (d.present)
+        rows.set(d.primaryKey, { primaryKey: d.primaryKey, payer: d.payer, value: d.value, block: block.num })
+      else if (!rows.delete(d.primaryKey))
+        throw new Error(
+          `replay: block ${block.num} removes ${d.code}/${d.table}/${d.scope}/${d.primaryKey}, which does not exist`,
+        )
     }
     for (const a of block.abis) this.abis.set(a.account, { abi: a.abi, block: block.num })
     this.height = block.num
@@ -100,13 +137,20 @@ export class StateReplay {
   /** Rows of one (code, table, scope), in primary-key order. */
   rows(code: string, table: string, scope: string): ModelRow[] {
     const rows = this.tables.get(`${code}\u0000${table}`)?.get(scope)
-    return rows ? [...rows.values()].sort((a, b) => (a.primaryKey < b.primaryKey ? -1 : a.primaryKey > b.primaryKey ? 1 : 0)) : []
+    return rows
+      ? [...rows.values()].sort((a, b) => (a.primaryKey < b.primaryKey ? -1 : a.primaryKey > b.primaryKey ? 1 : 0))
+      : []
   }
 
   /** Scopes of (code, table) holding at least one row, sorted. */
   scopes(code: string, table: string): string[] {
     const scopes = this.tables.get(`${code}\u0000${table}`)
-    return scopes ? [...scopes].filter(([, rows]) => rows.size > 0).map(([scope]) => scope).sort() : []
+    return scopes
+      ? [...scopes]
+          .filter(([, rows]) => rows.size > 0)
+          .map(([scope]) => scope)
+          .sort()
+      : []
   }
 
   /** The ABI in force (hex) and the block that set it; undefined when none or empty. */

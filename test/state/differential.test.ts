@@ -11,7 +11,15 @@ import { pushSigned, RAWDB_ABI, type Chain } from '../../src/devchain/index.ts'
 import { createIndexer } from '../../src/ingest/index.ts'
 import { openSqliteStore, type Store } from '../../src/store/index.ts'
 import { tempDir, withDevchain } from '../_helpers/devchain.ts'
-import { abiFromHex, readCanonicalChain, referenceDecode, referenceKey, StateReplay, type ChainBlock, type ModelRow } from './chain-replay.ts'
+import {
+  abiFromHex,
+  readCanonicalChain,
+  referenceDecode,
+  referenceKey,
+  StateReplay,
+  type ChainBlock,
+  type ModelRow,
+} from './chain-replay.ts'
 import { mulberry32 } from '../_helpers/random.ts'
 
 /*
@@ -25,7 +33,8 @@ import { mulberry32 } from '../_helpers/random.ts'
  * ANTLER_TEST_SEED=<n> replays a run; the seed is printed as a diagnostic and in every failure.
  */
 
-const SEED = process.env.ANTLER_TEST_SEED !== undefined ? Number(process.env.ANTLER_TEST_SEED) >>> 0 : randomInt(2 ** 31)
+const SEED =
+  process.env.ANTLER_TEST_SEED !== undefined ? Number(process.env.ANTLER_TEST_SEED) >>> 0 : randomInt(2 ** 31)
 /** Blocks of workload produced before the indexer starts (it then catches up in batches), and after. */
 const BLOCKS_BEFORE_INDEXER = 150
 const BLOCKS_WHILE_INDEXING = 150
@@ -51,12 +60,22 @@ const f = (spec: string): Fields => spec.split(',').map((p) => ({ name: p.split(
 const NOTE = f('n:uint32,tags:string[]')
 const ABI_VERSIONS: readonly AbiVersion[] = [
   { structs: { item: f('id:uint64,label:string'), note: NOTE }, tables: { items: 'item', notes: 'note' } },
-  { structs: { item: f('id:uint64,amount:uint32,flag:uint8'), note: NOTE, blob: f('data:bytes') }, tables: { items: 'item', notes: 'note', blobs: 'blob' } },
-  { structs: { item: f('id:uint64,label:string,extra:uint8$'), blob: f('data:bytes') }, tables: { items: 'item', blobs: 'blob' } },
+  {
+    structs: { item: f('id:uint64,amount:uint32,flag:uint8'), note: NOTE, blob: f('data:bytes') },
+    tables: { items: 'item', notes: 'note', blobs: 'blob' },
+  },
+  {
+    structs: { item: f('id:uint64,label:string,extra:uint8$'), blob: f('data:bytes') },
+    tables: { items: 'item', blobs: 'blob' },
+  },
   {
     types: [{ new_type_name: 'label_t', type: 'string' }],
     variants: [{ name: 'kind', types: ['uint8', 'string'] }],
-    structs: { item: f('id:uint64,label:label_t?,qty:asset'), note: f('n:uint32,tags:string[],k:kind'), blob: f('data:bytes,more:varuint32$') },
+    structs: {
+      item: f('id:uint64,label:label_t?,qty:asset'),
+      note: f('n:uint32,tags:string[],k:kind'),
+      blob: f('data:bytes,more:varuint32$'),
+    },
     tables: { items: 'item', notes: 'note', blobs: 'blob' },
   },
 ]
@@ -69,7 +88,13 @@ function rawdbAbi(v: AbiVersion): ABI {
     types: v.types ?? [],
     variants: v.variants ?? [],
     structs: [...own.structs, ...Object.entries(v.structs).map(([name, fields]) => ({ name, base: '', fields }))],
-    tables: Object.entries(v.tables).map(([name, type]) => ({ name, type, index_type: 'i64', key_names: [], key_types: [] })),
+    tables: Object.entries(v.tables).map(([name, type]) => ({
+      name,
+      type,
+      index_type: 'i64',
+      key_names: [],
+      key_types: [],
+    })),
   })
 }
 const RAWDB_ABIS = ABI_VERSIONS.map(rawdbAbi)
@@ -79,7 +104,11 @@ const RAWDB_ABIS = ABI_VERSIONS.map(rawdbAbi)
 
 const USERS = ['alice', 'bob', 'carol'] as const
 const PAYERS = ['rawdb', 'alice', 'bob', 'carol'] as const
-const RAW_SCOPES: Record<string, readonly string[]> = { items: ['alice', 'bob', 'carol', 'rawdb'], notes: ['alice', 'zeta'], blobs: ['alice', 'bob', 'carol', 'rawdb', 'zeta', 'eosio'] }
+const RAW_SCOPES: Record<string, readonly string[]> = {
+  items: ['alice', 'bob', 'carol', 'rawdb'],
+  notes: ['alice', 'zeta'],
+  blobs: ['alice', 'bob', 'carol', 'rawdb', 'zeta', 'eosio'],
+}
 const RAW_KEYS: Record<string, readonly bigint[]> = {
   items: [0n, 1n, 2n, 3n, 4n, 2n ** 63n, 2n ** 64n - 1n],
   notes: [1n, 2n],
@@ -120,7 +149,10 @@ class Workload {
   private rowObject(v: number, table: string): Record<string, unknown> | undefined {
     const type = ABI_VERSIONS[v].tables[table]
     if (!type) return undefined
-    const u64 = () => (this.rand() < 0.5 ? String(this.int(1000)) : (BigInt(this.int(2 ** 31)) * BigInt(this.int(2 ** 31)) * 3n).toString())
+    const u64 = () =>
+      this.rand() < 0.5
+        ? String(this.int(1000))
+        : (BigInt(this.int(2 ** 31)) * BigInt(this.int(2 ** 31)) * 3n).toString()
     const tags = () => Array.from({ length: this.int(3) }, () => this.text())
     const key = `${table}@${v}`
     switch (key) {
@@ -129,13 +161,25 @@ class Workload {
       case 'items@1':
         return { id: u64(), amount: this.int(2 ** 32), flag: this.int(256) }
       case 'items@2':
-        return this.rand() < 0.5 ? { id: u64(), label: this.text() } : { id: u64(), label: this.text(), extra: this.int(256) }
+        return this.rand() < 0.5
+          ? { id: u64(), label: this.text() }
+          : { id: u64(), label: this.text(), extra: this.int(256) }
       case 'items@3':
-        return { id: u64(), label: this.rand() < 0.3 ? null : this.text(), qty: `${(this.int(10_000_000) / 10_000).toFixed(4)} EOS` }
+        return {
+          id: u64(),
+          label: this.rand() < 0.3 ? null : this.text(),
+          qty: `${(this.int(10_000_000) / 10_000).toFixed(4)} EOS`,
+        }
       case 'notes@3':
-        return { n: this.int(2 ** 32), tags: tags(), k: this.rand() < 0.5 ? ['uint8', this.int(256)] : ['string', this.text()] }
+        return {
+          n: this.int(2 ** 32),
+          tags: tags(),
+          k: this.rand() < 0.5 ? ['uint8', this.int(256)] : ['string', this.text()],
+        }
       case 'blobs@3':
-        return this.rand() < 0.5 ? { data: this.bytes(this.int(6)) } : { data: this.bytes(this.int(6)), more: this.int(2 ** 20) }
+        return this.rand() < 0.5
+          ? { data: this.bytes(this.int(6)) }
+          : { data: this.bytes(this.int(6)), more: this.int(2 ** 20) }
       default:
         return table === 'notes' ? { n: this.int(2 ** 32), tags: tags() } : { data: this.bytes(this.int(6)) }
     }
@@ -149,7 +193,9 @@ class Workload {
     const v = r < 0.65 && current >= 0 ? current : this.int(ABI_VERSIONS.length)
     const object = this.rowObject(v, table)
     if (!object) return this.bytes(this.int(12))
-    const hex = Buffer.from(Serializer.encode({ abi: RAWDB_ABIS[v], type: ABI_VERSIONS[v].tables[table], object }).array).toString('hex')
+    const hex = Buffer.from(
+      Serializer.encode({ abi: RAWDB_ABIS[v], type: ABI_VERSIONS[v].tables[table], object }).array,
+    ).toString('hex')
     return r > 0.95 ? `${hex}00` : hex
   }
 
@@ -171,7 +217,14 @@ class Workload {
     const scope = this.pick(RAW_SCOPES[table])
     const payer = this.pick(PAYERS)
     const key = this.pick(RAW_KEYS[table])
-    this.push([{ account: 'rawdb', name: 'put', authorization: [{ actor: payer, permission: 'active' }], data: { scope, table, key: key.toString(), payer, value: this.value(table, current) } }])
+    this.push([
+      {
+        account: 'rawdb',
+        name: 'put',
+        authorization: [{ actor: payer, permission: 'active' }],
+        data: { scope, table, key: key.toString(), payer, value: this.value(table, current) },
+      },
+    ])
   }
 
   private erase(): void {
@@ -180,15 +233,32 @@ class Workload {
     const rows = this.rawRows(scope, table)
     if (rows.length === 0) return
     const row = this.pick(rows)
-    this.push([{ account: 'rawdb', name: 'erase', authorization: [{ actor: row.payer, permission: 'active' }], data: { scope, table, key: row.primaryKey.toString() } }])
+    this.push([
+      {
+        account: 'rawdb',
+        name: 'erase',
+        authorization: [{ actor: row.payer, permission: 'active' }],
+        data: { scope, table, key: row.primaryKey.toString() },
+      },
+    ])
   }
 
   /** A row written and erased by one transaction: no delta at all. */
   private putAndErase(): void {
     const key = (BigInt(this.int(2 ** 30)) + 1000n).toString()
     this.push([
-      { account: 'rawdb', name: 'put', authorization: [{ actor: 'rawdb', permission: 'active' }], data: { scope: 'alice', table: 'items', key, payer: 'rawdb', value: this.bytes(4) } },
-      { account: 'rawdb', name: 'erase', authorization: [{ actor: 'rawdb', permission: 'active' }], data: { scope: 'alice', table: 'items', key } },
+      {
+        account: 'rawdb',
+        name: 'put',
+        authorization: [{ actor: 'rawdb', permission: 'active' }],
+        data: { scope: 'alice', table: 'items', key, payer: 'rawdb', value: this.bytes(4) },
+      },
+      {
+        account: 'rawdb',
+        name: 'erase',
+        authorization: [{ actor: 'rawdb', permission: 'active' }],
+        data: { scope: 'alice', table: 'items', key },
+      },
     ])
   }
 
@@ -196,7 +266,14 @@ class Workload {
     const from = this.pick(USERS)
     const to = this.rand() < 0.15 ? 'rawdb' : this.pick(USERS.filter((u) => u !== from))
     const quantity = `${((1 + this.int(20_000)) / 10_000).toFixed(4)} EOS`
-    this.push([{ account: 'eosio.token', name: 'transfer', authorization: [{ actor: from, permission: 'active' }], data: { from, to, quantity, memo: this.text() } }])
+    this.push([
+      {
+        account: 'eosio.token',
+        name: 'transfer',
+        authorization: [{ actor: from, permission: 'active' }],
+        data: { from, to, quantity, memo: this.text() },
+      },
+    ])
   }
 
   /** rawdb gives its whole balance away and closes its row (the scope empties), or opens it again with alice paying. */
@@ -204,18 +281,46 @@ class Workload {
     const keys = this.chain.state.contractRowKeys('eosio.token', 'rawdb', 'accounts')
     const auth = [{ actor: 'rawdb', permission: 'active' }]
     if (keys.length === 0) {
-      this.push([{ account: 'eosio.token', name: 'open', authorization: [{ actor: 'alice', permission: 'active' }], data: { owner: 'rawdb', symbol: '4,EOS', ram_payer: 'alice' } }])
+      this.push([
+        {
+          account: 'eosio.token',
+          name: 'open',
+          authorization: [{ actor: 'alice', permission: 'active' }],
+          data: { owner: 'rawdb', symbol: '4,EOS', ram_payer: 'alice' },
+        },
+      ])
       return
     }
     const amount = Buffer.from(this.chain.state.get('contract_row', keys[0])!.value).readBigInt64LE(0)
-    const close = { account: 'eosio.token', name: 'close', authorization: auth, data: { owner: 'rawdb', symbol: '4,EOS' } }
+    const close = {
+      account: 'eosio.token',
+      name: 'close',
+      authorization: auth,
+      data: { owner: 'rawdb', symbol: '4,EOS' },
+    }
     if (amount === 0n) this.push([close])
-    else this.push([{ account: 'eosio.token', name: 'transfer', authorization: auth, data: { from: 'rawdb', to: 'alice', quantity: `${(Number(amount) / 10_000).toFixed(4)} EOS`, memo: 'empty' } }, close])
+    else
+      this.push([
+        {
+          account: 'eosio.token',
+          name: 'transfer',
+          authorization: auth,
+          data: { from: 'rawdb', to: 'alice', quantity: `${(Number(amount) / 10_000).toFixed(4)} EOS`, memo: 'empty' },
+        },
+        close,
+      ])
   }
 
   setAbi(version: number): void {
     const abi = Buffer.from(Serializer.encode({ object: RAWDB_ABIS[version] }).array).toString('hex')
-    this.push([{ account: 'eosio', name: 'setabi', authorization: [{ actor: 'rawdb', permission: 'active' }], data: { account: 'rawdb', abi } }])
+    this.push([
+      {
+        account: 'eosio',
+        name: 'setabi',
+        authorization: [{ actor: 'rawdb', permission: 'active' }],
+        data: { account: 'rawdb', abi },
+      },
+    ])
   }
 
   /**
@@ -234,10 +339,14 @@ class Workload {
       else this.rawdbBalance()
     }
     const block = this.chain.produceBlock()
-    if (setAbiVersion !== undefined) for (const input of block.inputs) this.protectedTrx.add(trxId(input.packed.packedTrx))
+    if (setAbiVersion !== undefined)
+      for (const input of block.inputs) this.protectedTrx.add(trxId(input.packed.packedTrx))
   }
 
-  /** Forks with probability `rate` (always after 30 blocks without one), at a random depth up to MAX_FORK_DEPTH, sometimes dropping transactions. */
+  /**
+   * Forks with probability `rate` (always after 30 blocks without one), at a random depth up to MAX_FORK_DEPTH,
+   * sometimes dropping transactions.
+   */
   async maybeFork(rate: number, beforeFork: () => Promise<void>): Promise<void> {
     const reversible = this.chain.head.num - this.chain.lib.blockNum
     const due = this.chain.head.num - this.lastFork >= 30
@@ -307,9 +416,17 @@ const header = (frame: Frame, h: number) => ({
 const ERROR_PREFIX = /^(ABI from block \d+, row struct "[^"]*", err: ).*$/s
 const errorText = (setAt: number, type: string) => `ABI from block ${setAt}, row struct "${type}", err: …`
 
-function expectedRows(replay: StateReplay, abis: Map<string, ABI>, args: { code: string; table: string; scope: string; json: boolean; keyType: KeyType; withBlock: boolean }): { rows: unknown[] } | { error: string } {
+function expectedRows(
+  replay: StateReplay,
+  abis: Map<string, ABI>,
+  args: { code: string; table: string; scope: string; json: boolean; keyType: KeyType; withBlock: boolean },
+): { rows: unknown[] } | { error: string } {
   const rows = replay.rows(args.code, args.table, args.scope)
-  const base = (r: ModelRow) => ({ key: referenceKey(r.primaryKey, args.keyType), ...(r.payer !== '' ? { payer: r.payer } : {}), ...(args.withBlock ? { block: r.block } : {}) })
+  const base = (r: ModelRow) => ({
+    key: referenceKey(r.primaryKey, args.keyType),
+    ...(r.payer !== '' ? { payer: r.payer } : {}),
+    ...(args.withBlock ? { block: r.block } : {}),
+  })
   if (!args.json) return { rows: rows.map((r) => ({ ...base(r), hex: r.value })) }
   const abiHex = replay.abi(args.code)
   if (!abiHex) return { error: 'data_abi_not_found_error' }
@@ -319,7 +436,9 @@ function expectedRows(replay: StateReplay, abis: Map<string, ABI>, args: { code:
   return {
     rows: rows.map((r) => {
       const decoded = referenceDecode(abi, type, r.value)
-      return decoded.ok ? { ...base(r), json: decoded.value } : { ...base(r), hex: r.value, error: errorText(abiHex.block, type) }
+      return decoded.ok
+        ? { ...base(r), json: decoded.value }
+        : { ...base(r), hex: r.value, error: errorText(abiHex.block, type) }
     }),
   }
 }
@@ -331,13 +450,17 @@ function interestingHeights(blocks: readonly ChainBlock[], forkPoints: readonly 
   const firstRow = new Map<string, number>()
   const emptied: { code: string; table: string; scope: string; height: number }[] = []
   for (const block of blocks) {
-    const before = new Map(block.rows.map((d) => [`${d.code}|${d.table}|${d.scope}`, replay.rows(d.code, d.table, d.scope).length]))
+    const before = new Map(
+      block.rows.map((d) => [`${d.code}|${d.table}|${d.scope}`, replay.rows(d.code, d.table, d.scope).length]),
+    )
     replay.apply(block)
     if (block.abis.some((a) => a.account === 'rawdb')) abiChanges.push(block.num)
-    for (const d of block.rows) if (!firstRow.has(`${d.code}|${d.table}`)) firstRow.set(`${d.code}|${d.table}`, block.num)
+    for (const d of block.rows)
+      if (!firstRow.has(`${d.code}|${d.table}`)) firstRow.set(`${d.code}|${d.table}`, block.num)
     for (const [key, count] of before) {
       const [code, table, scope] = key.split('|')
-      if (count > 0 && replay.rows(code, table, scope).length === 0) emptied.push({ code, table, scope, height: block.num })
+      if (count > 0 && replay.rows(code, table, scope).length === 0)
+        emptied.push({ code, table, scope, height: block.num })
     }
   }
   const heights = new Set<number>([1, 2, 3])
@@ -347,7 +470,12 @@ function interestingHeights(blocks: readonly ChainBlock[], forkPoints: readonly 
   return { abiChanges, firstRow, emptied, heights: [...heights].filter((h) => h >= 1 && h <= blocks.length) }
 }
 
-function makeChecks(rand: () => number, frame: Frame, abis: Map<string, ABI>, interesting: ReturnType<typeof interestingHeights>): Check[] {
+function makeChecks(
+  rand: () => number,
+  frame: Frame,
+  abis: Map<string, ABI>,
+  interesting: ReturnType<typeof interestingHeights>,
+): Check[] {
   const int = (n: number) => Math.floor(rand() * n)
   const pick = <T>(xs: readonly T[]): T => xs[int(xs.length)]
   const height = (): number => {
@@ -360,9 +488,11 @@ function makeChecks(rand: () => number, frame: Frame, abis: Map<string, ABI>, in
   const scopeParam = (scope: string) => (scope === EOS_SCOPE && rand() < 0.5 ? 'EOS' : scope)
   /** block_num, and sometimes irreversible_only; the error expected when it refuses. */
   const heightParams = (h: number): { query: Record<string, string>; refusal?: string } => {
-    const query: Record<string, string> = h === frame.head && rand() < 0.5 ? (rand() < 0.5 ? {} : { block_num: '0' }) : { block_num: String(h) }
+    const query: Record<string, string> =
+      h === frame.head && rand() < 0.5 ? (rand() < 0.5 ? {} : { block_num: '0' }) : { block_num: String(h) }
     if (h <= frame.lib && rand() < 0.2) return { query: { ...query, irreversible_only: 'true' } }
-    if (h > frame.lib && 'block_num' in query && query.block_num !== '0' && rand() < 0.08) return { query: { ...query, irreversible_only: 'true' }, refusal: 'app_block_num_higher_than_lib_error' }
+    if (h > frame.lib && 'block_num' in query && query.block_num !== '0' && rand() < 0.08)
+      return { query: { ...query, irreversible_only: 'true' }, refusal: 'app_block_num_higher_than_lib_error' }
     return { query }
   }
 
@@ -375,11 +505,28 @@ function makeChecks(rand: () => number, frame: Frame, abis: Map<string, ABI>, in
       label: `table ${target.code}/${target.table}/${scope} at ${h} json=${json}`,
       height: h,
       path: '/v0/state/table',
-      query: { account: target.code, table: target.table, scope: scopeParam(scope), json: String(json), key_type: keyType, with_block_num: String(withBlock), ...query },
+      query: {
+        account: target.code,
+        table: target.table,
+        scope: scopeParam(scope),
+        json: String(json),
+        key_type: keyType,
+        with_block_num: String(withBlock),
+        ...query,
+      },
       expected: (replay) => {
         if (refusal) return { status: 400, code: refusal }
-        const answer = expectedRows(replay, abis, { code: target.code, table: target.table, scope, json, keyType, withBlock })
-        return 'error' in answer ? { status: 400, code: answer.error } : { status: 200, body: { ...header(frame, h), rows: answer.rows } }
+        const answer = expectedRows(replay, abis, {
+          code: target.code,
+          table: target.table,
+          scope,
+          json,
+          keyType,
+          withBlock,
+        })
+        return 'error' in answer
+          ? { status: 400, code: answer.error }
+          : { status: 200, body: { ...header(frame, h), rows: answer.rows } }
       },
     })
   }
@@ -392,7 +539,11 @@ function makeChecks(rand: () => number, frame: Frame, abis: Map<string, ABI>, in
     if (r < 0.15 && interesting.emptied.length > 0) {
       // A scope around the block that emptied it.
       const e = pick(interesting.emptied)
-      target = TARGETS.find((t) => t.code === e.code && t.table === e.table) ?? { code: e.code, table: e.table, scopes: [e.scope] }
+      target = TARGETS.find((t) => t.code === e.code && t.table === e.table) ?? {
+        code: e.code,
+        table: e.table,
+        scopes: [e.scope],
+      }
       scope = e.scope
       h = Math.max(1, e.height - int(2))
     } else if (r < 0.25) {
@@ -417,12 +568,27 @@ function makeChecks(rand: () => number, frame: Frame, abis: Map<string, ABI>, in
       label: `tables/scopes ${target.code}/${target.table}/[${scopes.join(',')}] at ${h} json=${json}`,
       height: h,
       path: '/v0/state/tables/scopes',
-      query: { account: target.code, table: target.table, scopes: scopes.map(scopeParam).join('|'), json: String(json), key_type: keyType, with_block_num: String(withBlock), ...query },
+      query: {
+        account: target.code,
+        table: target.table,
+        scopes: scopes.map(scopeParam).join('|'),
+        json: String(json),
+        key_type: keyType,
+        with_block_num: String(withBlock),
+        ...query,
+      },
       expected: (replay) => {
         if (refusal) return { status: 400, code: refusal }
         const tables: unknown[] = []
         for (const scope of [...scopes].sort()) {
-          const answer = expectedRows(replay, abis, { code: target.code, table: target.table, scope, json, keyType, withBlock })
+          const answer = expectedRows(replay, abis, {
+            code: target.code,
+            table: target.table,
+            scope,
+            json,
+            keyType,
+            withBlock,
+          })
           if ('error' in answer) return { status: 400, code: answer.error }
           tables.push({ account: target.code, scope, rows: answer.rows })
         }
@@ -433,7 +599,8 @@ function makeChecks(rand: () => number, frame: Frame, abis: Map<string, ABI>, in
 
   for (let i = 0; i < TABLE_SCOPES_PICKS; i++) {
     const target = pick(TARGETS)
-    const h = rand() < 0.3 && interesting.emptied.length > 0 ? Math.max(1, pick(interesting.emptied).height - int(2)) : height()
+    const h =
+      rand() < 0.3 && interesting.emptied.length > 0 ? Math.max(1, pick(interesting.emptied).height - int(2)) : height()
     const query: Record<string, string> = h === frame.head && rand() < 0.5 ? {} : { block_num: String(h) }
     checks.push({
       label: `table_scopes ${target.code}/${target.table} at ${h}`,
@@ -442,12 +609,20 @@ function makeChecks(rand: () => number, frame: Frame, abis: Map<string, ABI>, in
       query: { account: target.code, table: target.table, ...query },
       expected: (replay) => {
         const scopes = replay.scopes(target.code, target.table)
-        return scopes.length === 0 ? { status: 400, code: 'data_table_not_found_error' } : { status: 200, body: { block_num: h, scopes } }
+        return scopes.length === 0
+          ? { status: 400, code: 'data_table_not_found_error' }
+          : { status: 200, body: { block_num: h, scopes } }
       },
     })
   }
 
-  checks.push({ label: 'table above head', height: frame.head, path: '/v0/state/table', query: { account: 'rawdb', table: 'items', scope: 'alice', block_num: String(frame.head + 1) }, expected: () => ({ status: 400, code: 'app_block_num_higher_than_head_block_error' }) })
+  checks.push({
+    label: 'table above head',
+    height: frame.head,
+    path: '/v0/state/table',
+    query: { account: 'rawdb', table: 'items', scope: 'alice', block_num: String(frame.head + 1) },
+    expected: () => ({ status: 400, code: 'app_block_num_higher_than_head_block_error' }),
+  })
   return checks
 }
 
@@ -469,7 +644,8 @@ function normalize(body: unknown): unknown {
   if (Array.isArray(body)) return body.map(normalize)
   if (typeof body !== 'object' || body === null) return body
   const out: Record<string, unknown> = {}
-  for (const [k, v] of Object.entries(body)) out[k] = k === 'error' && typeof v === 'string' ? v.replace(ERROR_PREFIX, '$1…') : k === 'json' ? v : normalize(v)
+  for (const [k, v] of Object.entries(body))
+    out[k] = k === 'error' && typeof v === 'string' ? v.replace(ERROR_PREFIX, '$1…') : k === 'json' ? v : normalize(v)
   return out
 }
 
@@ -480,11 +656,17 @@ interface Mismatch {
   readonly actual: unknown
 }
 
-async function runChecks(api: string, checks: readonly ResolvedCheck[], concurrency = 8): Promise<{ mismatches: Mismatch[]; stats: Record<string, number> }> {
+async function runChecks(
+  api: string,
+  checks: readonly ResolvedCheck[],
+  concurrency = 8,
+): Promise<{ mismatches: Mismatch[]; stats: Record<string, number> }> {
   const mismatches: Mismatch[] = []
   const stats: Record<string, number> = { requests: 0, ok200: 0, rows: 0, jsonRows: 0, errorRows: 0, emptyAnswers: 0 }
   const tally = (body: unknown) => {
-    const rows = ((body as { rows?: unknown[] }).rows ?? (body as { tables?: { rows: unknown[] }[] }).tables?.flatMap((t) => t.rows) ?? []) as Record<string, unknown>[]
+    const rows = ((body as { rows?: unknown[] }).rows ??
+      (body as { tables?: { rows: unknown[] }[] }).tables?.flatMap((t) => t.rows) ??
+      []) as Record<string, unknown>[]
     stats.rows += rows.length
     stats.jsonRows += rows.filter((r) => 'json' in r).length
     stats.errorRows += rows.filter((r) => 'error' in r).length
@@ -499,7 +681,10 @@ async function runChecks(api: string, checks: readonly ResolvedCheck[], concurre
       const body = (await response.json()) as Record<string, unknown>
       stats.requests++
       const e = check.expected
-      const actual = e.status === 200 ? { status: response.status, body: normalize(body) } : { status: response.status, code: body.code }
+      const actual =
+        e.status === 200
+          ? { status: response.status, body: normalize(body) }
+          : { status: response.status, code: body.code }
       const expected = e.status === 200 ? { status: 200, body: e.body } : e
       if (response.status === 200) {
         stats.ok200++
@@ -508,7 +693,12 @@ async function runChecks(api: string, checks: readonly ResolvedCheck[], concurre
       try {
         assert.deepStrictEqual(actual, expected)
       } catch {
-        mismatches.push({ label: check.label, url: url.slice(api.length), expected, actual: e.status === 200 ? actual : { status: response.status, body } })
+        mismatches.push({
+          label: check.label,
+          url: url.slice(api.length),
+          expected,
+          actual: e.status === 200 ? actual : { status: response.status, body },
+        })
       }
     }
   }
@@ -532,11 +722,26 @@ async function startPlatform(t: TestContext, devchain: { ship: string; chainApi:
   const path = join(dir, 'store.sqlite')
   const store = openSqliteStore(path)
   let undone = 0
-  const indexer = createIndexer({ shipUrl: devchain.ship, store, reconnect: { minDelayMs: 20, maxDelayMs: 100 }, onFork: (fork) => (undone += fork.undone) })
+  const indexer = createIndexer({
+    shipUrl: devchain.ship,
+    store,
+    reconnect: { minDelayMs: 20, maxDelayMs: 100 },
+    onFork: (fork) => (undone += fork.undone),
+  })
   const running = indexer.run().catch((error: unknown) => console.error('indexer stopped:', error))
   const apiStore: Store = openSqliteStore(path, { readOnly: true })
   const api = await startApi({
-    flags: { port: 0, grpcPort: 0, auth: false, requireOrigin: false, tokenTtl: 3600, redis: undefined, openChainApi: true, rateLimits: DEFAULT_AUTH_LIMITS, trustProxy: false },
+    flags: {
+      port: 0,
+      grpcPort: 0,
+      auth: false,
+      requireOrigin: false,
+      tokenTtl: 3600,
+      redis: undefined,
+      openChainApi: true,
+      rateLimits: DEFAULT_AUTH_LIMITS,
+      trustProxy: false,
+    },
     host: '127.0.0.1',
     store: apiStore,
     storeKind: 'sqlite',
@@ -562,7 +767,12 @@ test(`REST state endpoints equal a replay of the chain's own deltas at random he
   const workload = new Workload(chain, rand)
   const total = BLOCKS_BEFORE_INDEXER + BLOCKS_WHILE_INDEXING
   // Four setabi spread over the run, two before the indexer starts and two while it follows.
-  const abiAt = new Map<number, number>([0.05, 0.4, 0.6, 0.85].map((share, version) => [Math.floor(total * share) + Math.floor(rand() * total * 0.1), version]))
+  const abiAt = new Map<number, number>(
+    [0.05, 0.4, 0.6, 0.85].map((share, version) => [
+      Math.floor(total * share) + Math.floor(rand() * total * 0.1),
+      version,
+    ]),
+  )
   let current = -1
 
   for (let i = 0; i < BLOCKS_BEFORE_INDEXER; i++) {
@@ -590,27 +800,41 @@ test(`REST state endpoints equal a replay of the chain's own deltas at random he
 
   // Quiet: no more forks; a few empty blocks, then the store holds exactly the chain's head and LIB.
   for (let i = 0; i < 3; i++) chain.produceBlock()
-  await until(async () => (await caughtUp()) && (await platform.store.position())!.lib === chain.lib.blockNum, 'the store to reach the chain head and LIB')
+  await until(
+    async () => (await caughtUp()) && (await platform.store.position())!.lib === chain.lib.blockNum,
+    'the store to reach the chain head and LIB',
+  )
   const frame: Frame = { head: chain.head.num, lib: chain.lib.blockNum, blockId: (n) => chain.blockIdAt(n)! }
   const workloadMs = Date.now() - started
 
   const blocks = await readCanonicalChain(devchain.ship, frame.head)
   for (const b of blocks) assert.equal(b.id, frame.blockId(b.num), `SHiP block ${b.num} is the canonical one`)
-  const interesting = interestingHeights(blocks, workload.forks.map((f) => f.forkBlockNum))
+  const interesting = interestingHeights(
+    blocks,
+    workload.forks.map((f) => f.forkBlockNum),
+  )
   const abis = new Map<string, ABI>()
   const checks = resolveChecks(blocks, makeChecks(rand, frame, abis, interesting))
   const { mismatches, stats } = await runChecks(platform.api, checks)
 
   t.diagnostic(
-    `head ${frame.head}, LIB ${frame.lib}; ${workload.forks.length} forks (depths ${workload.forks.map((f) => f.depth).join(',')}; ${workload.forks.reduce((n, f) => n + f.dropped, 0)} transactions dropped), ` +
+    `head ${frame.head}, LIB ${frame.lib}; ${workload.forks.length} forks ` +
+      `(depths ${workload.forks.map((f) => f.depth).join(',')}; ${workload.forks.reduce((n, f) => n + f.dropped, 0)} transactions dropped), ` +
       `${platform.undone()} stored blocks undone by the indexer; rawdb ABI changes at ${interesting.abiChanges.join(',')}; ${interesting.emptied.length} scopes emptied`,
   )
-  t.diagnostic(`${checks.length} checks: ${JSON.stringify(stats)}; workload ${workloadMs} ms, total ${Date.now() - started} ms`)
+  t.diagnostic(
+    `${checks.length} checks: ${JSON.stringify(stats)}; workload ${workloadMs} ms, total ${Date.now() - started} ms`,
+  )
 
   if (mismatches.length > 0) {
     for (const m of mismatches) console.error(`MISMATCH (seed ${SEED}) ${m.label}: GET ${m.url}`)
-    for (const m of mismatches.slice(0, 5)) console.error(`MISMATCH (seed ${SEED}) ${m.label}\n  GET ${m.url}\n  expected ${inspect(m.expected, { depth: 8 })}\n  actual   ${inspect(m.actual, { depth: 8 })}`)
-    assert.fail(`${mismatches.length} of ${checks.length} answers differ from the replayed chain (seed ${SEED}); first: ${mismatches[0].label}: GET ${mismatches[0].url}`)
+    for (const m of mismatches.slice(0, 5))
+      console.error(
+        `MISMATCH (seed ${SEED}) ${m.label}\n  GET ${m.url}\n  expected ${inspect(m.expected, { depth: 8 })}\n  actual   ${inspect(m.actual, { depth: 8 })}`,
+      )
+    assert.fail(
+      `${mismatches.length} of ${checks.length} answers differ from the replayed chain (seed ${SEED}); first: ${mismatches[0].label}: GET ${mismatches[0].url}`,
+    )
   }
   // The run covered what it is about: forks seen by the store, every layout change, rows decoded and not.
   assert.ok(workload.forks.length >= 5, `forks happened (${workload.forks.length})`)

@@ -10,8 +10,20 @@ test('keyRenderer renders every key type as renderKey does', () => {
   const random = seededRandom(7)
   const byte = () => BigInt(Math.floor(random() * 256))
   const values = [0n, 1n, 15n, 16n, 255n, 256n, MAX, MAX - 1n, 1n << 63n, (1n << 32n) - 1n, 1n << 32n, 0xf0n, 5459781n]
-  values.push(nameToBigInt('eosio'), nameToBigInt('eosio.token'), nameToBigInt('a'), nameToBigInt('zzzzzzzzzzzzj'), nameToBigInt('1.2.3.4.5'), nameToBigInt('........ehbo5'))
-  values.push(symbolCodeToBigInt('EOS'), symbolCodeToBigInt('ABCDEFG'), symbolToBigInt('4,EOS'), symbolToBigInt('18,ABCDEFG'))
+  values.push(
+    nameToBigInt('eosio'),
+    nameToBigInt('eosio.token'),
+    nameToBigInt('a'),
+    nameToBigInt('zzzzzzzzzzzzj'),
+    nameToBigInt('1.2.3.4.5'),
+    nameToBigInt('........ehbo5'),
+  )
+  values.push(
+    symbolCodeToBigInt('EOS'),
+    symbolCodeToBigInt('ABCDEFG'),
+    symbolToBigInt('4,EOS'),
+    symbolToBigInt('18,ABCDEFG'),
+  )
   for (let i = 0; i < 5000; i++) {
     // Random bytes, with zero bytes in random places (symbol codes stop at the first one).
     let v = 0n

@@ -59,14 +59,29 @@ async function upgradeFromVersion5(backing: UpgradeBacking): Promise<void> {
   for (const rows of history) await writer.applyBlock(chain.block(rows), Math.max(0, chain.head - 4))
   assert.equal((await writer.position())?.lib, LIB)
   await writer.close()
-  await backing.exec(["UPDATE meta SET value = '5' WHERE key = 'schema_version'", 'DROP INDEX row_versions_born', 'ALTER TABLE row_versions DROP COLUMN first_block'])
-  await assert.rejects(backing.openReadOnly(), /has schema version 5, this build reads 6; open it once with antler dev, serve or index to upgrade it$/)
+  await backing.exec([
+    "UPDATE meta SET value = '5' WHERE key = 'schema_version'",
+    'DROP INDEX row_versions_born',
+    'ALTER TABLE row_versions DROP COLUMN first_block',
+  ])
+  await assert.rejects(
+    backing.openReadOnly(),
+    /has schema version 5, this build reads 6; open it once with antler dev, serve or index to upgrade it$/,
+  )
 
   const upgraded = await backing.open()
   try {
     assert.equal(await backing.value("SELECT value FROM meta WHERE key = 'schema_version'"), '6')
-    assert.equal(Number(await backing.value(WRONG_FIRST_BLOCK(`v.valid_to IS NULL OR v.valid_to > ${LIB}`))), 0, 'current and reopenable versions carry their first block')
-    assert.equal(Number(await backing.value(`SELECT count(*) FROM row_versions WHERE valid_to <= ${LIB} AND first_block IS NULL`)), 1, 'a version closed at or below LIB is left as it was')
+    assert.equal(
+      Number(await backing.value(WRONG_FIRST_BLOCK(`v.valid_to IS NULL OR v.valid_to > ${LIB}`))),
+      0,
+      'current and reopenable versions carry their first block',
+    )
+    assert.equal(
+      Number(await backing.value(`SELECT count(*) FROM row_versions WHERE valid_to <= ${LIB} AND first_block IS NULL`)),
+      1,
+      'a version closed at or below LIB is left as it was',
+    )
     await assertEveryHeight(upgraded, chain, 'upgraded')
     // Undo reopens versions closed above LIB (written before the upgrade), then new versions take their first block.
     await upgraded.undoFrom(8)
@@ -100,24 +115,36 @@ test('sqlite: a writer upgrades a version-5 store in place: first blocks filled,
     exec: async (statements) => raw((db) => statements.forEach((s) => db.exec(s))),
     value: async (sql) => raw((db) => db.prepare(sql).pluck().get()),
   })
-  assert.equal(raw((db) => db.prepare("SELECT count(*) FROM sqlite_master WHERE name = 'row_versions_born'").pluck().get()), 1)
+  assert.equal(
+    raw((db) => db.prepare("SELECT count(*) FROM sqlite_master WHERE name = 'row_versions_born'").pluck().get()),
+    1,
+  )
 })
 
-test('postgres: a writer upgrades a version-5 store in place: first blocks filled, the table vacuumed, reads at past heights unchanged, undo included', { skip: PG_SKIP_REASON }, async (t: TestContext) => {
-  const url = await withPostgresDatabase(t)
-  const client = new pg.Client({ connectionString: url })
-  await client.connect()
-  client.on('error', () => undefined)
-  t.after(() => client.end())
-  await upgradeFromVersion5({
-    open: () => openPostgresStore(url),
-    openReadOnly: () => openPostgresStore(url, { readOnly: true }),
-    exec: async (statements) => {
-      for (const s of statements) await client.query(s)
-    },
-    value: async (sql) => (await client.query({ text: sql, rowMode: 'array' })).rows[0]?.[0],
-  })
-  assert.equal((await client.query("SELECT to_regclass('row_versions_born') IS NOT NULL AS present")).rows[0].present, true)
-  const vacuumed = await client.query("SELECT last_vacuum IS NOT NULL AS vacuumed, last_analyze IS NOT NULL AS analyzed FROM pg_stat_user_tables WHERE relname = 'row_versions_p0'")
-  assert.deepEqual(vacuumed.rows[0], { vacuumed: true, analyzed: true })
-})
+test(
+  'postgres: a writer upgrades a version-5 store in place: first blocks filled, the table vacuumed, reads at past heights unchanged, undo included',
+  { skip: PG_SKIP_REASON },
+  async (t: TestContext) => {
+    const url = await withPostgresDatabase(t)
+    const client = new pg.Client({ connectionString: url })
+    await client.connect()
+    client.on('error', () => undefined)
+    t.after(() => client.end())
+    await upgradeFromVersion5({
+      open: () => openPostgresStore(url),
+      openReadOnly: () => openPostgresStore(url, { readOnly: true }),
+      exec: async (statements) => {
+        for (const s of statements) await client.query(s)
+      },
+      value: async (sql) => (await client.query({ text: sql, rowMode: 'array' })).rows[0]?.[0],
+    })
+    assert.equal(
+      (await client.query("SELECT to_regclass('row_versions_born') IS NOT NULL AS present")).rows[0].present,
+      true,
+    )
+    const vacuumed = await client.query(
+      "SELECT last_vacuum IS NOT NULL AS vacuumed, last_analyze IS NOT NULL AS analyzed FROM pg_stat_user_tables WHERE relname = 'row_versions_p0'",
+    )
+    assert.deepEqual(vacuumed.rows[0], { vacuumed: true, analyzed: true })
+  },
+)

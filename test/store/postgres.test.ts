@@ -28,49 +28,71 @@ runKeysContract(
   PG_SKIP_REASON,
 )
 
-test('postgres: a writer upgrades a store of the previous schema version in place; a reader refuses it until then, and any other version is refused', { skip: PG_SKIP_REASON }, async (t) => {
-  const url = await withPostgresDatabase(t)
-  const old = await openPostgresStore(url)
-  await old.applyBlock(emptyBlock(1), 0)
-  await old.close()
-  const client = new pg.Client({ connectionString: url })
-  await client.connect()
-  client.on('error', () => undefined)
-  const tables = async () => (await client.query("SELECT string_agg(tablename, ',' ORDER BY tablename) AS t FROM pg_tables WHERE tablename IN ('api_keys', 'secrets')")).rows[0].t
-  const version = async () => (await client.query("SELECT value FROM meta WHERE key = 'schema_version'")).rows[0].value
-  // Version 3's layout: no api_keys, no secrets, none of version 5's and 6's columns.
-  await client.query("UPDATE meta SET value = '3' WHERE key = 'schema_version'; DROP TABLE api_keys; DROP TABLE secrets; ALTER TABLE blocks DROP COLUMN header; ALTER TABLE transactions DROP COLUMN details; ALTER TABLE actions DROP COLUMN trace; DROP INDEX row_versions_born; ALTER TABLE row_versions DROP COLUMN first_block")
+test(
+  'postgres: a writer upgrades a store of the previous schema version in place; a reader refuses it until then, and any other version is refused',
+  { skip: PG_SKIP_REASON },
+  async (t) => {
+    const url = await withPostgresDatabase(t)
+    const old = await openPostgresStore(url)
+    await old.applyBlock(emptyBlock(1), 0)
+    await old.close()
+    const client = new pg.Client({ connectionString: url })
+    await client.connect()
+    client.on('error', () => undefined)
+    const tables = async () =>
+      (
+        await client.query(
+          "SELECT string_agg(tablename, ',' ORDER BY tablename) AS t FROM pg_tables WHERE tablename IN ('api_keys', 'secrets')",
+        )
+      ).rows[0].t
+    const version = async () =>
+      (await client.query("SELECT value FROM meta WHERE key = 'schema_version'")).rows[0].value
+    // Version 3's layout: no api_keys, no secrets, none of version 5's and 6's columns.
+    await client.query(
+      "UPDATE meta SET value = '3' WHERE key = 'schema_version'; DROP TABLE api_keys; DROP TABLE secrets; ALTER TABLE blocks DROP COLUMN header; ALTER TABLE transactions DROP COLUMN details; ALTER TABLE actions DROP COLUMN trace; DROP INDEX row_versions_born; ALTER TABLE row_versions DROP COLUMN first_block",
+    )
 
-  await assert.rejects(openPostgresStore(url, { readOnly: true }), (e: Error & { code?: string }) => {
-    assert.equal(e.code, 'store_schema_version_error')
-    assert.match(e.message, /has schema version 3, this build reads 6; open it once with antler dev, serve or index to upgrade it$/)
-    return true
-  })
-  const upgraded = await openPostgresStore(url)
-  assert.equal(await version(), '6')
-  assert.equal(await tables(), 'api_keys,secrets')
-  assert.equal((await upgraded.position())?.head.blockNum, 1)
-  assert.equal((await upgraded.blockByNum(1))?.header, undefined, 'a block stored before version 5 reads without its header')
-  const detailed = detailedBlock(2, 1)
-  await upgraded.applyBlock(detailed, 0)
-  await assertDetailsReadBack(upgraded, detailed)
-  assert.equal((await upgraded.secret('jwt_signing_key')).byteLength, 32)
-  await upgraded.insertApiKey({ record: key('k1', 1_000), keyHash: hash('server_k1') })
-  const reader = await openPostgresStore(url, { readOnly: true })
-  assert.equal((await reader.apiKeyByHash(hash('server_k1')))?.id, 'k1')
-  await reader.close()
-  await upgraded.close()
+    await assert.rejects(openPostgresStore(url, { readOnly: true }), (e: Error & { code?: string }) => {
+      assert.equal(e.code, 'store_schema_version_error')
+      assert.match(
+        e.message,
+        /has schema version 3, this build reads 6; open it once with antler dev, serve or index to upgrade it$/,
+      )
+      return true
+    })
+    const upgraded = await openPostgresStore(url)
+    assert.equal(await version(), '6')
+    assert.equal(await tables(), 'api_keys,secrets')
+    assert.equal((await upgraded.position())?.head.blockNum, 1)
+    assert.equal(
+      (await upgraded.blockByNum(1))?.header,
+      undefined,
+      'a block stored before version 5 reads without its header',
+    )
+    const detailed = detailedBlock(2, 1)
+    await upgraded.applyBlock(detailed, 0)
+    await assertDetailsReadBack(upgraded, detailed)
+    assert.equal((await upgraded.secret('jwt_signing_key')).byteLength, 32)
+    await upgraded.insertApiKey({ record: key('k1', 1_000), keyHash: hash('server_k1') })
+    const reader = await openPostgresStore(url, { readOnly: true })
+    assert.equal((await reader.apiKeyByHash(hash('server_k1')))?.id, 'k1')
+    await reader.close()
+    await upgraded.close()
 
-  await client.query("UPDATE meta SET value = '2' WHERE key = 'schema_version'; DROP TABLE api_keys")
-  await assert.rejects(openPostgresStore(url), (e: Error & { code?: string }) => {
-    assert.equal(e.code, 'store_schema_version_error')
-    assert.match(e.message, /has schema version 2, this build reads 6; run the antler build that wrote it, or index into a new store$/)
-    return true
-  })
-  assert.equal(await version(), '2', 'the refused open changed nothing')
-  assert.equal(await tables(), 'secrets')
-  await client.end()
-})
+    await client.query("UPDATE meta SET value = '2' WHERE key = 'schema_version'; DROP TABLE api_keys")
+    await assert.rejects(openPostgresStore(url), (e: Error & { code?: string }) => {
+      assert.equal(e.code, 'store_schema_version_error')
+      assert.match(
+        e.message,
+        /has schema version 2, this build reads 6; run the antler build that wrote it, or index into a new store$/,
+      )
+      return true
+    })
+    assert.equal(await version(), '2', 'the refused open changed nothing')
+    assert.equal(await tables(), 'secrets')
+    await client.end()
+  },
+)
 
 const blockId = (num: number) => num.toString(16).padStart(8, '0') + 'a'.repeat(56)
 
@@ -79,10 +101,25 @@ function rowBlocks(from: number, to: number, rowsPerBlock: number): BlockBatch[]
   const batches: BlockBatch[] = []
   for (let num = from; num <= to; num++) {
     batches.push({
-      block: { num, id: blockId(num), previous: num === 1 ? '0'.repeat(64) : blockId(num - 1), timestampMs: num * 500, producer: 'producera', transactionCount: 0, actionCount: 0 },
+      block: {
+        num,
+        id: blockId(num),
+        previous: num === 1 ? '0'.repeat(64) : blockId(num - 1),
+        timestampMs: num * 500,
+        producer: 'producera',
+        transactionCount: 0,
+        actionCount: 0,
+      },
       transactions: [],
       actions: [],
-      rows: Array.from({ length: rowsPerBlock }, (_, k) => ({ code: 'rawdb', scope: 'alice', table: 'rows', primaryKey: BigInt(k), payer: 'rawdb', value: new Uint8Array([num % 256]) })),
+      rows: Array.from({ length: rowsPerBlock }, (_, k) => ({
+        code: 'rawdb',
+        scope: 'alice',
+        table: 'rows',
+        primaryKey: BigInt(k),
+        payer: 'rawdb',
+        value: new Uint8Array([num % 256]),
+      })),
       abis: [],
       permissions: [],
       links: [],
@@ -91,47 +128,84 @@ function rowBlocks(from: number, to: number, rowsPerBlock: number): BlockBatch[]
   return batches
 }
 
-test('postgres: the store analyzes the tables it grows each time they double, whatever autovacuum does', { skip: PG_SKIP_REASON }, async (t) => {
-  const url = await withPostgresDatabase(t)
-  const store = await openPostgresStore(url)
-  t.after(() => store.close())
-  const client = new pg.Client({ connectionString: url })
-  await client.connect()
-  // The database is dropped in an after hook that runs before any this test adds.
-  client.on('error', () => undefined)
-  const estimated = async () => (await client.query<{ reltuples: number }>("SELECT reltuples FROM pg_class WHERE relname = 'row_versions_p0'")).rows[0]?.reltuples ?? -1
+test(
+  'postgres: the store analyzes the tables it grows each time they double, whatever autovacuum does',
+  { skip: PG_SKIP_REASON },
+  async (t) => {
+    const url = await withPostgresDatabase(t)
+    const store = await openPostgresStore(url)
+    t.after(() => store.close())
+    const client = new pg.Client({ connectionString: url })
+    await client.connect()
+    // The database is dropped in an after hook that runs before any this test adds.
+    client.on('error', () => undefined)
+    const estimated = async () =>
+      (await client.query<{ reltuples: number }>("SELECT reltuples FROM pg_class WHERE relname = 'row_versions_p0'"))
+        .rows[0]?.reltuples ?? -1
 
-  await store.applyBlocks(rowBlocks(1, 5, 100), 0)
-  // Autovacuum must not analyze for the store during the test (the first write created the partition).
-  await client.query('ALTER TABLE row_versions_p0 SET (autovacuum_enabled = false)')
-  assert.ok((await estimated()) <= 0, 'below 1,000 rows written, nothing is analyzed yet')
-  await store.applyBlocks(rowBlocks(6, 20, 100), 0)
-  assert.equal(await estimated(), 2000, 'analyzed once 1,000 rows were written')
-  await store.applyBlocks(rowBlocks(21, 30, 100), 0)
-  assert.equal(await estimated(), 2000, 'not again before the table doubles')
-  await store.applyBlocks(rowBlocks(31, 40, 100), 0)
-  assert.equal(await estimated(), 4000, 'analyzed again once it doubled')
-  assert.deepEqual((await store.tableRows({ code: 'rawdb', table: 'rows', scope: 'alice', blockNum: 40 })).length, 100)
-  await client.end()
-})
+    await store.applyBlocks(rowBlocks(1, 5, 100), 0)
+    // Autovacuum must not analyze for the store during the test (the first write created the partition).
+    await client.query('ALTER TABLE row_versions_p0 SET (autovacuum_enabled = false)')
+    assert.ok((await estimated()) <= 0, 'below 1,000 rows written, nothing is analyzed yet')
+    await store.applyBlocks(rowBlocks(6, 20, 100), 0)
+    assert.equal(await estimated(), 2000, 'analyzed once 1,000 rows were written')
+    await store.applyBlocks(rowBlocks(21, 30, 100), 0)
+    assert.equal(await estimated(), 2000, 'not again before the table doubles')
+    await store.applyBlocks(rowBlocks(31, 40, 100), 0)
+    assert.equal(await estimated(), 4000, 'analyzed again once it doubled')
+    assert.deepEqual(
+      (await store.tableRows({ code: 'rawdb', table: 'rows', scope: 'alice', blockNum: 40 })).length,
+      100,
+    )
+    await client.end()
+  },
+)
 
-test('postgres: permission, key and link versions are analyzed by the store too (they are read by account at any height)', { skip: PG_SKIP_REASON }, async (t) => {
-  const url = await withPostgresDatabase(t)
-  const store = await openPostgresStore(url)
-  t.after(() => store.close())
-  const client = new pg.Client({ connectionString: url })
-  await client.connect()
-  client.on('error', () => undefined)
-  const key = 'PUB_K1_6MRyAjQq8ud7hVNYcfnVPJqcVpscN5So8BhtHuGYqET5BoDq63'
-  const blocks = rowBlocks(1, 12, 0).map((b, i) => ({
-    ...b,
-    permissions: Array.from({ length: 100 }, (_, k) => ({ owner: `acct${k}`, name: 'active', parent: 'owner', threshold: 1, keys: [{ key, weight: 1 }], accounts: [], removed: false })),
-    links: Array.from({ length: 100 }, (_, k) => ({ account: `acct${k}`, code: 'rawdb', messageType: 'put', requiredPermission: i % 2 ? 'active' : undefined })),
-  }))
-  await store.applyBlocks(blocks.slice(0, 5), 0)
-  await store.applyBlocks(blocks.slice(5), 0)
-  const estimated = await client.query<{ relname: string; reltuples: number }>("SELECT relname, reltuples FROM pg_class WHERE relname IN ('permission_versions', 'key_versions', 'link_versions') ORDER BY relname")
-  assert.deepEqual(estimated.rows.map((r) => [r.relname, r.reltuples]), [['key_versions', 1200], ['link_versions', 1200], ['permission_versions', 1200]])
-  assert.deepEqual(await store.permissionLinks({ account: 'acct7', blockNum: 12 }), [{ contract: 'rawdb', action: 'put', permission: 'active', blockNum: 12 }])
-  await client.end()
-})
+test(
+  'postgres: permission, key and link versions are analyzed by the store too (they are read by account at any height)',
+  { skip: PG_SKIP_REASON },
+  async (t) => {
+    const url = await withPostgresDatabase(t)
+    const store = await openPostgresStore(url)
+    t.after(() => store.close())
+    const client = new pg.Client({ connectionString: url })
+    await client.connect()
+    client.on('error', () => undefined)
+    const key = 'PUB_K1_6MRyAjQq8ud7hVNYcfnVPJqcVpscN5So8BhtHuGYqET5BoDq63'
+    const blocks = rowBlocks(1, 12, 0).map((b, i) => ({
+      ...b,
+      permissions: Array.from({ length: 100 }, (_, k) => ({
+        owner: `acct${k}`,
+        name: 'active',
+        parent: 'owner',
+        threshold: 1,
+        keys: [{ key, weight: 1 }],
+        accounts: [],
+        removed: false,
+      })),
+      links: Array.from({ length: 100 }, (_, k) => ({
+        account: `acct${k}`,
+        code: 'rawdb',
+        messageType: 'put',
+        requiredPermission: i % 2 ? 'active' : undefined,
+      })),
+    }))
+    await store.applyBlocks(blocks.slice(0, 5), 0)
+    await store.applyBlocks(blocks.slice(5), 0)
+    const estimated = await client.query<{ relname: string; reltuples: number }>(
+      "SELECT relname, reltuples FROM pg_class WHERE relname IN ('permission_versions', 'key_versions', 'link_versions') ORDER BY relname",
+    )
+    assert.deepEqual(
+      estimated.rows.map((r) => [r.relname, r.reltuples]),
+      [
+        ['key_versions', 1200],
+        ['link_versions', 1200],
+        ['permission_versions', 1200],
+      ],
+    )
+    assert.deepEqual(await store.permissionLinks({ account: 'acct7', blockNum: 12 }), [
+      { contract: 'rawdb', action: 'put', permission: 'active', blockNum: 12 },
+    ])
+    await client.end()
+  },
+)

@@ -37,7 +37,10 @@ runBatchContract('sqlite', async (t) => {
 
 runKeysContract('sqlite', async (t) => {
   const path = join(tempDir(t), 'store.sqlite')
-  return { open: async () => openSqliteStore(path), openReadOnly: async () => openSqliteStore(path, { readOnly: true }) }
+  return {
+    open: async () => openSqliteStore(path),
+    openReadOnly: async () => openSqliteStore(path, { readOnly: true }),
+  }
 })
 
 /** Runs SQL on the file directly, as an operator with the sqlite3 CLI would. */
@@ -50,8 +53,15 @@ function raw<T>(path: string, fn: (db: Database.Database) => T): T {
   }
 }
 
-const tables = (path: string) => raw(path, (db) => db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name IN ('api_keys', 'secrets') ORDER BY name").pluck().all())
-const version = (path: string) => raw(path, (db) => db.prepare("SELECT value FROM meta WHERE key = 'schema_version'").pluck().get())
+const tables = (path: string) =>
+  raw(path, (db) =>
+    db
+      .prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name IN ('api_keys', 'secrets') ORDER BY name")
+      .pluck()
+      .all(),
+  )
+const version = (path: string) =>
+  raw(path, (db) => db.prepare("SELECT value FROM meta WHERE key = 'schema_version'").pluck().get())
 
 test('sqlite: a read-only open of a missing file says what to do, and creates nothing', async (t) => {
   const dataDir = tempDir(t)
@@ -70,14 +80,24 @@ test('sqlite: a writer upgrades a store of the previous schema version in place;
   await old.applyBlock(emptyBlock(1), 0)
   await old.close()
   // Version 3's layout: no api_keys, no secrets, none of version 5's and 6's columns.
-  raw(path, (db) => db.exec("UPDATE meta SET value = '3' WHERE key = 'schema_version'; DROP TABLE api_keys; DROP TABLE secrets; ALTER TABLE blocks DROP COLUMN header; ALTER TABLE transactions DROP COLUMN details; ALTER TABLE actions DROP COLUMN trace; DROP INDEX row_versions_born; ALTER TABLE row_versions DROP COLUMN first_block"))
+  raw(path, (db) =>
+    db.exec(
+      "UPDATE meta SET value = '3' WHERE key = 'schema_version'; DROP TABLE api_keys; DROP TABLE secrets; ALTER TABLE blocks DROP COLUMN header; ALTER TABLE transactions DROP COLUMN details; ALTER TABLE actions DROP COLUMN trace; DROP INDEX row_versions_born; ALTER TABLE row_versions DROP COLUMN first_block",
+    ),
+  )
   assert.deepEqual(tables(path), [])
 
-  assert.throws(() => openSqliteStore(path, { readOnly: true }), (e: Error & { code?: string }) => {
-    assert.equal(e.code, 'store_schema_version_error')
-    assert.match(e.message, /has schema version 3, this build reads 6; open it once with antler dev, serve or index to upgrade it$/)
-    return true
-  })
+  assert.throws(
+    () => openSqliteStore(path, { readOnly: true }),
+    (e: Error & { code?: string }) => {
+      assert.equal(e.code, 'store_schema_version_error')
+      assert.match(
+        e.message,
+        /has schema version 3, this build reads 6; open it once with antler dev, serve or index to upgrade it$/,
+      )
+      return true
+    },
+  )
   assert.equal(version(path), '3', 'the refused read-only open wrote nothing')
 
   const upgraded = openSqliteStore(path)
@@ -85,7 +105,11 @@ test('sqlite: a writer upgrades a store of the previous schema version in place;
   assert.equal(version(path), '6')
   assert.deepEqual(tables(path), ['api_keys', 'secrets'])
   assert.equal((await upgraded.position())?.head.blockNum, 1)
-  assert.equal((await upgraded.blockByNum(1))?.header, undefined, 'a block stored before version 5 reads without its header')
+  assert.equal(
+    (await upgraded.blockByNum(1))?.header,
+    undefined,
+    'a block stored before version 5 reads without its header',
+  )
   const detailed = detailedBlock(2, 1)
   await upgraded.applyBlock(detailed, 0)
   await assertDetailsReadBack(upgraded, detailed)
@@ -101,11 +125,17 @@ test('sqlite: a store of any other schema version is refused by a writer too, an
   const path = join(tempDir(t), 'store.sqlite')
   await openSqliteStore(path).close()
   raw(path, (db) => db.exec("UPDATE meta SET value = '2' WHERE key = 'schema_version'; DROP TABLE api_keys"))
-  assert.throws(() => openSqliteStore(path), (e: Error & { code?: string }) => {
-    assert.equal(e.code, 'store_schema_version_error')
-    assert.match(e.message, /has schema version 2, this build reads 6; run the antler build that wrote it, or index into a new store$/)
-    return true
-  })
+  assert.throws(
+    () => openSqliteStore(path),
+    (e: Error & { code?: string }) => {
+      assert.equal(e.code, 'store_schema_version_error')
+      assert.match(
+        e.message,
+        /has schema version 2, this build reads 6; run the antler build that wrote it, or index into a new store$/,
+      )
+      return true
+    },
+  )
   assert.equal(version(path), '2')
   assert.deepEqual(tables(path), ['secrets'])
 })
@@ -126,7 +156,9 @@ test('sqlite: another process inserts keys while this one indexes and an API rea
   const api = openSqliteStore(path, { readOnly: true })
   t.after(() => api.close())
   let exited = false
-  const child = promisify(execFile)(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', CHILD, path], { timeout: 60_000 }).finally(() => (exited = true))
+  const child = promisify(execFile)(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', CHILD, path], {
+    timeout: 60_000,
+  }).finally(() => (exited = true))
   let head = 1
   while (!exited) {
     await indexer.applyBlock(emptyBlock(++head), head - 1)

@@ -6,7 +6,10 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** Served without a token (DESIGN §4's public routes). */
     public?: boolean
-    /** A public route that still needs a token for some requests (a guaranteed push on an open passthrough, a token offered at a GraphQL upgrade). */
+    /**
+     * A public route that still needs a token for some requests (a guaranteed push on an open passthrough, a token
+     * offered at a GraphQL upgrade).
+     */
     tokenWhen?: (request: FastifyRequest) => boolean
   }
   interface FastifyRequest {
@@ -31,7 +34,8 @@ function authorizationCount(rawHeaders: readonly string[]): number {
 export function presentedToken(request: FastifyRequest): { token: string | undefined; malformed: boolean } {
   const header = request.headers.authorization
   const query = (request.query as Record<string, unknown> | undefined)?.token
-  if (authorizationCount(request.raw.rawHeaders) > 1 || Array.isArray(query)) return { token: undefined, malformed: true }
+  if (authorizationCount(request.raw.rawHeaders) > 1 || Array.isArray(query))
+    return { token: undefined, malformed: true }
   const words = typeof header === 'string' ? header.trim().split(/\s+/) : []
   if (words.length === 2 && words[0].toLowerCase() === 'bearer') return { token: words[1], malformed: false }
   const fromQuery = typeof query === 'string' && query !== '' ? query : undefined
@@ -63,7 +67,10 @@ export const authPlugin = fp(async (app: FastifyInstance, opts: { auth: AuthServ
     const config = request.routeOptions.config
     if (config.public && !config.tokenWhen?.(request)) return
     const { token, malformed } = presentedToken(request)
-    const admission = await opts.auth.admit({ token: malformed ? 'malformed' : token, caller: { ip: request.ip, origin: request.headers.origin } })
+    const admission = await opts.auth.admit({
+      token: malformed ? 'malformed' : token,
+      caller: { ip: request.ip, origin: request.headers.origin },
+    })
     request.auth = admission.claims
     rateHeaders(reply, admission.rate)
   })

@@ -20,7 +20,10 @@ export const newTraceId = (): string => randomBytes(16).toString('hex')
 /** Sends the standard error object for any error, with the headers its code calls for. */
 export function sendError(request: FastifyRequest, reply: FastifyReply, thrown: unknown): FastifyReply {
   const contentEncoding = request.headers['content-encoding']
-  const { error, unexpected } = toAntlerError(thrown, { bodyLimitBytes: request.routeOptions.bodyLimit, contentEncoding: typeof contentEncoding === 'string' ? contentEncoding : undefined })
+  const { error, unexpected } = toAntlerError(thrown, {
+    bodyLimitBytes: request.routeOptions.bodyLimit,
+    contentEncoding: typeof contentEncoding === 'string' ? contentEncoding : undefined,
+  })
   if (unexpected) request.log.error({ err: thrown }, 'unexpected error')
   else if (error.status >= 500) request.log.warn({ code: error.code, reason: error.message }, 'request failed')
   reply.failure = error
@@ -30,13 +33,19 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, thrown: 
   const decision = (thrown as { decision?: RateLimitDecision } | undefined)?.decision
   if (decision) rateHeaders(reply, decision)
   // Also set here: errors Fastify raises before any hook runs (a malformed URL) have no header yet.
-  reply.code(error.status).header('x-trace-id', String(request.id)).header('content-type', 'application/json; charset=utf-8')
+  reply
+    .code(error.status)
+    .header('x-trace-id', String(request.id))
+    .header('content-type', 'application/json; charset=utf-8')
   return reply.send(wireError(error, String(request.id)))
 }
 
 /** A route path as a pattern over request paths (`:param` and `*`), for telling 404 from 405. */
 function pathPattern(url: string): RegExp {
-  const escaped = url.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/:[A-Za-z0-9_]+/g, '[^/]+').replace(/\*/g, '.*')
+  const escaped = url
+    .replace(/[.+?^${}()|[\]\\]/g, '\\$&')
+    .replace(/:[A-Za-z0-9_]+/g, '[^/]+')
+    .replace(/\*/g, '.*')
   return new RegExp(`^${escaped}/?$`)
 }
 
@@ -49,18 +58,25 @@ export const errorsPlugin = fp(async (app: FastifyInstance) => {
   const routes: { pattern: RegExp; method: string }[] = []
   app.decorateReply('failure', undefined)
   app.addHook('onRoute', (route) => {
-    for (const method of [route.method].flat()) if (method !== 'HEAD' && method !== 'OPTIONS') routes.push({ pattern: pathPattern(route.url), method })
+    for (const method of [route.method].flat())
+      if (method !== 'HEAD' && method !== 'OPTIONS') routes.push({ pattern: pathPattern(route.url), method })
   })
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-trace-id', String(request.id))
-    // Node's own check of this answers an empty 400, so the server lets it through (app.ts) to be refused here (RFC 9112 §3.2).
-    if (request.raw.httpVersion === '1.1' && request.headers.host === undefined) throw BadRequestError({ reason: 'the Host header is missing' })
+    // Node's own check of this answers an empty 400, so the server lets it through (app.ts) to be refused here (RFC
+    // 9112 §3.2).
+    if (request.raw.httpVersion === '1.1' && request.headers.host === undefined)
+      throw BadRequestError({ reason: 'the Host header is missing' })
   })
   app.setErrorHandler((error, request, reply) => sendError(request, reply, error))
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split('?')[0]
     const allowed = [...new Set(routes.filter((r) => r.pattern.test(path)).map((r) => r.method))]
     if (allowed.length > 0) reply.header('allow', allowed.join(', '))
-    return sendError(request, reply, allowed.length > 0 ? MethodNotAllowedError({ method: request.method, allowed }) : NotFoundError({ path }))
+    return sendError(
+      request,
+      reply,
+      allowed.length > 0 ? MethodNotAllowedError({ method: request.method, allowed }) : NotFoundError({ path }),
+    )
   })
 })

@@ -21,7 +21,12 @@ declare module 'fastify' {
 export const metricsPlugin = fp(async (app: FastifyInstance) => {
   const registry = new Registry()
   collectDefaultMetrics({ register: registry, prefix: 'antler_' })
-  const requests = new Counter({ name: 'antler_http_requests_total', help: 'HTTP requests by route, method, status and error code', labelNames: ['route', 'method', 'status', 'code'], registers: [registry] })
+  const requests = new Counter({
+    name: 'antler_http_requests_total',
+    help: 'HTTP requests by route, method, status and error code',
+    labelNames: ['route', 'method', 'status', 'code'],
+    registers: [registry],
+  })
   const latency = new Histogram({
     name: 'antler_http_request_duration_seconds',
     help: 'HTTP request latency by route',
@@ -29,8 +34,18 @@ export const metricsPlugin = fp(async (app: FastifyInstance) => {
     buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10, 60],
     registers: [registry],
   })
-  const tokensIssued = new Counter({ name: 'antler_tokens_issued_total', help: 'JWTs issued by key type', labelNames: ['type'], registers: [registry] })
-  const limitsHit = new Counter({ name: 'antler_rate_limits_hit_total', help: 'Calls refused by a rate limit, by limit', labelNames: ['scope'], registers: [registry] })
+  const tokensIssued = new Counter({
+    name: 'antler_tokens_issued_total',
+    help: 'JWTs issued by key type',
+    labelNames: ['type'],
+    registers: [registry],
+  })
+  const limitsHit = new Counter({
+    name: 'antler_rate_limits_hit_total',
+    help: 'Calls refused by a rate limit, by limit',
+    labelNames: ['scope'],
+    registers: [registry],
+  })
   let served = 0
   app.decorate('metrics', { registry, tokensIssued, limitsHit, requestsServed: () => served })
   app.addHook('onResponse', async (request, reply) => {
@@ -40,10 +55,24 @@ export const metricsPlugin = fp(async (app: FastifyInstance) => {
     if (code === 'rate_limit_exceeded_error') limitsHit.inc({ scope: String(reply.failure?.details.scope) })
     requests.inc({ route, method: request.method, status: String(reply.statusCode), code })
     latency.observe({ route }, reply.elapsedTime / 1000)
-    request.log.info({ method: request.method, route, url: request.url.split('?')[0], status: reply.statusCode, ms: Math.round(reply.elapsedTime * 100) / 100, code: code || undefined }, 'request')
+    request.log.info(
+      {
+        method: request.method,
+        route,
+        url: request.url.split('?')[0],
+        status: reply.statusCode,
+        ms: Math.round(reply.elapsedTime * 100) / 100,
+        code: code || undefined,
+      },
+      'request',
+    )
   })
-  app.get('/metrics', { config: { public: true }, schema: { hide: true, response: { 200: { type: 'string' } } } }, async (_request, reply) => {
-    reply.header('content-type', registry.contentType)
-    return registry.metrics()
-  })
+  app.get(
+    '/metrics',
+    { config: { public: true }, schema: { hide: true, response: { 200: { type: 'string' } } } },
+    async (_request, reply) => {
+      reply.header('content-type', registry.contentType)
+      return registry.metrics()
+    },
+  )
 })

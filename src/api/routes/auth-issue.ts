@@ -10,15 +10,25 @@ export const authIssueRoutes: FastifyPluginAsyncTypebox<{ auth: AuthService }> =
       config: { public: true },
       schema: {
         summary: 'Exchange an API key for a JWT',
-        description: 'Accepts a JSON body whatever the Content-Type (@dfuse/client sends text/plain). Rate-limited per IP and per key; strictest for server keys.',
+        description:
+          'Accepts a JSON body whatever the Content-Type (@dfuse/client sends text/plain). Rate-limited per IP and per key; strictest for server keys.',
         body: Type.Object({ api_key: Type.String({ maxLength: 256 }) }),
-        response: { 200: Type.Object({ token: Type.String(), expires_at: Type.Integer({ description: 'UNIX seconds' }) }), ...errorResponses },
+        response: {
+          200: Type.Object({ token: Type.String(), expires_at: Type.Integer({ description: 'UNIX seconds' }) }),
+          ...errorResponses,
+        },
       },
     },
     async (request, reply) => {
-      const { issued, rate, type } = await opts.auth.issue({ apiKey: request.body.api_key, caller: { ip: request.ip, origin: request.headers.origin } })
+      const { issued, rate, type } = await opts.auth.issue({
+        apiKey: request.body.api_key,
+        caller: { ip: request.ip, origin: request.headers.origin },
+      })
       app.metrics.tokensIssued.inc({ type })
-      reply.header('x-ratelimit-limit', String(rate.limit)).header('x-ratelimit-remaining', String(rate.remaining)).header('x-ratelimit-reset', String(Math.ceil(rate.resetAtMs / 1000)))
+      reply
+        .header('x-ratelimit-limit', String(rate.limit))
+        .header('x-ratelimit-remaining', String(rate.remaining))
+        .header('x-ratelimit-reset', String(Math.ceil(rate.resetAtMs / 1000)))
       reply.header('cache-control', 'no-store')
       return issued
     },
@@ -29,7 +39,22 @@ export const authIssueRoutes: FastifyPluginAsyncTypebox<{ auth: AuthService }> =
       config: { public: true },
       schema: {
         summary: 'The public key tokens are signed with (ES256)',
-        response: { 200: Type.Object({ keys: Type.Array(Type.Object({ kty: Type.String(), crv: Type.String(), x: Type.String(), y: Type.String(), kid: Type.String(), alg: Type.String(), use: Type.String() })) }), ...errorResponses },
+        response: {
+          200: Type.Object({
+            keys: Type.Array(
+              Type.Object({
+                kty: Type.String(),
+                crv: Type.String(),
+                x: Type.String(),
+                y: Type.String(),
+                kid: Type.String(),
+                alg: Type.String(),
+                use: Type.String(),
+              }),
+            ),
+          }),
+          ...errorResponses,
+        },
       },
     },
     async () => opts.auth.jwks,

@@ -1,7 +1,13 @@
 import { Transform, Readable } from 'node:stream'
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
 import { AntlerError } from '../../antelope/index.ts'
-import { ChainTimeoutError, ChainUnavailableError, ClientClosedError, RequestTooLargeError, UnsupportedContentEncodingError } from '../errors.ts'
+import {
+  ChainTimeoutError,
+  ChainUnavailableError,
+  ClientClosedError,
+  RequestTooLargeError,
+  UnsupportedContentEncodingError,
+} from '../errors.ts'
 import { errorResponses } from '../schemas.ts'
 
 /** What the passthrough needs to know. */
@@ -97,10 +103,15 @@ export const chainPassthroughRoutes: FastifyPluginAsync<ChainPassthroughOptions>
     bodyLimit: opts.bodyLimitBytes,
     // The body is read from the request as sent: @fastify/compress inflating it too would be a second reader.
     decompress: false,
-    schema: { summary: 'Passthrough to the chain API (nodeos /v1/chain)', hide: false, response: { '2xx': {}, ...errorResponses } },
+    schema: {
+      summary: 'Passthrough to the chain API (nodeos /v1/chain)',
+      hide: false,
+      response: { '2xx': {}, ...errorResponses },
+    },
     async handler(request, reply) {
       const encoding = request.headers['content-encoding']
-      if (request.method === 'POST' && encoding !== undefined && encoding !== 'identity') throw UnsupportedContentEncodingError({ contentEncoding: encoding })
+      if (request.method === 'POST' && encoding !== undefined && encoding !== 'identity')
+        throw UnsupportedContentEncodingError({ contentEncoding: encoding })
       const intercepted = opts.intercept?.(request, reply)
       if (intercepted) return intercepted
       if (!opts.chainApi) throw ChainUnavailableError({ reason: 'no chain API is configured (--chain-api)' })
@@ -126,7 +137,8 @@ export const chainPassthroughRoutes: FastifyPluginAsync<ChainPassthroughOptions>
       } catch (error) {
         if (request.raw.readableAborted) throw ClientClosedError()
         const failure = upstreamError(error, opts.timeoutMs)
-        if (failure.code !== 'request_too_large_error' && (await meter?.overLimit())) throw RequestTooLargeError({ limitBytes: opts.bodyLimitBytes })
+        if (failure.code !== 'request_too_large_error' && (await meter?.overLimit()))
+          throw RequestTooLargeError({ limitBytes: opts.bodyLimitBytes })
         throw failure
       }
       reply.code(response.status)

@@ -8,7 +8,11 @@ const PUSH_PATHS = new Set(['/v1/chain/push_transaction', '/v1/chain/send_transa
 
 /** A push with an `X-Eos-Push-Guarantee` header (the only passthrough call that always needs a token). */
 export function isGuaranteedPush(request: FastifyRequest): boolean {
-  return request.method === 'POST' && PUSH_PATHS.has(request.url.split('?')[0]) && request.headers['x-eos-push-guarantee'] !== undefined
+  return (
+    request.method === 'POST' &&
+    PUSH_PATHS.has(request.url.split('?')[0]) &&
+    request.headers['x-eos-push-guarantee'] !== undefined
+  )
 }
 
 async function readJson(request: FastifyRequest, limit: number): Promise<unknown> {

@@ -12,12 +12,26 @@ const invalid = (param: string, sentence: string) => RequestValidationError({ er
  */
 const SearchQuery = Type.Object({
   q: Type.Optional(Type.String({ description: 'the query, e.g. `receiver:eosio.token action:transfer data.to:bob`' })),
-  start_block: Type.Optional(Type.String({ maxLength: 32, description: 'default 0 (asc: block 1, desc: the searchable head); negative: blocks below the searchable head' })),
-  block_count: Type.Optional(Type.String({ maxLength: 32, description: `blocks searched from start_block; default ${SEARCH_LIMITS.maxBlock}` })),
-  limit: Type.Optional(Type.String({ maxLength: 32, description: `transactions per page, 1 to ${SEARCH_LIMITS.maxLimit}; default ${SEARCH_LIMITS.defaultLimit}` })),
+  start_block: Type.Optional(
+    Type.String({
+      maxLength: 32,
+      description: 'default 0 (asc: block 1, desc: the searchable head); negative: blocks below the searchable head',
+    }),
+  ),
+  block_count: Type.Optional(
+    Type.String({ maxLength: 32, description: `blocks searched from start_block; default ${SEARCH_LIMITS.maxBlock}` }),
+  ),
+  limit: Type.Optional(
+    Type.String({
+      maxLength: 32,
+      description: `transactions per page, 1 to ${SEARCH_LIMITS.maxLimit}; default ${SEARCH_LIMITS.defaultLimit}`,
+    }),
+  ),
   sort: Type.Optional(Type.String({ maxLength: 32, description: 'asc (default) or desc, any case' })),
   cursor: Type.Optional(Type.String({ description: 'the cursor of an earlier page, in either direction' })),
-  with_reversible: Type.Optional(Type.String({ maxLength: 32, description: 'true or false (default): include blocks above LIB' })),
+  with_reversible: Type.Optional(
+    Type.String({ maxLength: 32, description: 'true or false (default): include blocks above LIB' }),
+  ),
   format: Type.Optional(Type.String({ maxLength: 32, description: 'accepted and ignored (dfuse)' })),
 })
 
@@ -27,18 +41,31 @@ const SearchAnswer = Type.Object({
     Type.Array(
       Type.Object({
         lifecycle: Type.Unknown({ description: 'the TransactionLifecycle, as GET /v0/transactions/{id} answers it' }),
-        action_idx: Type.Array(Type.Integer(), { description: "indexes of the matching actions among the transaction's actions in execution order" }),
+        action_idx: Type.Array(Type.Integer(), {
+          description: "indexes of the matching actions among the transaction's actions in execution order",
+        }),
       }),
     ),
     Type.Null(),
   ]),
-  forked_head_warning: Type.Optional(Type.Boolean({ description: "present (true) when the cursor's block was forked out: the page continues on the new chain" })),
+  forked_head_warning: Type.Optional(
+    Type.Boolean({
+      description: "present (true) when the cursor's block was forked out: the page continues on the new chain",
+    }),
+  ),
 })
 
-/** An integer parameter in decimal digits (a leading `-` where negatives are allowed), within a safe range; undefined when absent. */
+/**
+ * An integer parameter in decimal digits (a leading `-` where negatives are allowed), within a safe range; undefined
+ * when absent.
+ */
 function integerParam(param: string, value: string | undefined, negative: boolean): number | undefined {
   if (value === undefined) return undefined
-  if (!(negative ? /^-?[0-9]{1,20}$/ : /^[0-9]{1,20}$/).test(value)) throw invalid(param, `The ${param} field must be ${negative ? 'an integer' : 'a non-negative integer'} in decimal digits`)
+  if (!(negative ? /^-?[0-9]{1,20}$/ : /^[0-9]{1,20}$/).test(value))
+    throw invalid(
+      param,
+      `The ${param} field must be ${negative ? 'an integer' : 'a non-negative integer'} in decimal digits`,
+    )
   return Number(value)
 }
 
@@ -56,11 +83,20 @@ function sortParam(value: string | undefined): 'asc' | 'desc' | undefined {
   return sort
 }
 
-/** `GET /v0/search/transactions` (reference/dfuse-wire.md §2.9): search with the query language and cursors; a token is needed. */
+/**
+ * `GET /v0/search/transactions` (reference/dfuse-wire.md §2.9): search with the query language and cursors; a token is
+ * needed.
+ */
 export const searchRoutes: FastifyPluginAsyncTypebox<{ search: SearchService }> = async (app, opts) => {
   app.get(
     '/v0/search/transactions',
-    { schema: { summary: 'Transactions whose actions match a query, by block, in pages with cursors', querystring: SearchQuery, response: { 200: SearchAnswer, ...errorResponses } } },
+    {
+      schema: {
+        summary: 'Transactions whose actions match a query, by block, in pages with cursors',
+        querystring: SearchQuery,
+        response: { 200: SearchAnswer, ...errorResponses },
+      },
+    },
     async (request) => {
       const q = request.query
       if (q.q === undefined || q.q.trim() === '') throw invalid('q', 'The q field is required.')

@@ -1,5 +1,13 @@
 import { Type } from '@fastify/type-provider-typebox'
-import { AntlerError, bigIntToName, canonicalPublicKey, isValidName, KEY_TYPES, parseKey, type KeyType } from '../../antelope/index.ts'
+import {
+  AntlerError,
+  bigIntToName,
+  canonicalPublicKey,
+  isValidName,
+  KEY_TYPES,
+  parseKey,
+  type KeyType,
+} from '../../antelope/index.ts'
 import type { RowFormat } from '../../state/index.ts'
 import { RequestValidationError } from '../errors.ts'
 
@@ -13,7 +21,9 @@ export const P = {
   name: Type.String({ maxLength: 13 }),
   /** A scope: a name, `CODE` or `P,CODE` (DESIGN §7); may be empty. */
   scope: Type.String({ maxLength: 20 }),
-  blockNum: Type.Optional(Type.Integer({ minimum: 0, maximum: 0xffff_ffff, description: 'absent or 0: head (LIB with irreversible_only)' })),
+  blockNum: Type.Optional(
+    Type.Integer({ minimum: 0, maximum: 0xffff_ffff, description: 'absent or 0: head (LIB with irreversible_only)' }),
+  ),
   /** dfuse's booleans: true only for `true` or `1`. */
   bool: Type.Optional(Type.String({ maxLength: 5 })),
   /** An enum, not a union of literals: one sentence when it fails, not one per value. */
@@ -44,7 +54,8 @@ export function listedNameParam(param: string, value: string): string {
  */
 export function checkBlockNum(params: unknown): void {
   const raw = typeof params === 'object' && params !== null ? (params as { block_num?: unknown }).block_num : undefined
-  if (typeof raw === 'string' && !/^[0-9]+$/.test(raw)) throw invalid('block_num', 'The block_num field must be a block number in decimal digits')
+  if (typeof raw === 'string' && !/^[0-9]+$/.test(raw))
+    throw invalid('block_num', 'The block_num field must be a block number in decimal digits')
 }
 
 /** A scope (name, `CODE` or `P,CODE`, or empty) as the name string the store keys scopes by. */
@@ -52,7 +63,8 @@ export function scopeParam(param: string, value: string): string {
   try {
     return bigIntToName(parseKey(value, 'name'))
   } catch (error) {
-    if (error instanceof AntlerError) throw invalid(param, `The ${param} field must be a valid EOS name, symbol code or symbol`)
+    if (error instanceof AntlerError)
+      throw invalid(param, `The ${param} field must be a valid EOS name, symbol code or symbol`)
     throw error
   }
 }
@@ -60,7 +72,8 @@ export function scopeParam(param: string, value: string): string {
 /** A pipe-separated list of at most MAX_NAMES scopes or accounts. */
 export function nameListParam(param: string, value: string, each: (param: string, value: string) => string): string[] {
   const names = value.split('|')
-  if (names.length > MAX_NAMES) throw invalid(param, `The ${param} field holds ${names.length} names; at most ${MAX_NAMES}`)
+  if (names.length > MAX_NAMES)
+    throw invalid(param, `The ${param} field holds ${names.length} names; at most ${MAX_NAMES}`)
   return names.map((n) => each(param, n))
 }
 
@@ -70,7 +83,8 @@ export function primaryKeyParam(value: string, keyType: KeyType): bigint {
   try {
     return parseKey(value, keyType)
   } catch (error) {
-    if (error instanceof AntlerError) throw invalid('primary_key', `The primary_key field must be a valid ${keyType} key: ${error.message}`)
+    if (error instanceof AntlerError)
+      throw invalid('primary_key', `The primary_key field must be a valid ${keyType} key: ${error.message}`)
     throw error
   }
 }

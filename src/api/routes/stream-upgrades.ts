@@ -22,14 +22,32 @@ async function requireUpgrade(request: FastifyRequest, reply: FastifyReply): Pro
  * upgrade or in `connection_init` (what @dfuse/client sends). A token is checked once per
  * connection: its expiry never closes an open socket.
  */
-export const streamUpgradeRoutes: FastifyPluginAsync<{ auth: AuthService; noAuth: boolean; streams: StreamHandlers; limits?: ConnectionLimits }> = async (app, opts) => {
-  app.get('/v1/stream', { websocket: true, preHandler: requireUpgrade, schema: { summary: 'dfuse WebSocket stream (upgrade; token required)', hide: true } }, (socket: WebSocket) => {
-    serveStreamConnection(socket, opts.streams, opts.limits)
-  })
+export const streamUpgradeRoutes: FastifyPluginAsync<{
+  auth: AuthService
+  noAuth: boolean
+  streams: StreamHandlers
+  limits?: ConnectionLimits
+}> = async (app, opts) => {
+  app.get(
+    '/v1/stream',
+    {
+      websocket: true,
+      preHandler: requireUpgrade,
+      schema: { summary: 'dfuse WebSocket stream (upgrade; token required)', hide: true },
+    },
+    (socket: WebSocket) => {
+      serveStreamConnection(socket, opts.streams, opts.limits)
+    },
+  )
 
   app.get(
     '/graphql',
-    { websocket: true, preHandler: requireUpgrade, config: { public: true, tokenWhen: offersToken }, schema: { summary: 'GraphQL over WebSocket (upgrade; token at the upgrade or in connection_init)', hide: true } },
+    {
+      websocket: true,
+      preHandler: requireUpgrade,
+      config: { public: true, tokenWhen: offersToken },
+      schema: { summary: 'GraphQL over WebSocket (upgrade; token at the upgrade or in connection_init)', hide: true },
+    },
     (socket: WebSocket, request: FastifyRequest) => {
       let admitted = opts.noAuth || request.auth !== undefined
       // Messages are handled one after another: a `start` sent right after `connection_init` (as
@@ -52,16 +70,27 @@ export const streamUpgradeRoutes: FastifyPluginAsync<{ auth: AuthService; noAuth
                 await opts.auth.admit({ token, caller: { ip: request.ip, origin: request.headers.origin } })
                 admitted = true
               } catch (error) {
-                const e = error instanceof AntlerError ? error : new AntlerError({ code: 'unexpected_error', message: 'An unexpected error occurred.' })
+                const e =
+                  error instanceof AntlerError
+                    ? error
+                    : new AntlerError({ code: 'unexpected_error', message: 'An unexpected error occurred.' })
                 socket.send(JSON.stringify({ type: 'connection_error', payload: wireError(e, newTraceId()) }))
                 return
               }
             }
             socket.send(JSON.stringify({ type: 'connection_ack' }))
           } else if (message?.type === 'pong' || message?.type === 'ka') return
-          else if (!admitted) socket.send(JSON.stringify({ type: 'connection_error', payload: { message: 'authentication required' } }))
+          else if (!admitted)
+            socket.send(JSON.stringify({ type: 'connection_error', payload: { message: 'authentication required' } }))
           else if (message?.type === 'connection_terminate') socket.close(1000)
-          else if (typeof message?.id === 'string') socket.send(JSON.stringify({ type: 'error', id: message.id, payload: { message: 'GraphQL operations are not served by this version yet' } }))
+          else if (typeof message?.id === 'string')
+            socket.send(
+              JSON.stringify({
+                type: 'error',
+                id: message.id,
+                payload: { message: 'GraphQL operations are not served by this version yet' },
+              }),
+            )
         })
       })
     },

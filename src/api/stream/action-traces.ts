@@ -19,7 +19,11 @@ interface ActionFilter {
   readonly forkSteps: boolean
 }
 
-const list = (text: string | undefined) => (text ?? '').split('|').map((s) => s.trim()).filter((s) => s !== '')
+const list = (text: string | undefined) =>
+  (text ?? '')
+    .split('|')
+    .map((s) => s.trim())
+    .filter((s) => s !== '')
 
 function parseFilter(request: StreamRequest): ActionFilter {
   if (!request.listen) throw WsMessageDataValidationError({ reason: "'listen' required" })
@@ -54,21 +58,39 @@ function v0Dbop(change: StepPayload['rowChanges'][number], actionIdx: number) {
 }
 
 /** The `action_trace` messages of one block's payload, in execution order. */
-async function blockMessages(payload: StepPayload, filter: ActionFilter, decoders: DecoderSource, step: StepType | undefined): Promise<unknown[]> {
+async function blockMessages(
+  payload: StepPayload,
+  filter: ActionFilter,
+  decoders: DecoderSource,
+  step: StepType | undefined,
+): Promise<unknown[]> {
   const executed = new Set(payload.transactions.filter((t) => t.blockIndex >= 0 && t.status === 0).map((t) => t.id))
   const byTrx = new Map<string, ActionRecord[]>()
-  for (const a of payload.actions) if (executed.has(a.trxId)) (byTrx.get(a.trxId) ?? byTrx.set(a.trxId, []).get(a.trxId)!).push(a)
-  const matches = (a: ActionRecord) => filter.receivers.has(a.receiver) && filter.accounts.has(a.account) && (!filter.names || filter.names.has(a.name))
+  for (const a of payload.actions)
+    if (executed.has(a.trxId)) (byTrx.get(a.trxId) ?? byTrx.set(a.trxId, []).get(a.trxId)!).push(a)
+  const matches = (a: ActionRecord) =>
+    filter.receivers.has(a.receiver) && filter.accounts.has(a.account) && (!filter.names || filter.names.has(a.name))
   const wanted = [...byTrx.entries()].filter(([, actions]) => actions.some(matches))
   if (wanted.length === 0) return []
-  const decode = await decoders(payload.block.num, new Set(wanted.flatMap(([, actions]) => actions.map((a) => a.account))))
+  const decode = await decoders(
+    payload.block.num,
+    new Set(wanted.flatMap(([, actions]) => actions.map((a) => a.account))),
+  )
   const messages: unknown[] = []
   for (const [trxId, actions] of wanted) {
-    const tree = actionTree(actions.map((executedAction) => ({ executed: executedAction })), trxId, payload.block, decode)
+    const tree = actionTree(
+      actions.map((executedAction) => ({ executed: executedAction })),
+      trxId,
+      payload.block,
+      decode,
+    )
     const nodes = new Map<number, (typeof tree.traces)[number]>()
-    const walk = (traces: readonly (typeof tree.traces)[number][]) => traces.forEach((t) => (nodes.set(t.action_ordinal, t), walk(t.inline_traces)))
+    const walk = (traces: readonly (typeof tree.traces)[number][]) =>
+      traces.forEach((t) => (nodes.set(t.action_ordinal, t), walk(t.inline_traces)))
     walk(tree.traces)
-    const attributed = filter.dbops ? attributeRowChanges(actions, payload.rowChanges, receiversOfOthers(payload.actions, trxId)) : []
+    const attributed = filter.dbops
+      ? attributeRowChanges(actions, payload.rowChanges, receiversOfOthers(payload.actions, trxId))
+      : []
     actions.forEach((a, idx) => {
       if (!matches(a)) return
       const node = nodes.get(a.actionOrdinal)!
@@ -94,7 +116,8 @@ async function resolveStart(store: FeedStore, startBlock: number): Promise<numbe
   if (!position) throw AppNotReadyError()
   const head = position.head.blockNum
   const resolved = startBlock === 0 ? head : startBlock < 0 ? Math.max(1, head + startBlock) : startBlock
-  if (resolved <= head && !(await store.blockByNum(resolved))) throw BlockNumNotCoveredError({ requested: resolved, first: (await firstStoredBlock(store, head)) ?? head, head })
+  if (resolved <= head && !(await store.blockByNum(resolved)))
+    throw BlockNumNotCoveredError({ requested: resolved, first: (await firstStoredBlock(store, head)) ?? head, head })
   return resolved
 }
 
@@ -104,7 +127,11 @@ async function resolveStart(store: FeedStore, startBlock: number): Promise<numbe
  * block is sent as it comes (dfuse: no undo signalling); `irreversible_only` sends blocks as they
  * become irreversible; `with_fork_steps` adds `step` and withdraws forked-out actions by `undo`.
  */
-export function actionTracesHandler(deps: { store: FeedStore; feed: StepFeed; decoders: DecoderSource }): StreamHandler {
+export function actionTracesHandler(deps: {
+  store: FeedStore
+  feed: StepFeed
+  decoders: DecoderSource
+}): StreamHandler {
   return async (request, out) => {
     const filter = parseFilter(request)
     const fromBlock = await resolveStart(deps.store, request.startBlock)
@@ -113,7 +140,9 @@ export function actionTracesHandler(deps: { store: FeedStore; feed: StepFeed; de
     const emit = async (items: readonly FeedItem[]) => {
       for (const { step, payload } of items) {
         if (out.closed) return
-        const sends = request.irreversibleOnly ? step.type === 'irreversible' : step.type === 'new' || step.type === 'redo' || (filter.forkSteps && step.type === 'undo')
+        const sends = request.irreversibleOnly
+          ? step.type === 'irreversible'
+          : step.type === 'new' || step.type === 'redo' || (filter.forkSteps && step.type === 'undo')
         if (!sends) continue
         if (payload) {
           const stepName = filter.forkSteps ? (step.type === 'irreversible' ? 'new' : step.type) : undefined
@@ -124,6 +153,10 @@ export function actionTracesHandler(deps: { store: FeedStore; feed: StepFeed; de
       }
       await out.drain()
     }
-    return followFrom({ store: deps.store, feed: deps.feed, fromBlock, mode: request.irreversibleOnly ? 'irreversible' : 'apply' }, emit, out.error)
+    return followFrom(
+      { store: deps.store, feed: deps.feed, fromBlock, mode: request.irreversibleOnly ? 'irreversible' : 'apply' },
+      emit,
+      out.error,
+    )
   }
 }

@@ -1,6 +1,12 @@
 import type { WebSocket } from 'ws'
 import { AntlerError, formatRfc3339 } from '../../antelope/index.ts'
-import { UnexpectedError, WsConsumerTooSlowError, WsStreamAlreadyExistError, WsStreamNotFoundError, WsTooMuchStreamError } from '../errors.ts'
+import {
+  UnexpectedError,
+  WsConsumerTooSlowError,
+  WsStreamAlreadyExistError,
+  WsStreamNotFoundError,
+  WsTooMuchStreamError,
+} from '../errors.ts'
 import { newTraceId } from '../plugins/errors.ts'
 import { wireError } from '../wire-error.ts'
 import { frameReqId, parseFrame, type StreamRequest } from './envelope.ts'
@@ -16,7 +22,10 @@ export interface StreamOutput {
   error(error: unknown): void
   /** True once the stream was unlistened or the connection closed: a handler stops producing. */
   readonly closed: boolean
-  /** Resolves once the socket's send buffer is back under a quarter of its bound (or the stream closed): a replay awaits it between batches. */
+  /**
+   * Resolves once the socket's send buffer is back under a quarter of its bound (or the stream closed): a replay awaits
+   * it between batches.
+   */
   drain(): Promise<void>
 }
 
@@ -32,7 +41,11 @@ export interface ConnectionLimits {
   readonly pingIntervalMs: number
 }
 
-export const DEFAULT_CONNECTION_LIMITS: ConnectionLimits = { maxListeners: 12, maxBufferedBytes: 16 * 1024 * 1024, pingIntervalMs: 10_000 }
+export const DEFAULT_CONNECTION_LIMITS: ConnectionLimits = {
+  maxListeners: 12,
+  maxBufferedBytes: 16 * 1024 * 1024,
+  pingIntervalMs: 10_000,
+}
 
 /** How often a waiting replay looks at the send buffer (ws has no drain event on the WebSocket itself). */
 const DRAIN_POLL_MS = 20
@@ -45,14 +58,21 @@ const CLOSE_TOO_SLOW = 1008
  * type; replies carry the request's `req_id`. Frames are handled in arrival order. Every send
  * checks the socket's buffer: a client that does not read is closed instead of growing memory.
  */
-export function serveStreamConnection(socket: WebSocket, handlers: Readonly<Record<Exclude<StreamRequest['type'], 'unlisten'>, StreamHandler>>, limits: ConnectionLimits = DEFAULT_CONNECTION_LIMITS): void {
+export function serveStreamConnection(
+  socket: WebSocket,
+  handlers: Readonly<Record<Exclude<StreamRequest['type'], 'unlisten'>, StreamHandler>>,
+  limits: ConnectionLimits = DEFAULT_CONNECTION_LIMITS,
+): void {
   const listeners = new Map<string, { listener?: Listener; output: { closed: boolean } }>()
   let open = true
 
   const write = (message: Record<string, unknown>) => {
     if (!open || socket.readyState !== socket.OPEN) return
     if (socket.bufferedAmount > limits.maxBufferedBytes) {
-      const error = WsConsumerTooSlowError({ bufferedBytes: socket.bufferedAmount, limitBytes: limits.maxBufferedBytes })
+      const error = WsConsumerTooSlowError({
+        bufferedBytes: socket.bufferedAmount,
+        limitBytes: limits.maxBufferedBytes,
+      })
       // The error goes out ahead of the close; the buffer is already over its bound once.
       socket.send(JSON.stringify({ type: 'error', data: wireError(error, newTraceId()) }))
       shutdown()
@@ -89,7 +109,8 @@ export function serveStreamConnection(socket: WebSocket, handlers: Readonly<Reco
 
   const start = async (request: StreamRequest) => {
     if (listeners.has(request.reqId)) throw WsStreamAlreadyExistError({ reqId: request.reqId })
-    if (listeners.size >= limits.maxListeners) throw WsTooMuchStreamError({ actual: listeners.size, maximum: limits.maxListeners })
+    if (listeners.size >= limits.maxListeners)
+      throw WsTooMuchStreamError({ actual: listeners.size, maximum: limits.maxListeners })
     const state = { closed: false }
     const entry: { listener?: Listener; output: { closed: boolean } } = { output: state }
     listeners.set(request.reqId, entry)
@@ -105,7 +126,8 @@ export function serveStreamConnection(socket: WebSocket, handlers: Readonly<Reco
         return state.closed || !open
       },
       drain: async () => {
-        while (!state.closed && open && socket.bufferedAmount > limits.maxBufferedBytes / 4) await new Promise((resolve) => setTimeout(resolve, DRAIN_POLL_MS))
+        while (!state.closed && open && socket.bufferedAmount > limits.maxBufferedBytes / 4)
+          await new Promise((resolve) => setTimeout(resolve, DRAIN_POLL_MS))
       },
     }
     try {

@@ -1,7 +1,13 @@
-import { WsBinaryMessageUnsupportedError, WsInvalidJsonMessageDataError, WsInvalidJsonMessageError, WsUnknownMessageError } from '../errors.ts'
+import {
+  WsBinaryMessageUnsupportedError,
+  WsInvalidJsonMessageDataError,
+  WsInvalidJsonMessageError,
+  WsUnknownMessageError,
+} from '../errors.ts'
 
 /** The request types of dfuse's `/v1/stream` (reference/dfuse-wire.md §1.3), aliases resolved. */
-export type StreamRequestType = 'get_action_traces' | 'get_table_rows' | 'get_transaction_lifecycle' | 'get_head_info' | 'unlisten'
+export type StreamRequestType =
+  'get_action_traces' | 'get_table_rows' | 'get_transaction_lifecycle' | 'get_head_info' | 'unlisten'
 
 const TYPES: Readonly<Record<string, StreamRequestType>> = {
   get_action_traces: 'get_action_traces',
@@ -31,11 +37,24 @@ export interface StreamRequest {
 /** What a frame is before its type is served: a `pong` (ignored) or a request. */
 export type ParsedFrame = { readonly pong: true } | { readonly pong: false; readonly request: StreamRequest }
 
-function field<T>(message: Record<string, unknown>, name: string, kind: 'boolean' | 'string' | 'integer' | 'object', fallback: T): T {
+function field<T>(
+  message: Record<string, unknown>,
+  name: string,
+  kind: 'boolean' | 'string' | 'integer' | 'object',
+  fallback: T,
+): T {
   const value = message[name]
   if (value === undefined || value === null) return fallback
-  const ok = kind === 'integer' ? Number.isSafeInteger(value) : kind === 'object' ? typeof value === 'object' && !Array.isArray(value) : typeof value === kind
-  if (!ok) throw WsInvalidJsonMessageDataError({ reason: `'${name}' must be ${kind === 'integer' ? 'an integer' : `a ${kind}`}` })
+  const ok =
+    kind === 'integer'
+      ? Number.isSafeInteger(value)
+      : kind === 'object'
+        ? typeof value === 'object' && !Array.isArray(value)
+        : typeof value === kind
+  if (!ok)
+    throw WsInvalidJsonMessageDataError({
+      reason: `'${name}' must be ${kind === 'integer' ? 'an integer' : `a ${kind}`}`,
+    })
   return value as T
 }
 
@@ -57,7 +76,13 @@ export function parseFrame(data: Buffer, isBinary: boolean): ParsedFrame {
   } catch (error) {
     throw WsInvalidJsonMessageError({ reason: (error as Error).message })
   }
-  if (typeof message !== 'object' || message === null || Array.isArray(message) || typeof (message as { type?: unknown }).type !== 'string') throw WsInvalidJsonMessageError({ reason: 'expected an object with a string "type"' })
+  if (
+    typeof message !== 'object' ||
+    message === null ||
+    Array.isArray(message) ||
+    typeof (message as { type?: unknown }).type !== 'string'
+  )
+    throw WsInvalidJsonMessageError({ reason: 'expected an object with a string "type"' })
   const m = message as Record<string, unknown>
   if (m.type === 'pong') return { pong: true }
   const type = TYPES[m.type as string]

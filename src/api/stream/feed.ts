@@ -39,7 +39,12 @@ export function followFrom(
         const block = await store.blockByNum(num)
         if (block) blocks.push(block)
       }
-      const steps: Step[] = blocks.map((b) => ({ seq: 0, type: mode === 'apply' ? 'new' : 'irreversible', blockNum: b.num, blockId: b.id }))
+      const steps: Step[] = blocks.map((b) => ({
+        seq: 0,
+        type: mode === 'apply' ? 'new' : 'irreversible',
+        blockNum: b.num,
+        blockId: b.id,
+      }))
       const payloads = await store.stepPayloads(steps)
       if (!closed && steps.length) await onItems(steps.map((step, i) => ({ step, payload: payloads[i] })))
     }
@@ -56,14 +61,20 @@ export function followFrom(
     if (closed) return
     const lastBlock = last > 0 ? await store.blockByNum(last) : undefined
     const lastSteps = lastBlock ? await store.stepsOfBlock(lastBlock.id) : []
-    const anchor = (mode === 'apply' ? lastSteps.filter(isApply) : lastSteps.filter((s) => s.type === 'irreversible')).at(-1)
+    const anchor = (
+      mode === 'apply' ? lastSteps.filter(isApply) : lastSteps.filter((s) => s.type === 'irreversible')
+    ).at(-1)
     const afterSeq = anchor?.seq ?? 0
     // Only a start above head (or at LIB's anchor, for blocks it replayed) skips blocks below it.
     const floor = fromHead ? 0 : Math.max(fromBlock, last + 1)
     live = feed.subscribe({
       afterSeq,
       onSteps: (items) => {
-        const wanted = items.filter((item) => (mode === 'irreversible' ? item.step.type === 'irreversible' && item.step.blockNum >= fromBlock : item.step.type === 'irreversible' || item.step.blockNum >= floor))
+        const wanted = items.filter((item) =>
+          mode === 'irreversible'
+            ? item.step.type === 'irreversible' && item.step.blockNum >= fromBlock
+            : item.step.type === 'irreversible' || item.step.blockNum >= floor,
+        )
         return wanted.length ? onItems(wanted) : undefined
       },
       onError,

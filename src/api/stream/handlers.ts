@@ -9,7 +9,10 @@ import { headInfoHandler } from './head-info.ts'
 import { tableRowsHandler } from './table-rows.ts'
 import { transactionLifecycleHandler } from './transaction-lifecycle.ts'
 
-/** What the stream requests read: the store (blocks, steps, payloads, ABIs, id prefixes), the live hub, state and lifecycles. */
+/**
+ * What the stream requests read: the store (blocks, steps, payloads, ABIs, id prefixes), the live hub, state and
+ * lifecycles.
+ */
 export interface StreamServices {
   readonly store: FeedStore & Pick<Store, 'transactionsByIdPrefix' | 'abi'>
   readonly feed: StepFeed

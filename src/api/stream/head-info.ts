@@ -23,7 +23,8 @@ function headInfo(head: BlockRecord, lib: { num: number; id: string }) {
 export function headInfoHandler(deps: { store: FeedStore; feed: StepFeed }): StreamHandler {
   return async (request, out) => {
     if (request.irreversibleOnly) throw WsMessageDataValidationError({ reason: "'irreversible_only' is not supported" })
-    if (!request.fetch && !request.listen) throw WsMessageDataValidationError({ reason: "one of 'fetch' or 'listen' is required" })
+    if (!request.fetch && !request.listen)
+      throw WsMessageDataValidationError({ reason: "one of 'fetch' or 'listen' is required" })
     const position = await deps.store.position()
     const head = position && (await deps.store.blockByNum(position.head.blockNum))
     const libNum = position ? Math.min(position.lib, position.head.blockNum) : 0
@@ -33,11 +34,16 @@ export function headInfoHandler(deps: { store: FeedStore; feed: StepFeed }): Str
       if (!request.listen) throw AppHeadInfoNotReadyError()
     } else out.send('head_info', headInfo(head, lib))
     if (!request.listen) return undefined
-    return followAfterHead({ ...deps, headId: position?.head.blockId }, (items) => {
-      for (const { step, payload } of items) {
-        if (step.type === 'irreversible' && step.blockNum > lib.num) lib = { num: step.blockNum, id: step.blockId }
-        else if ((step.type === 'new' || step.type === 'redo') && payload) out.send('head_info', headInfo(payload.block, lib))
-      }
-    }, out.error)
+    return followAfterHead(
+      { ...deps, headId: position?.head.blockId },
+      (items) => {
+        for (const { step, payload } of items) {
+          if (step.type === 'irreversible' && step.blockNum > lib.num) lib = { num: step.blockNum, id: step.blockId }
+          else if ((step.type === 'new' || step.type === 'redo') && payload)
+            out.send('head_info', headInfo(payload.block, lib))
+        }
+      },
+      out.error,
+    )
   }
 }

@@ -7,7 +7,11 @@ const MIN_PROGRESS_INTERVAL_MS = 250
  * `with_progress: N` (§1.4): after a block's data, a `progress` message when the block number is a
  * multiple of N and 250 ms passed since the last one. N = 0: never.
  */
-export function progressReporter(every: number, out: Pick<StreamOutput, 'send'>, now: () => number = Date.now): (blockNum: number, blockId: string) => void {
+export function progressReporter(
+  every: number,
+  out: Pick<StreamOutput, 'send'>,
+  now: () => number = Date.now,
+): (blockNum: number, blockId: string) => void {
   let last = -Infinity
   return (blockNum, blockId) => {
     if (every <= 0 || blockNum % every !== 0 || now() - last < MIN_PROGRESS_INTERVAL_MS) return

@@ -1,4 +1,9 @@
-import { DataTrxAppearanceTimeoutError, DataTrxNotFoundError, type LifecycleService, type TransactionLifecycle } from '../../lifecycle/index.ts'
+import {
+  DataTrxAppearanceTimeoutError,
+  DataTrxNotFoundError,
+  type LifecycleService,
+  type TransactionLifecycle,
+} from '../../lifecycle/index.ts'
 import type { Store } from '../../store/index.ts'
 import { WsMessageDataValidationError } from '../errors.ts'
 import type { StreamHandler } from './connection.ts'
@@ -18,7 +23,10 @@ function checkId(id: string | undefined): string {
 }
 
 /** A lifecycle is final once what ended it (execution or cancelation) is irreversible. */
-const settled = (l: TransactionLifecycle) => (l.execution_trace !== null && l.execution_irreversible) || (l.canceled_by !== null && l.cancelation_irreversible) || (l.transaction_status === 'expired' && l.creation_irreversible)
+const settled = (l: TransactionLifecycle) =>
+  (l.execution_trace !== null && l.execution_irreversible) ||
+  (l.canceled_by !== null && l.cancelation_irreversible) ||
+  (l.transaction_status === 'expired' && l.creation_irreversible)
 
 /**
  * `get_transaction_lifecycle` (§1.7): `fetch` answers the lifecycle (an id prefix of 8+ hex digits
@@ -26,12 +34,19 @@ const settled = (l: TransactionLifecycle) => (l.execution_trace !== null && l.ex
  * time a block holding the transaction is applied, undone or becomes irreversible, and ends once
  * its execution or cancelation is irreversible; each wait gives up after 300 s.
  */
-export function transactionLifecycleHandler(deps: { store: FeedStore & Pick<Store, 'transactionsByIdPrefix'>; feed: StepFeed; lifecycle: LifecycleService; waitMs?: number }): StreamHandler {
+export function transactionLifecycleHandler(deps: {
+  store: FeedStore & Pick<Store, 'transactionsByIdPrefix'>
+  feed: StepFeed
+  lifecycle: LifecycleService
+  waitMs?: number
+}): StreamHandler {
   return async (request, out) => {
     if (request.irreversibleOnly) throw WsMessageDataValidationError({ reason: "'irreversible_only' is not supported" })
-    if (!request.fetch && !request.listen) throw WsMessageDataValidationError({ reason: "one of 'fetch' or 'listen' is required" })
+    if (!request.fetch && !request.listen)
+      throw WsMessageDataValidationError({ reason: "one of 'fetch' or 'listen' is required" })
     let id = checkId(dataString(request.data, 'id'))
-    if (request.listen && id.length !== 64) throw WsMessageDataValidationError({ reason: "'listen' needs the full 64-character transaction id" })
+    if (request.listen && id.length !== 64)
+      throw WsMessageDataValidationError({ reason: "'listen' needs the full 64-character transaction id" })
     if (id.length < 64) {
       const matches = await deps.store.transactionsByIdPrefix(id, 2)
       const ids = new Set(matches.map((m) => m.id))
@@ -65,20 +80,24 @@ export function transactionLifecycleHandler(deps: { store: FeedStore & Pick<Stor
       timer.unref()
     }
     armTimer()
-    const inner = followAfterHead({ ...deps, headId: position?.head.blockId }, async (items) => {
-      for (const { step, payload } of items) {
-        lastSeen = step.blockId
-        if (!payload?.transactions.some((t) => t.id === id)) continue
-        const next = await deps.lifecycle.lifecycle(id)
-        if (!next || out.closed) continue
-        armTimer()
-        out.send('transaction_lifecycle', { lifecycle: next })
-        if (settled(next)) {
-          listener.close()
-          return
+    const inner = followAfterHead(
+      { ...deps, headId: position?.head.blockId },
+      async (items) => {
+        for (const { step, payload } of items) {
+          lastSeen = step.blockId
+          if (!payload?.transactions.some((t) => t.id === id)) continue
+          const next = await deps.lifecycle.lifecycle(id)
+          if (!next || out.closed) continue
+          armTimer()
+          out.send('transaction_lifecycle', { lifecycle: next })
+          if (settled(next)) {
+            listener.close()
+            return
+          }
         }
-      }
-    }, out.error)
+      },
+      out.error,
+    )
     return listener
   }
 }

@@ -93,7 +93,8 @@ export class TransactionExecutor {
   }
 
   private schedule(act: RawAction, receiver: string, creator: number, closestUnnotified: number): number {
-    if (this.traces.length >= MAX_ACTIONS_PER_TRANSACTION) throw chainErrors.transaction('transaction schedules too many actions')
+    if (this.traces.length >= MAX_ACTIONS_PER_TRANSACTION)
+      throw chainErrors.transaction('transaction schedules too many actions')
     const ordinal = this.traces.length + 1
     const trace: ActionTrace = {
       actionOrdinal: ordinal,
@@ -114,8 +115,10 @@ export class TransactionExecutor {
   private execute(ordinal: number, depth: number): void {
     const notified: number[] = [ordinal]
     const inlines: number[] = []
-    for (let i = 0; i < notified.length; i++) this.executeOne(this.scheduled[notified[i] - 1], ordinal, notified, inlines)
-    if (inlines.length > 0 && depth >= MAX_INLINE_DEPTH) throw chainErrors.transaction(`max inline action depth per transaction reached`)
+    for (let i = 0; i < notified.length; i++)
+      this.executeOne(this.scheduled[notified[i] - 1], ordinal, notified, inlines)
+    if (inlines.length > 0 && depth >= MAX_INLINE_DEPTH)
+      throw chainErrors.transaction(`max inline action depth per transaction reached`)
     for (const inline of inlines) this.execute(inline, depth + 1)
   }
 
@@ -134,17 +137,22 @@ export class TransactionExecutor {
         try {
           return Serializer.objectify(Serializer.decode({ abi, type, data: act.data })) as T
         } catch (error) {
-          throw chainErrors.unpack(`unable to unpack action data of ${act.account}::${act.name}: ${(error as Error).message}`)
+          throw chainErrors.unpack(
+            `unable to unpack action data of ${act.account}::${act.name}: ${(error as Error).message}`,
+          )
         }
       },
       requireAuth(account, permission) {
-        const ok = act.authorization.some((l) => l.actor === account && (permission === undefined || l.permission === permission))
+        const ok = act.authorization.some(
+          (l) => l.actor === account && (permission === undefined || l.permission === permission),
+        )
         if (!ok) throw chainErrors.missingAuth(`missing authority of ${account}${permission ? `/${permission}` : ''}`)
       },
       hasAuth: (account) => act.authorization.some((l) => l.actor === account),
       isAccount: (name) => state.has('account', name),
       requireRecipient: (account) => {
-        if (!state.has('account', account)) throw chainErrors.actionValidate(`can not notify non-existent account ${account}`)
+        if (!state.has('account', account))
+          throw chainErrors.actionValidate(`can not notify non-existent account ${account}`)
         if (notified.some((o) => this.scheduled[o - 1].trace.receiver === account)) return
         notified.push(this.schedule(act, account, trace.actionOrdinal, firstOrdinal))
       },
@@ -175,12 +183,16 @@ export class TransactionExecutor {
   /** Inline actions must be authorized by the sender's `eosio.code` permission. */
   private checkInline(sender: string, inline: RawAction): void {
     const { state } = this.args
-    if (!state.has('account', inline.account)) throw chainErrors.actionValidate(`inline action's code account ${inline.account} does not exist`)
+    if (!state.has('account', inline.account))
+      throw chainErrors.actionValidate(`inline action's code account ${inline.account} does not exist`)
     const checker = new AuthorityChecker(state, new Set(), new Set([permissionKey(sender, 'eosio.code')]))
     for (const level of inline.authorization) {
-      if (!state.has('account', level.actor)) throw chainErrors.actionValidate(`inline action's authorizing actor ${level.actor} does not exist`)
+      if (!state.has('account', level.actor))
+        throw chainErrors.actionValidate(`inline action's authorizing actor ${level.actor} does not exist`)
       if (!checker.satisfies(level)) {
-        throw chainErrors.unsatisfiedAuthorization(`transaction declares authority '${JSON.stringify(level)}', but does not have signatures for it under a provided delay of 0 ms, provided permissions [{"actor":"${sender}","permission":"eosio.code"}], provided keys [], and a delay max limit of 3888000000 ms`)
+        throw chainErrors.unsatisfiedAuthorization(
+          `transaction declares authority '${JSON.stringify(level)}', but does not have signatures for it under a provided delay of 0 ms, provided permissions [{"actor":"${sender}","permission":"eosio.code"}], provided keys [], and a delay max limit of 3888000000 ms`,
+        )
       }
     }
   }
@@ -243,8 +255,12 @@ export class TransactionExecutor {
       find: (scope, table, primaryKey) => state.get('contract_row', contractRowKey(code, scope, table, primaryKey)),
       store: (scope, table, payer, primaryKey, value) => {
         const key = contractRowKey(code, scope, table, primaryKey)
-        if (state.has('contract_row', key)) throw chainErrors.transaction(`db_store_i64: a row with primary key ${primaryKey} already exists in ${code}:${scope}:${table}`)
-        if (!state.has('account', payer)) throw chainErrors.actionValidate(`db_store_i64: payer ${payer} does not exist`)
+        if (state.has('contract_row', key))
+          throw chainErrors.transaction(
+            `db_store_i64: a row with primary key ${primaryKey} already exists in ${code}:${scope}:${table}`,
+          )
+        if (!state.has('account', payer))
+          throw chainErrors.actionValidate(`db_store_i64: payer ${payer} does not exist`)
         ensureTable(scope, table, payer)
         state.put('contract_row', key, { code, scope, table, primaryKey, payer, value })
         addRam(payer, ROW_OVERHEAD_BYTES + BigInt(value.length))
@@ -252,7 +268,10 @@ export class TransactionExecutor {
       update: (scope, table, primaryKey, payer, value) => {
         const key = contractRowKey(code, scope, table, primaryKey)
         const old = state.get('contract_row', key)
-        if (!old) throw chainErrors.transaction(`db_update_i64: no row with primary key ${primaryKey} in ${code}:${scope}:${table}`)
+        if (!old)
+          throw chainErrors.transaction(
+            `db_update_i64: no row with primary key ${primaryKey} in ${code}:${scope}:${table}`,
+          )
         if (payer !== old.payer) {
           addRam(old.payer, -(ROW_OVERHEAD_BYTES + BigInt(old.value.length)))
           addRam(payer, ROW_OVERHEAD_BYTES + BigInt(value.length))
@@ -264,7 +283,10 @@ export class TransactionExecutor {
       remove: (scope, table, primaryKey) => {
         const key = contractRowKey(code, scope, table, primaryKey)
         const old = state.get('contract_row', key)
-        if (!old) throw chainErrors.transaction(`db_remove_i64: no row with primary key ${primaryKey} in ${code}:${scope}:${table}`)
+        if (!old)
+          throw chainErrors.transaction(
+            `db_remove_i64: no row with primary key ${primaryKey} in ${code}:${scope}:${table}`,
+          )
         state.delete('contract_row', key)
         addRam(old.payer, -(ROW_OVERHEAD_BYTES + BigInt(old.value.length)))
         dropTableIfEmpty(scope, table)
@@ -274,7 +296,9 @@ export class TransactionExecutor {
 }
 
 function sequenceRow(state: StateDb, account: string) {
-  return state.get('_account_sequence', account) ?? { recvSequence: 0n, authSequence: 0n, codeSequence: 0, abiSequence: 0 }
+  return (
+    state.get('_account_sequence', account) ?? { recvSequence: 0n, authSequence: 0n, codeSequence: 0, abiSequence: 0 }
+  )
 }
 
 /** Orders names by their uint64 value, as nodeos's flat_maps do. */

@@ -59,9 +59,15 @@ export class AuthorityChecker {
  * The permission an action needs from `actor` (`permission_link`, else `active`), and whether the
  * declared permission reaches it: it must be that permission or one of its ancestors.
  */
-export function declaredPermissionSuffices(state: StateDb, level: PermissionLevel, code: string, action: string): boolean {
+export function declaredPermissionSuffices(
+  state: StateDb,
+  level: PermissionLevel,
+  code: string,
+  action: string,
+): boolean {
   const linked =
-    state.get('permission_link', linkKey(level.actor, code, action)) ?? state.get('permission_link', linkKey(level.actor, code, ''))
+    state.get('permission_link', linkKey(level.actor, code, action)) ??
+    state.get('permission_link', linkKey(level.actor, code, ''))
   let required = linked?.requiredPermission ?? 'active'
   if (required === 'eosio.any') return true
   for (let hops = 0; hops < 16; hops++) {

@@ -19,7 +19,9 @@ export interface BlockReceipt {
   readonly status: number
   readonly cpuUsageUs: number
   readonly netUsageWords: number
-  readonly trx: { readonly kind: 'id'; readonly id: string } | { readonly kind: 'packed'; readonly id: string; readonly packed: PackedTransactionInput }
+  readonly trx:
+    | { readonly kind: 'id'; readonly id: string }
+    | { readonly kind: 'packed'; readonly id: string; readonly packed: PackedTransactionInput }
 }
 
 export function packHeader(h: BlockHeader): Uint8Array {
@@ -47,7 +49,11 @@ export function signatureBytes(text: string): Uint8Array {
 }
 
 /** Packs the `signed_block` SHiP sends in `block`. */
-export function packSignedBlock(header: BlockHeader, producerSignature: string, receipts: readonly BlockReceipt[]): Uint8Array {
+export function packSignedBlock(
+  header: BlockHeader,
+  producerSignature: string,
+  receipts: readonly BlockReceipt[],
+): Uint8Array {
   const w = new BinaryWriter(256 + receipts.length * 256).raw(packHeader(header)).raw(signatureBytes(producerSignature))
   w.varuint32(receipts.length)
   for (const r of receipts) {

@@ -21,13 +21,18 @@ export function chainAbiOf(chain: Chain, account: string): ABI | undefined {
  * Signs actions with the development key and pushes them. TAPOS references LIB, as wharfkit does,
  * so the transaction stays valid (and is re-included) when a fork replaces reversible blocks.
  */
-export function pushSigned(chain: Chain, actions: readonly ActionToSign[], options: { delaySec?: number; nonce?: number } = {}) {
+export function pushSigned(
+  chain: Chain,
+  actions: readonly ActionToSign[],
+  options: { delaySec?: number; nonce?: number } = {},
+) {
   const lib = chain.block(chain.lib.blockNum)!
   const input = signTransaction({
     chainId: chain.chainId,
     ref: { blockNum: lib.num, blockId: lib.id, slot: Math.max(lib.slot, chain.head.slot) },
     actions,
-    abiOf: (account) => (account === 'eosio.token' ? token.abi : account === 'rawdb' ? rawdb.abi : chainAbiOf(chain, account)),
+    abiOf: (account) =>
+      account === 'eosio.token' ? token.abi : account === 'rawdb' ? rawdb.abi : chainAbiOf(chain, account),
     keys: [PrivateKey.from(DEV_PRIVATE_KEY)],
     ...options,
   })
@@ -40,22 +45,66 @@ export function pushSigned(chain: Chain, actions: readonly ActionToSign[], optio
  * and rawdb (whose active permission includes rawdb@eosio.code, so it can send inline actions).
  */
 export function bootChain(chain: Chain): void {
-  const newaccount = (name: string) => ({ account: 'eosio', name: 'newaccount', authorization: EOSIO_ACTIVE, data: { creator: 'eosio', name, owner: keyAuthority(), active: keyAuthority() } })
+  const newaccount = (name: string) => ({
+    account: 'eosio',
+    name: 'newaccount',
+    authorization: EOSIO_ACTIVE,
+    data: { creator: 'eosio', name, owner: keyAuthority(), active: keyAuthority() },
+  })
   pushSigned(chain, ['eosio.token', ...GENESIS_USERS, 'rawdb'].map(newaccount))
   for (const contract of [token, rawdb]) {
     const auth = [{ actor: contract.name, permission: 'active' }]
     pushSigned(chain, [
-      { account: 'eosio', name: 'setcode', authorization: auth, data: { account: contract.name, vmtype: 0, vmversion: 0, code: toHex(contract.markerCode) } },
-      { account: 'eosio', name: 'setabi', authorization: auth, data: { account: contract.name, abi: toHex(encodeAbiBinary(contract.abi)) } },
+      {
+        account: 'eosio',
+        name: 'setcode',
+        authorization: auth,
+        data: { account: contract.name, vmtype: 0, vmversion: 0, code: toHex(contract.markerCode) },
+      },
+      {
+        account: 'eosio',
+        name: 'setabi',
+        authorization: auth,
+        data: { account: contract.name, abi: toHex(encodeAbiBinary(contract.abi)) },
+      },
     ])
   }
-  const rawdbActive = { ...keyAuthority(), accounts: [{ permission: { actor: 'rawdb', permission: 'eosio.code' }, weight: 1 }] }
-  pushSigned(chain, [{ account: 'eosio', name: 'updateauth', authorization: [{ actor: 'rawdb', permission: 'active' }], data: { account: 'rawdb', permission: 'active', parent: 'owner', auth: rawdbActive } }])
-  pushSigned(chain, [{ account: 'eosio.token', name: 'create', authorization: [{ actor: 'eosio.token', permission: 'active' }], data: { issuer: 'eosio', maximum_supply: '10000000000.0000 EOS' } }])
-  pushSigned(chain, [{ account: 'eosio.token', name: 'issue', authorization: EOSIO_ACTIVE, data: { to: 'eosio', quantity: '1000000000.0000 EOS', memo: 'genesis' } }])
+  const rawdbActive = {
+    ...keyAuthority(),
+    accounts: [{ permission: { actor: 'rawdb', permission: 'eosio.code' }, weight: 1 }],
+  }
+  pushSigned(chain, [
+    {
+      account: 'eosio',
+      name: 'updateauth',
+      authorization: [{ actor: 'rawdb', permission: 'active' }],
+      data: { account: 'rawdb', permission: 'active', parent: 'owner', auth: rawdbActive },
+    },
+  ])
+  pushSigned(chain, [
+    {
+      account: 'eosio.token',
+      name: 'create',
+      authorization: [{ actor: 'eosio.token', permission: 'active' }],
+      data: { issuer: 'eosio', maximum_supply: '10000000000.0000 EOS' },
+    },
+  ])
+  pushSigned(chain, [
+    {
+      account: 'eosio.token',
+      name: 'issue',
+      authorization: EOSIO_ACTIVE,
+      data: { to: 'eosio', quantity: '1000000000.0000 EOS', memo: 'genesis' },
+    },
+  ])
   pushSigned(
     chain,
-    GENESIS_USERS.map((to) => ({ account: 'eosio.token', name: 'transfer', authorization: EOSIO_ACTIVE, data: { from: 'eosio', to, quantity: '1000.0000 EOS', memo: 'genesis' } })),
+    GENESIS_USERS.map((to) => ({
+      account: 'eosio.token',
+      name: 'transfer',
+      authorization: EOSIO_ACTIVE,
+      data: { from: 'eosio', to, quantity: '1000.0000 EOS', memo: 'genesis' },
+    })),
   )
   chain.produceBlock()
 }

@@ -7,7 +7,12 @@ import { StateDb } from '../state/state-db.ts'
 import type { NativeContract } from './apply-context.ts'
 import { blockIdOf, packSignedBlock, type BlockHeader } from './block.ts'
 import { DEV_PRIVATE_KEY, producerNames, writeGenesisState } from './genesis.ts'
-import { decodeTransaction, recoverSigningKeys, type DecodedTransaction, type PackedTransactionInput } from './intake.ts'
+import {
+  decodeTransaction,
+  recoverSigningKeys,
+  type DecodedTransaction,
+  type PackedTransactionInput,
+} from './intake.ts'
 import { PendingBlock, type AppliedTransaction, type SavannaBlockInputs } from './pending-block.ts'
 import { finalityExtensionOf, finalizerPolicyOf, type FinalizerPolicy, type QcClaim } from './savanna.ts'
 import { encodeTraces, type TransactionTrace } from './traces.ts'
@@ -82,7 +87,12 @@ export class Chain {
     this.producerKey = options.signBlocks === false ? undefined : PrivateKey.from(DEV_PRIVATE_KEY)
     this.now = options.now ?? Date.now
     this.log = new BlockLog(options.dataDir)
-    let meta = this.log.meta() ?? { chainId: toHex(randomBytes(32)), genesisSlot: msToBlockSlot(this.now()), producers: producerNames(options.producers), ...(options.savanna ? { savannaFrom: 2 } : {}) }
+    let meta = this.log.meta() ?? {
+      chainId: toHex(randomBytes(32)),
+      genesisSlot: msToBlockSlot(this.now()),
+      producers: producerNames(options.producers),
+      ...(options.savanna ? { savannaFrom: 2 } : {}),
+    }
     // A legacy chain reopened in Savanna mode switches with its next block, as a Spring chain did.
     if (options.savanna && meta.savannaFrom === undefined && this.log.lastNum() > 0) {
       meta = { ...meta, savannaFrom: this.log.lastNum() + 1 }
@@ -94,7 +104,10 @@ export class Chain {
     writeGenesisState(this.state, { genesisSlot: meta.genesisSlot, producers: meta.producers })
     const genesis = this.genesisBlock(meta.genesisSlot)
     const stored = this.log.get(1)
-    if (stored && stored.id !== genesis.id) throw chainErrors.transaction(`devchain: genesis in ${options.dataDir} does not match (stored ${stored.id}, computed ${genesis.id})`)
+    if (stored && stored.id !== genesis.id)
+      throw chainErrors.transaction(
+        `devchain: genesis in ${options.dataDir} does not match (stored ${stored.id}, computed ${genesis.id})`,
+      )
     if (!stored) {
       this.log.setMeta(meta)
       this.log.append(genesis)
@@ -105,7 +118,14 @@ export class Chain {
   }
 
   private genesisBlock(slot: number): StoredBlock {
-    const header: BlockHeader = { slot, producer: 'eosio', previous: '0'.repeat(64), transactionMroot: '0'.repeat(64), actionMroot: '0'.repeat(64), scheduleVersion: 0 }
+    const header: BlockHeader = {
+      slot,
+      producer: 'eosio',
+      previous: '0'.repeat(64),
+      transactionMroot: '0'.repeat(64),
+      actionMroot: '0'.repeat(64),
+      scheduleVersion: 0,
+    }
     return {
       num: 1,
       id: blockIdOf(header, 1),
@@ -130,7 +150,10 @@ export class Chain {
         pending.apply(trx, input.trusted ? undefined : recoverSigningKeys(this.chainId, trx))
       }
       const block = this.seal(pending, false)
-      if (block.id !== stored.id) throw chainErrors.transaction(`devchain: replay diverged at block ${stored.num} (stored ${stored.id}, produced ${block.id})`)
+      if (block.id !== stored.id)
+        throw chainErrors.transaction(
+          `devchain: replay diverged at block ${stored.num} (stored ${stored.id}, produced ${block.id})`,
+        )
     }
   }
 
@@ -157,7 +180,9 @@ export class Chain {
 
   /** Savanna mode: the first Savanna block and the finalizer policy; undefined on a legacy chain. */
   get savanna(): { readonly from: number; readonly policy: FinalizerPolicy; readonly stalled: boolean } | undefined {
-    return this.savannaFrom === undefined ? undefined : { from: this.savannaFrom, policy: finalizerPolicyOf(this.producers), stalled: this.stalled }
+    return this.savannaFrom === undefined
+      ? undefined
+      : { from: this.savannaFrom, policy: finalizerPolicyOf(this.producers), stalled: this.stalled }
   }
 
   /**
@@ -166,7 +191,8 @@ export class Chain {
    * and LIB jumps to head − 2.
    */
   setFinalityStalled(stalled: boolean): void {
-    if (this.savannaFrom === undefined) throw chainErrors.badRequest('finality can only be stalled on a Savanna chain (--savanna)')
+    if (this.savannaFrom === undefined)
+      throw chainErrors.badRequest('finality can only be stalled on a Savanna chain (--savanna)')
     this.stalled = stalled
   }
 
@@ -199,7 +225,14 @@ export class Chain {
   private openPending(slot: number, producer: string, replayedClaim?: QcClaim): PendingBlock {
     const num = this.headBlock.num + 1
     return new PendingBlock(
-      { state: this.state, contracts: this.contracts, systemContract: this.systemContract, chainId: this.chainId, blockIdAt: (n) => this.ids[n], producerKey: this.producerKey },
+      {
+        state: this.state,
+        contracts: this.contracts,
+        systemContract: this.systemContract,
+        chainId: this.chainId,
+        blockIdAt: (n) => this.ids[n],
+        producerKey: this.producerKey,
+      },
       num,
       slot,
       producer,
@@ -214,8 +247,10 @@ export class Chain {
     if (from === undefined || num < from) return undefined
     let qcClaim: QcClaim
     if (replayedClaim) qcClaim = replayedClaim
-    else if (num === from) qcClaim = { blockNum: num, isStrongQc: false } // the Savanna Genesis block claims itself
-    else if (this.stalled) qcClaim = finalityExtensionOf(this.headBlock.block)?.qcClaim ?? { blockNum: from, isStrongQc: false }
+    else if (num === from)
+      qcClaim = { blockNum: num, isStrongQc: false } // the Savanna Genesis block claims itself
+    else if (this.stalled)
+      qcClaim = finalityExtensionOf(this.headBlock.block)?.qcClaim ?? { blockNum: from, isStrongQc: false }
     else qcClaim = { blockNum: num - 1, isStrongQc: true }
     const claimedBlock = qcClaim.blockNum < num ? this.block(qcClaim.blockNum) : undefined
     return {
@@ -342,7 +377,11 @@ export class Chain {
       this.produceBlock()
       slot = this.headBlock.slot + 1
     }
-    return { fork_block_num: forkBlockNum, old_head: oldHead, new_head: { block_num: this.headBlock.num, block_id: this.headBlock.id } }
+    return {
+      fork_block_num: forkBlockNum,
+      old_head: oldHead,
+      new_head: { block_num: this.headBlock.num, block_id: this.headBlock.id },
+    }
   }
 
   /** Groups many block productions into one disk transaction (chain builder). */

@@ -17,7 +17,11 @@ export function keyAuthority(key = DEV_PUBLIC_KEY_K1): Authority {
 
 /** Producer account names: producera, producerb, … */
 export function producerNames(count: number): string[] {
-  return Array.from({ length: count }, (_, i) => `producer${String.fromCharCode(97 + (i % 26))}${i >= 26 ? String.fromCharCode(97 + Math.floor(i / 26)) : ''}`)
+  return Array.from(
+    { length: count },
+    (_, i) =>
+      `producer${String.fromCharCode(97 + (i % 26))}${i >= 26 ? String.fromCharCode(97 + Math.floor(i / 26)) : ''}`,
+  )
 }
 
 /** Writes the genesis state (before block 1): `eosio` with the system ABI, and the producer accounts. */
@@ -25,10 +29,31 @@ export function writeGenesisState(state: StateDb, args: { genesisSlot: number; p
   const systemAbi = encodeAbiBinary(ABI.from(SYSTEM_ABI))
   const accounts = ['eosio', ...args.producers]
   for (const name of accounts) {
-    state.put('account', name, { name, creationSlot: args.genesisSlot, abi: name === 'eosio' ? systemAbi : new Uint8Array(0) })
-    state.put('account_metadata', name, { name, privileged: name === 'eosio', lastCodeUpdateUs: 0n, codeHash: undefined })
-    state.put('permission', permissionKey(name, 'owner'), { owner: name, name: 'owner', parent: '', lastUpdatedUs: 0n, auth: keyAuthority() })
-    state.put('permission', permissionKey(name, 'active'), { owner: name, name: 'active', parent: 'owner', lastUpdatedUs: 0n, auth: keyAuthority() })
+    state.put('account', name, {
+      name,
+      creationSlot: args.genesisSlot,
+      abi: name === 'eosio' ? systemAbi : new Uint8Array(0),
+    })
+    state.put('account_metadata', name, {
+      name,
+      privileged: name === 'eosio',
+      lastCodeUpdateUs: 0n,
+      codeHash: undefined,
+    })
+    state.put('permission', permissionKey(name, 'owner'), {
+      owner: name,
+      name: 'owner',
+      parent: '',
+      lastUpdatedUs: 0n,
+      auth: keyAuthority(),
+    })
+    state.put('permission', permissionKey(name, 'active'), {
+      owner: name,
+      name: 'active',
+      parent: 'owner',
+      lastUpdatedUs: 0n,
+      auth: keyAuthority(),
+    })
     state.put('resource_limits', name, { owner: name, netWeight: -1n, cpuWeight: -1n, ramBytes: -1n })
   }
   state.put('_account_sequence', 'eosio', { recvSequence: 0n, authSequence: 0n, codeSequence: 0, abiSequence: 1 })

@@ -1,6 +1,13 @@
 import { inflateSync } from 'node:zlib'
 import { Serializer, Signature, Transaction } from '@wharfkit/antelope'
-import { fromHex, isValidName, packContextFreeData, signingDigest, transactionId, type RawAction } from '../../antelope/index.ts'
+import {
+  fromHex,
+  isValidName,
+  packContextFreeData,
+  signingDigest,
+  transactionId,
+  type RawAction,
+} from '../../antelope/index.ts'
 import { chainErrors } from '../errors.ts'
 import type { TransactionHeaderFields } from './traces.ts'
 
@@ -28,16 +35,20 @@ const MAX_SIGNATURES = 64
 
 /** Reads nodeos's `packed_transaction` JSON (compression as a number or `none`/`zlib`). */
 export function packedInputFromJson(body: unknown): PackedTransactionInput {
-  if (typeof body !== 'object' || body === null) throw chainErrors.packedTransactionType('expected a packed transaction object')
+  if (typeof body !== 'object' || body === null)
+    throw chainErrors.packedTransactionType('expected a packed transaction object')
   const b = body as Record<string, unknown>
   const hex = (v: unknown, field: string, optional = false): Uint8Array => {
     if ((v === undefined || v === null || v === '') && optional) return new Uint8Array(0)
-    if (typeof v !== 'string' || !/^([0-9a-fA-F]{2})*$/.test(v)) throw chainErrors.packedTransactionType(`${field} must be hex`)
+    if (typeof v !== 'string' || !/^([0-9a-fA-F]{2})*$/.test(v))
+      throw chainErrors.packedTransactionType(`${field} must be hex`)
     return fromHex(v)
   }
   const signatures = b.signatures ?? []
-  if (!Array.isArray(signatures) || !signatures.every((s) => typeof s === 'string')) throw chainErrors.packedTransactionType('signatures must be an array of strings')
-  if (signatures.length > MAX_SIGNATURES) throw chainErrors.packedTransactionType(`more than ${MAX_SIGNATURES} signatures`)
+  if (!Array.isArray(signatures) || !signatures.every((s) => typeof s === 'string'))
+    throw chainErrors.packedTransactionType('signatures must be an array of strings')
+  if (signatures.length > MAX_SIGNATURES)
+    throw chainErrors.packedTransactionType(`more than ${MAX_SIGNATURES} signatures`)
   const c = b.compression ?? 0
   const compression = c === 0 || c === 'none' ? 0 : c === 1 || c === 'zlib' ? 1 : undefined
   if (compression === undefined) throw chainErrors.packedTransactionType(`unknown compression ${JSON.stringify(c)}`)
@@ -49,7 +60,12 @@ export function packedInputFromJson(body: unknown): PackedTransactionInput {
   }
 }
 
-function toRawAction(a: { account: { toString(): string }; name: { toString(): string }; authorization: { actor: { toString(): string }; permission: { toString(): string } }[]; data: { array: Uint8Array } }): RawAction {
+function toRawAction(a: {
+  account: { toString(): string }
+  name: { toString(): string }
+  authorization: { actor: { toString(): string }; permission: { toString(): string } }[]
+  data: { array: Uint8Array }
+}): RawAction {
   return {
     account: a.account.toString(),
     name: a.name.toString(),
@@ -79,15 +95,21 @@ function unpack(compression: number, bytes: Uint8Array, what: string): Uint8Arra
 }
 
 /** A stored or pushed `packed_transaction`: compression 0 (none) or 1 (zlib) and its bytes as sent. */
-export type PackedBytes = Pick<PackedTransactionInput, 'packedTrx' | 'packedContextFreeData'> & { readonly compression: number }
+export type PackedBytes = Pick<PackedTransactionInput, 'packedTrx' | 'packedContextFreeData'> & {
+  readonly compression: number
+}
 
-/** The serialized `transaction` of a packed one (inflated when zlib): what is decoded, signed and hashed into the id. */
+/**
+ * The serialized `transaction` of a packed one (inflated when zlib): what is decoded, signed and hashed into the id.
+ */
 export function unpackedTrx(packed: Pick<PackedBytes, 'compression' | 'packedTrx'>): Uint8Array {
   return unpack(packed.compression, packed.packedTrx, 'packed_trx')
 }
 
 /** The context-free data of a packed transaction, inflated when zlib and split into its entries. */
-export function unpackedContextFreeData(packed: Pick<PackedBytes, 'compression' | 'packedContextFreeData'>): Uint8Array[] {
+export function unpackedContextFreeData(
+  packed: Pick<PackedBytes, 'compression' | 'packedContextFreeData'>,
+): Uint8Array[] {
   if (packed.packedContextFreeData.length === 0) return []
   return decodeContextFreeData(unpack(packed.compression, packed.packedContextFreeData, 'packed_context_free_data'))
 }
@@ -105,7 +127,8 @@ export function decodeTransaction(input: PackedTransactionInput): DecodedTransac
     throw chainErrors.packedTransactionType(`packed_trx does not unpack: ${(error as Error).message}`)
   }
   // wharfkit ignores trailing bytes; nodeos does not.
-  if (Serializer.encode({ object: trx }).array.length !== packedTrx.length) throw chainErrors.packedTransactionType('packed_trx has trailing bytes')
+  if (Serializer.encode({ object: trx }).array.length !== packedTrx.length)
+    throw chainErrors.packedTransactionType('packed_trx has trailing bytes')
   const actions = trx.actions.map(toRawAction)
   const contextFreeActions = trx.context_free_actions.map(toRawAction)
   for (const a of [...actions, ...contextFreeActions]) {
@@ -149,5 +172,7 @@ export function recoverSigningKeys(chainId: string, trx: DecodedTransaction): Se
 
 /** Net usage nodeos bills: the packed transaction plus its signatures and a fixed overhead, in 8-byte words. */
 export function netUsageWords(trx: DecodedTransaction): number {
-  return Math.ceil((trx.input.packedTrx.length + trx.input.packedContextFreeData.length + 66 * trx.input.signatures.length + 16) / 8)
+  return Math.ceil(
+    (trx.input.packedTrx.length + trx.input.packedContextFreeData.length + 66 * trx.input.signatures.length + 16) / 8,
+  )
 }

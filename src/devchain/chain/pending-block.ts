@@ -1,5 +1,15 @@
 import { PrivateKey, Serializer, Transaction } from '@wharfkit/antelope'
-import { BinaryReader, blockSlotToMs, legacyMerkleRoot, refBlockPrefix, toHex, transactionId, transactionReceiptDigest, fromHex, type RawAction } from '../../antelope/index.ts'
+import {
+  BinaryReader,
+  blockSlotToMs,
+  legacyMerkleRoot,
+  refBlockPrefix,
+  toHex,
+  transactionId,
+  transactionReceiptDigest,
+  fromHex,
+  type RawAction,
+} from '../../antelope/index.ts'
 import { chainErrors } from '../errors.ts'
 import { encodeDeltas } from '../state/deltas.ts'
 import type { StateDb } from '../state/state-db.ts'
@@ -10,7 +20,15 @@ import { decodeTransaction, netUsageWords, type DecodedTransaction } from './int
 import { TRX_STATUS, encodeTraces, type TransactionTrace } from './traces.ts'
 import type { StoredBlock, StoredInput } from '../storage/block-log.ts'
 import { SAVANNA_SCHEDULE_VERSION, FINALITY_EXTENSION_ID } from '../../ship/index.ts'
-import { encodeFinalityData, encodeFinalityExtension, savannaActionMroot, savannaMerkleRoot, standInDigest, type FinalizerPolicy, type QcClaim } from './savanna.ts'
+import {
+  encodeFinalityData,
+  encodeFinalityExtension,
+  savannaActionMroot,
+  savannaMerkleRoot,
+  standInDigest,
+  type FinalizerPolicy,
+  type QcClaim,
+} from './savanna.ts'
 
 /** What a Savanna block needs from the chain beyond a legacy one (see savanna.ts). */
 export interface SavannaBlockInputs {
@@ -80,7 +98,8 @@ export class PendingBlock {
     if (this.num % PRUNE_EVERY_BLOCKS !== 0) return
     const { state } = this.ctx
     const expired: string[] = []
-    for (const [id, row] of state.rows('_recent_transaction')) if (row.expirationSec < this.blockTimeSec) expired.push(id)
+    for (const [id, row] of state.rows('_recent_transaction'))
+      if (row.expirationSec < this.blockTimeSec) expired.push(id)
     for (const id of expired) state.delete('_recent_transaction', id)
   }
 
@@ -89,12 +108,24 @@ export class PendingBlock {
   }
 
   private executor(): TransactionExecutor {
-    return new TransactionExecutor({ state: this.ctx.state, contracts: this.ctx.contracts, systemContract: this.ctx.systemContract, blockSlot: this.slot, blockTimeUs: this.blockTimeUs, returnValueDigest: true })
+    return new TransactionExecutor({
+      state: this.ctx.state,
+      contracts: this.ctx.contracts,
+      systemContract: this.ctx.systemContract,
+      blockSlot: this.slot,
+      blockTimeUs: this.blockTimeUs,
+      returnValueDigest: true,
+    })
   }
 
   private runOnblock(): void {
     const data = packHeader(headerOfStored(this.previous))
-    const act: RawAction = { account: 'eosio', name: 'onblock', authorization: [{ actor: 'eosio', permission: 'active' }], data }
+    const act: RawAction = {
+      account: 'eosio',
+      name: 'onblock',
+      authorization: [{ actor: 'eosio', permission: 'active' }],
+      data,
+    }
     const trx = Transaction.from({
       expiration: this.blockTimeSec + 1,
       ref_block_num: this.previous.num & 0xffff,
@@ -114,32 +145,73 @@ export class PendingBlock {
       actionTraces: execution.actionTraces,
       accountRamDelta: undefined,
       except: undefined,
-      partial: { expirationSec: this.blockTimeSec + 1, refBlockNum: this.previous.num & 0xffff, refBlockPrefix: refBlockPrefix(this.previous.id), maxNetUsageWords: 0, maxCpuUsageMs: 0, delaySec: 0, signatures: [], contextFreeData: [] },
+      partial: {
+        expirationSec: this.blockTimeSec + 1,
+        refBlockNum: this.previous.num & 0xffff,
+        refBlockPrefix: refBlockPrefix(this.previous.id),
+        maxNetUsageWords: 0,
+        maxCpuUsageMs: 0,
+        delaySec: 0,
+        signatures: [],
+        contextFreeData: [],
+      },
     })
   }
 
   private runDueDeferred(): void {
     const { state } = this.ctx
-    const due = [...state.rows('generated_transaction')].filter(([, row]) => row.delayUntilUs <= this.blockTimeUs).sort(([ka, a], [kb, b]) => (a.delayUntilUs === b.delayUntilUs ? (ka < kb ? -1 : 1) : a.delayUntilUs < b.delayUntilUs ? -1 : 1))
+    const due = [...state.rows('generated_transaction')]
+      .filter(([, row]) => row.delayUntilUs <= this.blockTimeUs)
+      .sort(([ka, a], [kb, b]) =>
+        a.delayUntilUs === b.delayUntilUs ? (ka < kb ? -1 : 1) : a.delayUntilUs < b.delayUntilUs ? -1 : 1,
+      )
     for (const [key, row] of due) {
-      const base = { id: row.trxId, cpuUsageUs: 0, netUsageWords: 0, netUsage: 0, scheduled: true, accountRamDelta: undefined, partial: undefined }
+      const base = {
+        id: row.trxId,
+        cpuUsageUs: 0,
+        netUsageWords: 0,
+        netUsage: 0,
+        scheduled: true,
+        accountRamDelta: undefined,
+        partial: undefined,
+      }
       if (row.expirationUs < this.blockTimeUs) {
         state.delete('generated_transaction', key)
-        this.addReceipt({ status: TRX_STATUS.expired, cpuUsageUs: 0, netUsageWords: 0, trx: { kind: 'id', id: row.trxId } }, { ...base, status: TRX_STATUS.expired, actionTraces: [], except: 'expired' })
+        this.addReceipt(
+          { status: TRX_STATUS.expired, cpuUsageUs: 0, netUsageWords: 0, trx: { kind: 'id', id: row.trxId } },
+          { ...base, status: TRX_STATUS.expired, actionTraces: [], except: 'expired' },
+        )
         continue
       }
-      const trx = decodeTransaction({ signatures: [], compression: 0, packedContextFreeData: new Uint8Array(0), packedTrx: row.packedTrx })
+      const trx = decodeTransaction({
+        signatures: [],
+        compression: 0,
+        packedContextFreeData: new Uint8Array(0),
+        packedTrx: row.packedTrx,
+      })
       state.startSession()
       try {
         state.delete('generated_transaction', key)
         const execution = this.executor().run(trx.actions)
         state.squash()
         this.actionDigests.push(...execution.receiptDigests)
-        this.addReceipt({ status: TRX_STATUS.executed, cpuUsageUs: 150, netUsageWords: 0, trx: { kind: 'id', id: row.trxId } }, { ...base, status: TRX_STATUS.executed, cpuUsageUs: 150, actionTraces: execution.actionTraces, except: undefined })
+        this.addReceipt(
+          { status: TRX_STATUS.executed, cpuUsageUs: 150, netUsageWords: 0, trx: { kind: 'id', id: row.trxId } },
+          {
+            ...base,
+            status: TRX_STATUS.executed,
+            cpuUsageUs: 150,
+            actionTraces: execution.actionTraces,
+            except: undefined,
+          },
+        )
       } catch (error) {
         state.undo()
         state.delete('generated_transaction', key)
-        this.addReceipt({ status: TRX_STATUS.hard_fail, cpuUsageUs: 0, netUsageWords: 0, trx: { kind: 'id', id: row.trxId } }, { ...base, status: TRX_STATUS.hard_fail, actionTraces: [], except: (error as Error).message })
+        this.addReceipt(
+          { status: TRX_STATUS.hard_fail, cpuUsageUs: 0, netUsageWords: 0, trx: { kind: 'id', id: row.trxId } },
+          { ...base, status: TRX_STATUS.hard_fail, actionTraces: [], except: (error as Error).message },
+        )
       }
     }
   }
@@ -153,30 +225,54 @@ export class PendingBlock {
   private validate(trx: DecodedTransaction, keys: ReadonlySet<string> | undefined): void {
     const { state } = this.ctx
     if (trx.actions.length === 0) throw chainErrors.txNoAction('transaction must have at least one action')
-    if (trx.expirationSec <= this.blockTimeSec) throw chainErrors.expiredTx(`expired transaction ${trx.id}, expiration ${new Date(trx.expirationSec * 1000).toISOString().slice(0, 19)}, block time ${new Date(this.blockTimeSec * 1000).toISOString().slice(0, 19)}`)
-    if (trx.expirationSec > this.blockTimeSec + MAX_TRANSACTION_LIFETIME_SEC) throw chainErrors.txExpTooFar(`Transaction expiration is too far in the future relative to the reference time of ${new Date(this.blockTimeSec * 1000).toISOString().slice(0, 19)}, expiration is ${new Date(trx.expirationSec * 1000).toISOString().slice(0, 19)} and the maximum transaction lifetime is ${MAX_TRANSACTION_LIFETIME_SEC} seconds`)
+    if (trx.expirationSec <= this.blockTimeSec)
+      throw chainErrors.expiredTx(
+        `expired transaction ${trx.id}, expiration ${chainTime(trx.expirationSec)}, block time ${chainTime(this.blockTimeSec)}`,
+      )
+    if (trx.expirationSec > this.blockTimeSec + MAX_TRANSACTION_LIFETIME_SEC)
+      throw chainErrors.txExpTooFar(
+        `Transaction expiration is too far in the future relative to the reference time of ${chainTime(this.blockTimeSec)}, ` +
+          `expiration is ${chainTime(trx.expirationSec)} and the maximum transaction lifetime is ${MAX_TRANSACTION_LIFETIME_SEC} seconds`,
+      )
     const refNum = this.tapsBlockNum(trx.refBlockNum)
     const refId = refNum === undefined ? undefined : this.ctx.blockIdAt(refNum)
-    if (!refId || refBlockPrefix(refId) !== trx.refBlockPrefix) throw chainErrors.invalidRefBlock(`Transaction's reference block did not match. Is this transaction from a different fork? ref_block_num ${trx.refBlockNum}, ref_block_prefix ${trx.refBlockPrefix}`)
+    if (!refId || refBlockPrefix(refId) !== trx.refBlockPrefix)
+      throw chainErrors.invalidRefBlock(
+        `Transaction's reference block did not match. Is this transaction from a different fork? ref_block_num ${trx.refBlockNum}, ref_block_prefix ${trx.refBlockPrefix}`,
+      )
     if (state.has('_recent_transaction', trx.id)) throw chainErrors.txDuplicate(`duplicate transaction ${trx.id}`)
     for (const act of [...trx.actions, ...trx.contextFreeActions]) {
-      if (!state.has('account', act.account)) throw chainErrors.transaction(`action's code account '${act.account}' does not exist`)
+      if (!state.has('account', act.account))
+        throw chainErrors.transaction(`action's code account '${act.account}' does not exist`)
     }
-    for (const act of trx.contextFreeActions) if (act.authorization.length > 0) throw chainErrors.transaction('context-free actions cannot have authorizations')
+    for (const act of trx.contextFreeActions)
+      if (act.authorization.length > 0) throw chainErrors.transaction('context-free actions cannot have authorizations')
     if (!keys) return
     const checker = new AuthorityChecker(state, keys)
     for (const act of trx.actions) {
-      if (act.authorization.length === 0) throw chainErrors.transaction('transaction must have at least one authorization per action')
+      if (act.authorization.length === 0)
+        throw chainErrors.transaction('transaction must have at least one authorization per action')
       for (const level of act.authorization) {
-        if (!state.has('account', level.actor)) throw chainErrors.transaction(`action's authorizing actor '${level.actor}' does not exist`)
-        if (!state.has('permission', `${level.actor}@${level.permission}`)) throw chainErrors.transaction(`action declares irrelevant authority '${JSON.stringify(level)}'; permission does not exist`)
-        if (!declaredPermissionSuffices(state, level, act.account, act.name)) throw chainErrors.irrelevantAuth(`action declares irrelevant authority '${JSON.stringify(level)}'; minimum authority is higher`)
+        if (!state.has('account', level.actor))
+          throw chainErrors.transaction(`action's authorizing actor '${level.actor}' does not exist`)
+        if (!state.has('permission', `${level.actor}@${level.permission}`))
+          throw chainErrors.transaction(
+            `action declares irrelevant authority '${JSON.stringify(level)}'; permission does not exist`,
+          )
+        if (!declaredPermissionSuffices(state, level, act.account, act.name))
+          throw chainErrors.irrelevantAuth(
+            `action declares irrelevant authority '${JSON.stringify(level)}'; minimum authority is higher`,
+          )
         if (!checker.satisfies(level)) {
-          throw chainErrors.unsatisfiedAuthorization(`transaction declares authority '${JSON.stringify(level)}', but does not have signatures for it.`)
+          throw chainErrors.unsatisfiedAuthorization(
+            `transaction declares authority '${JSON.stringify(level)}', but does not have signatures for it.`,
+          )
         }
       }
     }
-    for (const key of keys) if (!checker.usedKeys.has(key)) throw chainErrors.txIrrelevantSig(`transaction includes an irrelevant signature from public key ${key}`)
+    for (const key of keys)
+      if (!checker.usedKeys.has(key))
+        throw chainErrors.txIrrelevantSig(`transaction includes an irrelevant signature from public key ${key}`)
   }
 
   /** The most recent block number whose low 16 bits are `refBlockNum`, at or below the previous block. */
@@ -202,7 +298,15 @@ export class PendingBlock {
     }
     const { trace } = outcome
     this.actionDigests.push(...outcome.digests)
-    this.addReceipt({ status: trace.status, cpuUsageUs: trace.cpuUsageUs, netUsageWords: trace.netUsageWords, trx: { kind: 'packed', id: trx.id, packed: trx.input } }, trace)
+    this.addReceipt(
+      {
+        status: trace.status,
+        cpuUsageUs: trace.cpuUsageUs,
+        netUsageWords: trace.netUsageWords,
+        trx: { kind: 'packed', id: trx.id, packed: trx.input },
+      },
+      trace,
+    )
     this.inputs.push({ trusted: keys === undefined, packed: trx.input })
     return { trace, blockNum: this.num, blockSlot: this.slot }
   }
@@ -223,8 +327,25 @@ export class PendingBlock {
     const { state } = this.ctx
     state.put('_recent_transaction', trx.id, { expirationSec: trx.expirationSec })
     const words = netUsageWords(trx)
-    const partial = { expirationSec: trx.expirationSec, refBlockNum: trx.refBlockNum, refBlockPrefix: trx.refBlockPrefix, maxNetUsageWords: trx.maxNetUsageWords, maxCpuUsageMs: trx.maxCpuUsageMs, delaySec: trx.delaySec, signatures: trx.input.signatures, contextFreeData: trx.contextFreeData }
-    const base = { id: trx.id, netUsageWords: words, netUsage: words * 8, scheduled: false, accountRamDelta: undefined, except: undefined, partial }
+    const partial = {
+      expirationSec: trx.expirationSec,
+      refBlockNum: trx.refBlockNum,
+      refBlockPrefix: trx.refBlockPrefix,
+      maxNetUsageWords: trx.maxNetUsageWords,
+      maxCpuUsageMs: trx.maxCpuUsageMs,
+      delaySec: trx.delaySec,
+      signatures: trx.input.signatures,
+      contextFreeData: trx.contextFreeData,
+    }
+    const base = {
+      id: trx.id,
+      netUsageWords: words,
+      netUsage: words * 8,
+      scheduled: false,
+      accountRamDelta: undefined,
+      except: undefined,
+      partial,
+    }
     if (trx.delaySec > 0) {
       const payer = trx.actions[0].authorization[0]?.actor ?? 'eosio'
       const delayUntilUs = this.blockTimeUs + BigInt(trx.delaySec) * 1_000_000n
@@ -241,7 +362,10 @@ export class PendingBlock {
     }
     const execution = this.executor().run(trx.actions)
     const cpuUsageUs = 100 + 40 * execution.actionTraces.length
-    return { trace: { ...base, status: TRX_STATUS.executed, cpuUsageUs, actionTraces: execution.actionTraces }, digests: execution.receiptDigests }
+    return {
+      trace: { ...base, status: TRX_STATUS.executed, cpuUsageUs, actionTraces: execution.actionTraces },
+      digests: execution.receiptDigests,
+    }
   }
 
   /** Seals the block: mroots, id, signature, and the SHiP payloads. The state session stays open. */
@@ -251,7 +375,16 @@ export class PendingBlock {
         status: r.status,
         cpuUsageUs: r.cpuUsageUs,
         netUsageWords: r.netUsageWords,
-        trx: r.trx.kind === 'id' ? { kind: 'id', id: r.trx.id } : { kind: 'packed', signatures: r.trx.packed.signatures.map(signatureBytes), compression: r.trx.packed.compression, packedContextFreeData: r.trx.packed.packedContextFreeData, packedTrx: r.trx.packed.packedTrx },
+        trx:
+          r.trx.kind === 'id'
+            ? { kind: 'id', id: r.trx.id }
+            : {
+                kind: 'packed',
+                signatures: r.trx.packed.signatures.map(signatureBytes),
+                compression: r.trx.packed.compression,
+                packedContextFreeData: r.trx.packed.packedContextFreeData,
+                packedTrx: r.trx.packed.packedTrx,
+              },
       }),
     )
     let header: BlockHeader = {
@@ -274,7 +407,15 @@ export class PendingBlock {
         transactionMroot: toHex(transactionMroot),
         actionMroot: toHex(standInDigest('finality_mroot', claimedId, sv.qcClaim.blockNum)),
         scheduleVersion: SAVANNA_SCHEDULE_VERSION,
-        headerExtensions: [{ type: FINALITY_EXTENSION_ID, data: encodeFinalityExtension({ qcClaim: sv.qcClaim, genesis: sv.genesis && { ...sv.genesis, slot: this.slot } }) }],
+        headerExtensions: [
+          {
+            type: FINALITY_EXTENSION_ID,
+            data: encodeFinalityExtension({
+              qcClaim: sv.qcClaim,
+              genesis: sv.genesis && { ...sv.genesis, slot: this.slot },
+            }),
+          },
+        ],
       }
       finalityData = encodeFinalityData({
         actionMroot: savannaActionMroot(this.traces),
@@ -287,7 +428,9 @@ export class PendingBlock {
       })
     }
     const id = blockIdOf(header, this.num)
-    const signature = this.ctx.producerKey ? this.ctx.producerKey.signDigest(fromHex(id)).toString() : placeholderSignature
+    const signature = this.ctx.producerKey
+      ? this.ctx.producerKey.signDigest(fromHex(id)).toString()
+      : placeholderSignature
     // The state session's entries are exactly this block's changes: the SHiP deltas.
     const deltas = encodeDeltas(this.ctx.state.changes())
     return {
@@ -305,7 +448,6 @@ export class PendingBlock {
   }
 }
 
-
 /** Reads back the header fields of a stored block from its packed `signed_block`. */
 export function headerOfStored(block: StoredBlock): BlockHeader {
   const b = block.block
@@ -316,5 +458,18 @@ export function headerOfStored(block: StoredBlock): BlockHeader {
   const r = new BinaryReader(b.subarray(115))
   const headerExtensions: { type: number; data: Uint8Array }[] = []
   for (let i = r.varuint32(); i > 0; i--) headerExtensions.push({ type: r.uint16(), data: r.bytes() })
-  return { slot: view.getUint32(0, true), producer: block.producer, previous: hex(14), transactionMroot: hex(46), actionMroot: hex(78), scheduleVersion: view.getUint32(110, true), headerExtensions }
+  return {
+    slot: view.getUint32(0, true),
+    producer: block.producer,
+    previous: hex(14),
+    transactionMroot: hex(46),
+    actionMroot: hex(78),
+    scheduleVersion: view.getUint32(110, true),
+    headerExtensions,
+  }
+}
+
+/** A time in seconds as nodeos prints it in its messages (`2026-11-27T14:43:08`). */
+function chainTime(sec: number): string {
+  return new Date(sec * 1000).toISOString().slice(0, 19)
 }

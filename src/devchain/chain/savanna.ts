@@ -26,7 +26,11 @@ export interface QcClaim {
 export interface FinalizerPolicy {
   readonly generation: number
   readonly threshold: bigint
-  readonly finalizers: readonly { readonly description: string; readonly weight: bigint; readonly publicKey: Uint8Array }[]
+  readonly finalizers: readonly {
+    readonly description: string
+    readonly weight: bigint
+    readonly publicKey: Uint8Array
+  }[]
 }
 
 const SALT = new TextEncoder()
@@ -70,7 +74,11 @@ function actionDigestSavanna(t: TransactionTrace['actionTraces'][number]): Uint8
   const witness = new BinaryWriter(64).uint64(r.globalSequence).varuint32(r.authSequence.length)
   for (const [account, sequence] of r.authSequence) witness.uint64(nameToBigInt(account)).uint64(sequence)
   witness.varuint32(r.codeSequence).varuint32(r.abiSequence)
-  const w = new BinaryWriter(96).uint64(nameToBigInt(r.receiver)).uint64(r.recvSequence).uint64(nameToBigInt(t.act.account)).uint64(nameToBigInt(t.act.name))
+  const w = new BinaryWriter(96)
+    .uint64(nameToBigInt(r.receiver))
+    .uint64(r.recvSequence)
+    .uint64(nameToBigInt(t.act.account))
+    .uint64(nameToBigInt(t.act.name))
   return sha256(w.raw(fromHex(r.actDigest)).raw(sha256(witness.finish())).finish())
 }
 
@@ -89,7 +97,10 @@ function packedPublicKey(text: string): Uint8Array {
 }
 
 /** Packs a `finality_extension`; the first Savanna block carries both policies as diffs from nothing. */
-export function encodeFinalityExtension(args: { qcClaim: QcClaim; genesis?: { policy: FinalizerPolicy; producers: readonly string[]; slot: number } }): Uint8Array {
+export function encodeFinalityExtension(args: {
+  qcClaim: QcClaim
+  genesis?: { policy: FinalizerPolicy; producers: readonly string[]; slot: number }
+}): Uint8Array {
   const w = new BinaryWriter(256).uint32(args.qcClaim.blockNum).bool(args.qcClaim.isStrongQc)
   const g = args.genesis
   w.bool(g !== undefined)
@@ -100,7 +111,16 @@ export function encodeFinalityExtension(args: { qcClaim: QcClaim; genesis?: { po
   w.bool(g !== undefined)
   if (g) {
     w.uint32(1).uint32(g.slot).varuint32(0).varuint32(g.producers.length)
-    g.producers.forEach((p, i) => w.uint16(i).uint64(nameToBigInt(p)).uint8(0).uint32(1).varuint32(1).raw(packedPublicKey(DEV_PUBLIC_KEY)).uint16(1))
+    g.producers.forEach((p, i) =>
+      w
+        .uint16(i)
+        .uint64(nameToBigInt(p))
+        .uint8(0)
+        .uint32(1)
+        .varuint32(1)
+        .raw(packedPublicKey(DEV_PUBLIC_KEY))
+        .uint16(1),
+    )
   }
   return w.finish()
 }
@@ -138,7 +158,12 @@ export interface FinalityDataFields {
 /** Packs Spring's `finality_data` (its 11 fields, reference/spring-savanna.md). */
 export function encodeFinalityData(f: FinalityDataFields): Uint8Array {
   const w = new BinaryWriter(256).uint32(1).uint32(0).uint32(1) // major 1, minor 0, active generation 1
-  w.raw(f.actionMroot).raw(f.reversibleBlocksMroot).uint32(f.qcClaim.blockNum).raw(f.qcClaimFinalityDigest).uint32(f.qcClaimSlot).raw(f.baseDigest)
+  w.raw(f.actionMroot)
+    .raw(f.reversibleBlocksMroot)
+    .uint32(f.qcClaim.blockNum)
+    .raw(f.qcClaimFinalityDigest)
+    .uint32(f.qcClaimSlot)
+    .raw(f.baseDigest)
   w.bool(f.pendingPolicy !== undefined)
   if (f.pendingPolicy) {
     w.uint32(f.pendingPolicy.generation).uint64(f.pendingPolicy.threshold).varuint32(f.pendingPolicy.finalizers.length)

@@ -26,7 +26,10 @@ export function signTransaction(args: {
   const actions = args.actions.map((a) =>
     a.data instanceof Uint8Array
       ? Action.from({ account: a.account, name: a.name, authorization: [...a.authorization], data: a.data })
-      : Action.from({ account: a.account, name: a.name, authorization: [...a.authorization], data: a.data }, args.abiOf(a.account)),
+      : Action.from(
+          { account: a.account, name: a.name, authorization: [...a.authorization], data: a.data },
+          args.abiOf(a.account),
+        ),
   )
   const trx = Transaction.from({
     expiration: Math.floor(blockSlotToMs(args.ref.slot) / 1000) + (args.expireSeconds ?? 60),
@@ -38,5 +41,10 @@ export function signTransaction(args: {
   })
   const packedTrx = Serializer.encode({ object: trx }).array
   const digest = signingDigest(args.chainId, packedTrx, new Uint8Array(0))
-  return { signatures: args.keys.map((k) => k.signDigest(digest).toString()), compression: 0, packedContextFreeData: new Uint8Array(0), packedTrx }
+  return {
+    signatures: args.keys.map((k) => k.signDigest(digest).toString()),
+    compression: 0,
+    packedContextFreeData: new Uint8Array(0),
+    packedTrx,
+  }
 }

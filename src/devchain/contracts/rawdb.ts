@@ -11,11 +11,29 @@ import { defineAbi, defineNativeContract } from './native.ts'
 
 export const RAWDB_ABI = defineAbi({
   structs: {
-    put: [['scope', 'name'], ['table', 'name'], ['key', 'uint64'], ['payer', 'name'], ['value', 'bytes']],
-    erase: [['scope', 'name'], ['table', 'name'], ['key', 'uint64']],
+    put: [
+      ['scope', 'name'],
+      ['table', 'name'],
+      ['key', 'uint64'],
+      ['payer', 'name'],
+      ['value', 'bytes'],
+    ],
+    erase: [
+      ['scope', 'name'],
+      ['table', 'name'],
+      ['key', 'uint64'],
+    ],
     notify: [['recipients', 'name[]']],
-    permission_level: [['actor', 'name'], ['permission', 'name']],
-    send: [['account', 'name'], ['name', 'name'], ['authorization', 'permission_level[]'], ['data', 'bytes']],
+    permission_level: [
+      ['actor', 'name'],
+      ['permission', 'name'],
+    ],
+    send: [
+      ['account', 'name'],
+      ['name', 'name'],
+      ['authorization', 'permission_level[]'],
+      ['data', 'bytes'],
+    ],
     fail: [['message', 'string']],
   },
   actions: ['put', 'erase', 'notify', 'send', 'fail'],
@@ -48,8 +66,18 @@ function apply(ctx: ApplyContext): void {
       return
     }
     case 'send': {
-      const a = ctx.decode<{ account: string; name: string; authorization: { actor: string; permission: string }[]; data: string }>(abi, 'send')
-      ctx.sendInline({ account: a.account, name: a.name, authorization: a.authorization, data: new Uint8Array(Buffer.from(a.data, 'hex')) })
+      const a = ctx.decode<{
+        account: string
+        name: string
+        authorization: { actor: string; permission: string }[]
+        data: string
+      }>(abi, 'send')
+      ctx.sendInline({
+        account: a.account,
+        name: a.name,
+        authorization: a.authorization,
+        data: new Uint8Array(Buffer.from(a.data, 'hex')),
+      })
       return
     }
     case 'fail': {

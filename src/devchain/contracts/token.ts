@@ -13,13 +13,39 @@ import { defineAbi, defineNativeContract } from './native.ts'
 const ABI_DEF = defineAbi({
   structs: {
     account: [['balance', 'asset']],
-    close: [['owner', 'name'], ['symbol', 'symbol']],
-    create: [['issuer', 'name'], ['maximum_supply', 'asset']],
-    currency_stats: [['supply', 'asset'], ['max_supply', 'asset'], ['issuer', 'name']],
-    issue: [['to', 'name'], ['quantity', 'asset'], ['memo', 'string']],
-    open: [['owner', 'name'], ['symbol', 'symbol'], ['ram_payer', 'name']],
-    retire: [['quantity', 'asset'], ['memo', 'string']],
-    transfer: [['from', 'name'], ['to', 'name'], ['quantity', 'asset'], ['memo', 'string']],
+    close: [
+      ['owner', 'name'],
+      ['symbol', 'symbol'],
+    ],
+    create: [
+      ['issuer', 'name'],
+      ['maximum_supply', 'asset'],
+    ],
+    currency_stats: [
+      ['supply', 'asset'],
+      ['max_supply', 'asset'],
+      ['issuer', 'name'],
+    ],
+    issue: [
+      ['to', 'name'],
+      ['quantity', 'asset'],
+      ['memo', 'string'],
+    ],
+    open: [
+      ['owner', 'name'],
+      ['symbol', 'symbol'],
+      ['ram_payer', 'name'],
+    ],
+    retire: [
+      ['quantity', 'asset'],
+      ['memo', 'string'],
+    ],
+    transfer: [
+      ['from', 'name'],
+      ['to', 'name'],
+      ['quantity', 'asset'],
+      ['memo', 'string'],
+    ],
   },
   actions: ['close', 'create', 'issue', 'open', 'retire', 'transfer'],
   tables: { accounts: 'account', stat: 'currency_stats' },
@@ -65,7 +91,13 @@ function getStats(ctx: ApplyContext, symbol: bigint, missing: string): Stats {
 
 function putStats(ctx: ApplyContext, symbol: bigint, stats: Stats): void {
   const scope = SELF_SCOPE_OF(symbol)
-  ctx.db.update(scope, 'stat', symbolCode(symbol), ctx.db.find(scope, 'stat', symbolCode(symbol))!.payer, writeStats(stats))
+  ctx.db.update(
+    scope,
+    'stat',
+    symbolCode(symbol),
+    ctx.db.find(scope, 'stat', symbolCode(symbol))!.payer,
+    writeStats(stats),
+  )
 }
 
 function subBalance(ctx: ApplyContext, owner: string, value: AssetValue): void {
@@ -73,7 +105,13 @@ function subBalance(ctx: ApplyContext, owner: string, value: AssetValue): void {
   check(row, 'no balance object found')
   const balance = readBalance(row.value)
   check(balance.amount >= value.amount, 'overdrawn balance')
-  ctx.db.update(owner, 'accounts', symbolCode(value.symbol), owner, writeBalance({ amount: balance.amount - value.amount, symbol: balance.symbol }))
+  ctx.db.update(
+    owner,
+    'accounts',
+    symbolCode(value.symbol),
+    owner,
+    writeBalance({ amount: balance.amount - value.amount, symbol: balance.symbol }),
+  )
 }
 
 function addBalance(ctx: ApplyContext, owner: string, value: AssetValue, ramPayer: string): void {
@@ -83,7 +121,13 @@ function addBalance(ctx: ApplyContext, owner: string, value: AssetValue, ramPaye
     return
   }
   const balance = readBalance(row.value)
-  ctx.db.update(owner, 'accounts', symbolCode(value.symbol), row.payer, writeBalance({ amount: balance.amount + value.amount, symbol: balance.symbol }))
+  ctx.db.update(
+    owner,
+    'accounts',
+    symbolCode(value.symbol),
+    row.payer,
+    writeBalance({ amount: balance.amount + value.amount, symbol: balance.symbol }),
+  )
 }
 
 function symbolValue(text: string): bigint {
@@ -107,7 +151,13 @@ function apply(ctx: ApplyContext): void {
       check(isValidAsset(max), 'invalid supply')
       check(max.amount > 0n, 'max-supply must be positive')
       check(!ctx.db.find(SELF_SCOPE_OF(max.symbol), 'stat', symbolCode(max.symbol)), 'token with symbol already exists')
-      ctx.db.store(SELF_SCOPE_OF(max.symbol), 'stat', self, symbolCode(max.symbol), writeStats({ supply: { amount: 0n, symbol: max.symbol }, maxSupply: max, issuer: a.issuer }))
+      ctx.db.store(
+        SELF_SCOPE_OF(max.symbol),
+        'stat',
+        self,
+        symbolCode(max.symbol),
+        writeStats({ supply: { amount: 0n, symbol: max.symbol }, maxSupply: max, issuer: a.issuer }),
+      )
       return
     }
     case 'issue': {
@@ -165,7 +215,8 @@ function apply(ctx: ApplyContext): void {
       const symbol = symbolValue(a.symbol)
       const st = getStats(ctx, symbol, 'symbol does not exist')
       check(st.supply.symbol === symbol, 'symbol precision mismatch')
-      if (!ctx.db.find(a.owner, 'accounts', symbolCode(symbol))) ctx.db.store(a.owner, 'accounts', a.ram_payer, symbolCode(symbol), writeBalance({ amount: 0n, symbol }))
+      if (!ctx.db.find(a.owner, 'accounts', symbolCode(symbol)))
+        ctx.db.store(a.owner, 'accounts', a.ram_payer, symbolCode(symbol), writeBalance({ amount: 0n, symbol }))
       return
     }
     case 'close': {

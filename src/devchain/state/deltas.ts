@@ -46,7 +46,9 @@ const ENCODERS: { [T in TableName]?: RowEncoder<T> } = {
   },
   account_metadata: (w, r) => {
     writeName(w.uint8(0), r.name)
-    w.bool(r.privileged).int64(r.lastCodeUpdateUs).bool(r.codeHash !== undefined)
+    w.bool(r.privileged)
+      .int64(r.lastCodeUpdateUs)
+      .bool(r.codeHash !== undefined)
     if (r.codeHash !== undefined) w.uint8(0).uint8(0).raw(fromHex(r.codeHash))
   },
   code: (w, r) => {
@@ -125,7 +127,9 @@ export function encodeDeltas(changes: readonly RowChange[]): Uint8Array {
   const w = new BinaryWriter(1024).varuint32(tables.length)
   for (const table of tables) {
     const g = byTable.get(table)!
-    w.uint8(0).string(table).varuint32(g.modified.length + g.removed.length + g.created.length)
+    w.uint8(0)
+      .string(table)
+      .varuint32(g.modified.length + g.removed.length + g.created.length)
     for (const data of g.modified) w.bool(true).bytes(data)
     for (const data of g.removed) w.bool(false).bytes(data)
     for (const data of g.created) w.bool(true).bytes(data)
@@ -134,8 +138,11 @@ export function encodeDeltas(changes: readonly RowChange[]): Uint8Array {
 }
 
 /** The full-state dump nodeos writes as the first chain-state entry: every row, present. */
-export function encodeFullState(rowsOf: <T extends TableName>(table: T) => Iterable<[string, StateTables[T]]>): Uint8Array {
+export function encodeFullState(
+  rowsOf: <T extends TableName>(table: T) => Iterable<[string, StateTables[T]]>,
+): Uint8Array {
   const changes: RowChange[] = []
-  for (const table of SHIP_TABLE_ORDER) for (const [key, row] of rowsOf(table)) changes.push({ table, key, old: undefined, current: row })
+  for (const table of SHIP_TABLE_ORDER)
+    for (const [key, row] of rowsOf(table)) changes.push({ table, key, old: undefined, current: row })
   return encodeDeltas(changes)
 }

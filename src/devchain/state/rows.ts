@@ -7,7 +7,10 @@
 export interface Authority {
   readonly threshold: number
   readonly keys: readonly { readonly key: string; readonly weight: number }[]
-  readonly accounts: readonly { readonly permission: { readonly actor: string; readonly permission: string }; readonly weight: number }[]
+  readonly accounts: readonly {
+    readonly permission: { readonly actor: string; readonly permission: string }
+    readonly weight: number
+  }[]
   readonly waits: readonly { readonly wait_sec: number; readonly weight: number }[]
 }
 

@@ -97,10 +97,15 @@ export class BlockLog {
         producer TEXT NOT NULL, block BLOB NOT NULL, traces BLOB NOT NULL, deltas BLOB NOT NULL, inputs TEXT NOT NULL
       );`)
     // Savanna mode's finality_data (logs written before it existed lack the column).
-    if (!(this.db.prepare('PRAGMA table_info(blocks)').all() as { name: string }[]).some((c) => c.name === 'finality')) this.db.exec('ALTER TABLE blocks ADD COLUMN finality BLOB')
-    this.insertStmt = this.db.prepare('INSERT OR REPLACE INTO blocks VALUES (@num, @id, @previous, @slot, @producer, @block, @traces, @deltas, @inputs, @finality)')
+    if (!(this.db.prepare('PRAGMA table_info(blocks)').all() as { name: string }[]).some((c) => c.name === 'finality'))
+      this.db.exec('ALTER TABLE blocks ADD COLUMN finality BLOB')
+    this.insertStmt = this.db.prepare(
+      'INSERT OR REPLACE INTO blocks VALUES (@num, @id, @previous, @slot, @producer, @block, @traces, @deltas, @inputs, @finality)',
+    )
     this.byNumStmt = this.db.prepare('SELECT * FROM blocks WHERE num = ?')
-    this.payloadStmt = this.db.prepare('SELECT num, id, previous, block, traces, deltas, finality FROM blocks WHERE num = ?')
+    this.payloadStmt = this.db.prepare(
+      'SELECT num, id, previous, block, traces, deltas, finality FROM blocks WHERE num = ?',
+    )
   }
 
   meta(): ChainMeta | undefined {
@@ -114,7 +119,18 @@ export class BlockLog {
 
   append(block: StoredBlock): void {
     const { num, id, previous, slot, producer } = block
-    this.insertStmt.run({ num, id, previous, slot, producer, block: Buffer.from(block.block), traces: Buffer.from(block.traces), deltas: Buffer.from(block.deltas), inputs: encodeInputs(block.inputs), finality: block.finalityData ? Buffer.from(block.finalityData) : null })
+    this.insertStmt.run({
+      num,
+      id,
+      previous,
+      slot,
+      producer,
+      block: Buffer.from(block.block),
+      traces: Buffer.from(block.traces),
+      deltas: Buffer.from(block.deltas),
+      inputs: encodeInputs(block.inputs),
+      finality: block.finalityData ? Buffer.from(block.finalityData) : null,
+    })
   }
 
   /** Drops every block at or above `num` (a fork replaces them). */
@@ -130,11 +146,25 @@ export class BlockLog {
   /** The SHiP payload of a block, without decoding its inputs. */
   payload(num: number): ShipPayload | undefined {
     const row = this.payloadStmt.get(num) as Omit<BlockRow, 'slot' | 'producer' | 'inputs'> | undefined
-    return row && withFinality({ num: row.num, id: row.id, previous: row.previous, block: u8(row.block), traces: u8(row.traces), deltas: u8(row.deltas) }, row.finality)
+    return (
+      row &&
+      withFinality(
+        {
+          num: row.num,
+          id: row.id,
+          previous: row.previous,
+          block: u8(row.block),
+          traces: u8(row.traces),
+          deltas: u8(row.deltas),
+        },
+        row.finality,
+      )
+    )
   }
 
   *all(): IterableIterator<StoredBlock> {
-    for (const row of this.db.prepare('SELECT * FROM blocks ORDER BY num').iterate() as IterableIterator<BlockRow>) yield this.fromRow(row)
+    for (const row of this.db.prepare('SELECT * FROM blocks ORDER BY num').iterate() as IterableIterator<BlockRow>)
+      yield this.fromRow(row)
   }
 
   /** Groups many appends into one SQLite transaction (the chain builder). */
@@ -153,6 +183,19 @@ export class BlockLog {
 
   private fromRow(row: BlockRow): StoredBlock {
     const { num, id, previous, slot, producer } = row
-    return withFinality({ num, id, previous, slot, producer, block: u8(row.block), traces: u8(row.traces), deltas: u8(row.deltas), inputs: decodeInputs(row.inputs) }, row.finality)
+    return withFinality(
+      {
+        num,
+        id,
+        previous,
+        slot,
+        producer,
+        block: u8(row.block),
+        traces: u8(row.traces),
+        deltas: u8(row.deltas),
+        inputs: decodeInputs(row.inputs),
+      },
+      row.finality,
+    )
   }
 }

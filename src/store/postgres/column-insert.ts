@@ -9,7 +9,10 @@ export type Columns = readonly (readonly [string, readonly unknown[]])[]
 /** Inserts rows given column by column: one statement (`unnest` of one array per column) for any number of rows. */
 export async function insertColumns(c: Queryable, table: string, columns: Columns): Promise<void> {
   if (columns[0][1].length === 0) return
-  await c.query(`INSERT INTO ${table} SELECT * FROM unnest(${columns.map(([type], i) => `$${i + 1}::${type}[]`).join(', ')})`, columns.map(([, values]) => values))
+  await c.query(
+    `INSERT INTO ${table} SELECT * FROM unnest(${columns.map(([type], i) => `$${i + 1}::${type}[]`).join(', ')})`,
+    columns.map(([, values]) => values),
+  )
 }
 
 export const insertChunks = (c: Queryable, chunks: readonly PostingChunk[]) =>

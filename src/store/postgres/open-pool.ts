@@ -2,7 +2,14 @@ import { randomBytes } from 'node:crypto'
 import pg from 'pg'
 import { StoreNotFoundError, StoreSchemaVersionError } from '../errors.ts'
 import { SECRET_NAMES } from '../types.ts'
-import { POSTGRES_MIGRATION_5, POSTGRES_MIGRATION_6, POSTGRES_SCHEMA, POSTGRES_SCHEMA_VERSION, POSTGRES_UPGRADABLE_VERSIONS, ROW_VERSIONS_BORN } from './schema.ts'
+import {
+  POSTGRES_MIGRATION_5,
+  POSTGRES_MIGRATION_6,
+  POSTGRES_SCHEMA,
+  POSTGRES_SCHEMA_VERSION,
+  POSTGRES_UPGRADABLE_VERSIONS,
+  ROW_VERSIONS_BORN,
+} from './schema.ts'
 
 /** The URL with its password masked, for messages. */
 function shown(url: string): string {
@@ -39,10 +46,17 @@ export async function openPostgresPool(url: string, readOnly: boolean): Promise<
 }
 
 async function checkVersion(pool: pg.Pool, store: string): Promise<void> {
-  const present = (await pool.query<{ present: boolean }>("SELECT to_regclass('meta') IS NOT NULL AS present")).rows[0].present
+  const present = (await pool.query<{ present: boolean }>("SELECT to_regclass('meta') IS NOT NULL AS present")).rows[0]
+    .present
   const found = present ? (await pool.query<{ value: string }>(VERSION)).rows[0]?.value : undefined
   if (found === undefined) throw StoreNotFoundError({ store, reason: 'holds no Antler store' })
-  if (Number(found) !== POSTGRES_SCHEMA_VERSION) throw StoreSchemaVersionError({ store, found, expected: POSTGRES_SCHEMA_VERSION, upgradable: POSTGRES_UPGRADABLE_VERSIONS.includes(Number(found)) })
+  if (Number(found) !== POSTGRES_SCHEMA_VERSION)
+    throw StoreSchemaVersionError({
+      store,
+      found,
+      expected: POSTGRES_SCHEMA_VERSION,
+      upgradable: POSTGRES_UPGRADABLE_VERSIONS.includes(Number(found)),
+    })
 }
 
 /**
@@ -68,7 +82,11 @@ async function createSchemaIn(client: pg.PoolClient, store: string): Promise<boo
     await client.query("SELECT pg_advisory_xact_lock(hashtext('antler_schema'))")
     await client.query('CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)')
     const found = (await client.query<{ value: string }>(VERSION)).rows[0]?.value
-    if (found !== undefined && Number(found) !== POSTGRES_SCHEMA_VERSION && !POSTGRES_UPGRADABLE_VERSIONS.includes(Number(found))) {
+    if (
+      found !== undefined &&
+      Number(found) !== POSTGRES_SCHEMA_VERSION &&
+      !POSTGRES_UPGRADABLE_VERSIONS.includes(Number(found))
+    ) {
       throw StoreSchemaVersionError({ store, found, expected: POSTGRES_SCHEMA_VERSION, upgradable: false })
     }
     // A store at this version has its tables: its DDL is skipped, since CREATE INDEX takes a lock
@@ -77,15 +95,23 @@ async function createSchemaIn(client: pg.PoolClient, store: string): Promise<boo
     if (found !== undefined && Number(found) < 5) await client.query(POSTGRES_MIGRATION_5)
     const backfill = found !== undefined && Number(found) < 6
     if (backfill) {
-      const lib = Number((await client.query<{ value: string }>("SELECT value FROM meta WHERE key = 'lib'")).rows[0]?.value ?? 0)
+      const lib = Number(
+        (await client.query<{ value: string }>("SELECT value FROM meta WHERE key = 'lib'")).rows[0]?.value ?? 0,
+      )
       const [addColumn, current, reopenable] = POSTGRES_MIGRATION_6
       await client.query(addColumn)
       await client.query(current)
       await client.query(reopenable, [lib])
     }
     if (found !== String(POSTGRES_SCHEMA_VERSION)) await client.query(ROW_VERSIONS_BORN)
-    await client.query('INSERT INTO secrets SELECT * FROM unnest($1::text[], $2::bytea[]) ON CONFLICT DO NOTHING', [SECRET_NAMES, SECRET_NAMES.map(() => randomBytes(32))])
-    await client.query("INSERT INTO meta VALUES ('schema_version', $1) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value", [String(POSTGRES_SCHEMA_VERSION)])
+    await client.query('INSERT INTO secrets SELECT * FROM unnest($1::text[], $2::bytea[]) ON CONFLICT DO NOTHING', [
+      SECRET_NAMES,
+      SECRET_NAMES.map(() => randomBytes(32)),
+    ])
+    await client.query(
+      "INSERT INTO meta VALUES ('schema_version', $1) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
+      [String(POSTGRES_SCHEMA_VERSION)],
+    )
     await client.query('COMMIT')
     return backfill
   } catch (error) {

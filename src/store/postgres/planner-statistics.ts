@@ -25,7 +25,9 @@ export function createPlannerStatistics(pool: pg.Pool): PlannerStatistics {
   const analyzedRows = new Map<string, number>()
 
   async function recordedRows(table: string): Promise<number> {
-    const row = (await pool.query<{ reltuples: number }>('SELECT reltuples FROM pg_class WHERE oid = to_regclass($1)', [table])).rows[0]
+    const row = (
+      await pool.query<{ reltuples: number }>('SELECT reltuples FROM pg_class WHERE oid = to_regclass($1)', [table])
+    ).rows[0]
     return Math.max(0, row?.reltuples ?? 0)
   }
 

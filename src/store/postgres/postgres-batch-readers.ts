@@ -1,5 +1,13 @@
 import type { BatchReader, ExecutionActions } from '../port.ts'
-import { TRX_ID_OF_ACTION, actionFromRow, blockFromRow, rowChangeFromRow, transactionFromRow, trxIdKey, u8 } from '../row-mapping.ts'
+import {
+  TRX_ID_OF_ACTION,
+  actionFromRow,
+  blockFromRow,
+  rowChangeFromRow,
+  transactionFromRow,
+  trxIdKey,
+  u8,
+} from '../row-mapping.ts'
 import type { ActionRecord, BlockRecord, RowChange, TransactionHistory } from '../types.ts'
 import type { Queryable } from './column-insert.ts'
 
@@ -8,8 +16,11 @@ type DbRow = Record<string, unknown>
 /** Every record of each id (shared-sql.ts TRANSACTION_RECORDS per id; parameters: id keys, ids). */
 const RECORDS = `SELECT t.* FROM unnest($1::bigint[], $2::text[]) AS r(k, id)
   CROSS JOIN LATERAL (SELECT * FROM transactions WHERE id_key = r.k AND id = r.id) t ORDER BY t.id, t.block_num, t.block_index`
-const FORKED_OUT = 'SELECT id, block_num, block_id FROM forked_transactions WHERE id = ANY($1::text[]) ORDER BY id, block_num, block_id'
-/** The actions of each id's latest record (shared-sql.ts LATEST_TRANSACTION_RECORD), as actionsOfTransaction reads them. */
+const FORKED_OUT =
+  'SELECT id, block_num, block_id FROM forked_transactions WHERE id = ANY($1::text[]) ORDER BY id, block_num, block_id'
+/**
+ * The actions of each id's latest record (shared-sql.ts LATEST_TRANSACTION_RECORD), as actionsOfTransaction reads them.
+ */
 const ACTIONS = `SELECT r.id AS of_trx, a.* FROM unnest($1::bigint[], $2::text[]) AS r(k, id)
   CROSS JOIN LATERAL (SELECT first_seq, action_count, block_num FROM transactions WHERE id_key = r.k AND id = r.id ORDER BY block_num DESC, block_index ASC LIMIT 1) t
   CROSS JOIN LATERAL (SELECT * FROM actions WHERE global_seq >= t.first_seq AND global_seq < t.first_seq + t.action_count AND block_num = t.block_num ORDER BY global_seq LIMIT t.action_count) a
@@ -26,7 +37,10 @@ const EXECUTIONS = `WITH t AS (SELECT DISTINCT t.id, t.block_num, t.first_seq, t
     WHERE global_seq >= t.first_seq AND global_seq < t.first_seq + t.action_count AND block_num = t.block_num ORDER BY global_seq LIMIT t.action_count) x
   ORDER BY x.global_seq`
 const BLOCKS = 'SELECT * FROM blocks WHERE num = ANY($1::bigint[])'
-/** shared-sql.ts ROW_CHANGES_OF_BLOCK for many blocks, in its order within each block (the closed version by one backward seek, as block-content.ts reads it). */
+/**
+ * shared-sql.ts ROW_CHANGES_OF_BLOCK for many blocks, in its order within each block (the closed version by one
+ * backward seek, as block-content.ts reads it).
+ */
 const ROW_CHANGES = `SELECT n.block_num AS at, n.code, n.tbl, n.scope, n.pk, n.payer, n.value, o.payer AS old_payer, o.value AS old_value, o.block_num AS old_block
   FROM row_versions n LEFT JOIN LATERAL (SELECT p.payer, p.value, p.block_num FROM row_versions p
     WHERE p.code = n.code AND p.tbl = n.tbl AND p.scope = n.scope AND p.pk = n.pk AND p.block_num < n.block_num ORDER BY p.block_num DESC LIMIT 1) o ON true
@@ -57,10 +71,22 @@ export function createPostgresBatchReaders(q: Queryable): BatchReader {
       const out = new Map<string, TransactionHistory>()
       if (ids.length === 0) return out
       const distinct = unique(ids)
-      const [records, forked] = await Promise.all([q.query(RECORDS, [distinct.map(trxIdKey), distinct]), q.query(FORKED_OUT, [distinct])])
-      const histories = new Map(distinct.map((id) => [id, { records: [] as ReturnType<typeof transactionFromRow>[], forkedOut: [] as { blockNum: number; blockId: string }[] }]))
+      const [records, forked] = await Promise.all([
+        q.query(RECORDS, [distinct.map(trxIdKey), distinct]),
+        q.query(FORKED_OUT, [distinct]),
+      ])
+      const histories = new Map(
+        distinct.map((id) => [
+          id,
+          {
+            records: [] as ReturnType<typeof transactionFromRow>[],
+            forkedOut: [] as { blockNum: number; blockId: string }[],
+          },
+        ]),
+      )
       for (const r of records.rows as DbRow[]) histories.get(r.id as string)?.records.push(transactionFromRow(r))
-      for (const r of forked.rows as DbRow[]) histories.get(r.id as string)?.forkedOut.push({ blockNum: Number(r.block_num), blockId: r.block_id as string })
+      for (const r of forked.rows as DbRow[])
+        histories.get(r.id as string)?.forkedOut.push({ blockNum: Number(r.block_num), blockId: r.block_id as string })
       for (const [id, h] of histories) out.set(id, h)
       return out
     },
@@ -79,11 +105,13 @@ export function createPostgresBatchReaders(q: Queryable): BatchReader {
       for (const r of (await q.query(EXECUTIONS, [unique(seqs)])).rows as DbRow[]) {
         const action = actionFromRow(r, r.of_trx as string)
         let last = executions[executions.length - 1]
-        if (!last || last.trxId !== action.trxId || last.blockNum !== action.blockNum) executions.push((last = { trxId: action.trxId, blockNum: action.blockNum, actions: [] }))
+        if (!last || last.trxId !== action.trxId || last.blockNum !== action.blockNum)
+          executions.push((last = { trxId: action.trxId, blockNum: action.blockNum, actions: [] }))
         last.actions.push(action)
       }
       const asked = new Set(seqs)
-      for (const e of executions) for (const a of e.actions) if (asked.has(a.globalSequence)) out.set(a.globalSequence, e)
+      for (const e of executions)
+        for (const a of e.actions) if (asked.has(a.globalSequence)) out.set(a.globalSequence, e)
       return out
     },
     async blocksByNums(nums) {
@@ -95,7 +123,8 @@ export function createPostgresBatchReaders(q: Queryable): BatchReader {
     async rowChangesOfBlocks(nums) {
       const out = new Map<number, RowChange[]>(nums.map((n) => [n, []]))
       if (nums.length === 0) return out
-      for (const r of (await q.query(ROW_CHANGES, [unique(nums)])).rows as DbRow[]) out.get(Number(r.at))?.push(rowChangeFromRow(r))
+      for (const r of (await q.query(ROW_CHANGES, [unique(nums)])).rows as DbRow[])
+        out.get(Number(r.at))?.push(rowChangeFromRow(r))
       return out
     },
     async actionReceiversOfBlocks(nums) {
@@ -112,9 +141,19 @@ export function createPostgresBatchReaders(q: Queryable): BatchReader {
     },
     async abisAt(requests) {
       if (requests.length === 0) return []
-      const rows = (await q.query(ABIS, [requests.map((r) => r.account), requests.map((r) => r.blockNum)])).rows as { i: string | null; account: string; block_num: string; abi: Buffer | null }[]
+      const rows = (await q.query(ABIS, [requests.map((r) => r.account), requests.map((r) => r.blockNum)])).rows as {
+        i: string | null
+        account: string
+        block_num: string
+        abi: Buffer | null
+      }[]
       const versions = new Map<string, { abi: Uint8Array; blockNum: number } | undefined>()
-      for (const r of rows) if (r.i === null && r.abi) versions.set(`${r.account}:${r.block_num}`, r.abi.length > 0 ? { abi: u8(r.abi), blockNum: Number(r.block_num) } : undefined)
+      for (const r of rows)
+        if (r.i === null && r.abi)
+          versions.set(
+            `${r.account}:${r.block_num}`,
+            r.abi.length > 0 ? { abi: u8(r.abi), blockNum: Number(r.block_num) } : undefined,
+          )
       const answers: ({ abi: Uint8Array; blockNum: number } | undefined)[] = requests.map(() => undefined)
       for (const r of rows) if (r.i !== null) answers[Number(r.i) - 1] = versions.get(`${r.account}:${r.block_num}`)
       return answers

@@ -1,9 +1,20 @@
-import { actionRange, blockContentSql, contentsFromRows, decodeBlockContent, encodeBlockContent, FORKED_RETENTION_BLOCKS, payloadsOfSteps, type BlockContent } from '../block-content.ts'
+import {
+  actionRange,
+  blockContentSql,
+  contentsFromRows,
+  decodeBlockContent,
+  encodeBlockContent,
+  FORKED_RETENTION_BLOCKS,
+  payloadsOfSteps,
+  type BlockContent,
+} from '../block-content.ts'
 import { numbered } from '../shared-sql.ts'
 import type { Step, StepPayload } from '../types.ts'
 import type { Queryable } from './column-insert.ts'
 
-const SQL = Object.fromEntries(Object.entries(blockContentSql('postgres')).map(([name, text]) => [name, numbered(text)])) as ReturnType<typeof blockContentSql>
+const SQL = Object.fromEntries(
+  Object.entries(blockContentSql('postgres')).map(([name, text]) => [name, numbered(text)]),
+) as ReturnType<typeof blockContentSql>
 
 /** Keeps (or replaces: a block undone again) the content of undone blocks, one statement for any number. */
 const KEEP = `INSERT INTO forked_blocks (block_id, block_num, payload) SELECT * FROM unnest($1::text[], $2::bigint[], $3::bytea[])
@@ -39,7 +50,8 @@ export async function readStepPayloads(q: Queryable, steps: readonly Step[]): Pr
   const found = await stored(q, ids)
   const missing = ids.filter((id) => !found.has(id))
   if (missing.length) {
-    for (const r of (await q.query<{ block_id: string; payload: Buffer }>(SQL.forked, [missing])).rows) found.set(r.block_id, decodeBlockContent(r.payload))
+    for (const r of (await q.query<{ block_id: string; payload: Buffer }>(SQL.forked, [missing])).rows)
+      found.set(r.block_id, decodeBlockContent(r.payload))
   }
   return payloadsOfSteps(steps, found)
 }
@@ -48,7 +60,11 @@ export async function readStepPayloads(q: Queryable, steps: readonly Step[]): Pr
 export async function keepUndoneBlocks(q: Queryable, ids: readonly string[]): Promise<void> {
   const contents = [...(await stored(q, ids)).values()]
   if (contents.length === 0) return
-  await q.query(KEEP, [contents.map((c) => c.block.id), contents.map((c) => c.block.num), contents.map(encodeBlockContent)])
+  await q.query(KEEP, [
+    contents.map((c) => c.block.id),
+    contents.map((c) => c.block.num),
+    contents.map(encodeBlockContent),
+  ])
 }
 
 /** Records a new LIB and prunes the kept content of forked-out blocks it passed by FORKED_RETENTION_BLOCKS. */

@@ -8,7 +8,10 @@ import { numbered } from '../shared-sql.ts'
 /** PostgreSQL's unique_violation: the id (primary key) or the key hash is taken. */
 const UNIQUE_VIOLATION = '23505'
 
-const SQL = Object.fromEntries(Object.entries(API_KEY_SQL).map(([name, sql]) => [name, numbered(sql)])) as Record<keyof typeof API_KEY_SQL, string>
+const SQL = Object.fromEntries(Object.entries(API_KEY_SQL).map(([name, sql]) => [name, numbered(sql)])) as Record<
+  keyof typeof API_KEY_SQL,
+  string
+>
 
 /** API keys and server secrets of a PostgreSQL store. */
 export function createPostgresKeys(pool: pg.Pool): KeyStore {

@@ -20,7 +20,11 @@ const rowsAtHeight = (columns: string, where: string, order: string) => `SELECT 
     UNION ALL (SELECT p.pk, p.payer, p.value, p.block_num FROM row_versions p
       WHERE p.code = k.code AND p.tbl = k.tbl AND p.scope = k.scope AND p.pk = k.pk AND p.block_num <= $4 ORDER BY p.block_num DESC LIMIT 1) LIMIT 1) v
   WHERE k.code = $1 AND k.tbl = $2 AND ${where} AND k.valid_to IS NULL AND k.first_block <= $4 AND v.value IS NOT NULL ORDER BY ${order}`
-const TABLE_ROWS_OF_SCOPES_AT_HEIGHT = rowsAtHeight('k.scope, v.pk, v.payer, v.value, v.block_num', 'k.scope = ANY($3::text[])', 'k.scope, k.pk')
+const TABLE_ROWS_OF_SCOPES_AT_HEIGHT = rowsAtHeight(
+  'k.scope, v.pk, v.payer, v.value, v.block_num',
+  'k.scope = ANY($3::text[])',
+  'k.scope, k.pk',
+)
 const TABLE_ROWS_AT_HEIGHT = rowsAtHeight('v.pk, v.payer, v.value, v.block_num', 'k.scope = $3', 'k.pk')
 /**
  * Scopes holding rows at a height, from one walk of the table's current versions: every key ever
@@ -45,7 +49,8 @@ const SCOPES_AT_HEIGHT = `SELECT k.scope FROM row_versions k WHERE k.code = $1 A
         (SELECT v.value IS NOT NULL FROM row_versions v WHERE v.code = $1 AND v.tbl = $2 AND v.scope = u.scope AND v.pk = u.pk AND v.block_num <= $3 ORDER BY v.block_num DESC LIMIT 1) END
       LIMIT 1))
   ORDER BY k.scope`
-const POSITION_SQL = "SELECT (SELECT value FROM meta WHERE key = 'head') AS head, (SELECT value FROM meta WHERE key = 'lib') AS lib"
+const POSITION_SQL =
+  "SELECT (SELECT value FROM meta WHERE key = 'head') AS head, (SELECT value FROM meta WHERE key = 'lib') AS lib"
 /**
  * A snapshot's first read: the position and the blocks at head and at LIB, which every state read
  * of the snapshot needs (resolveHeight), in one round trip (the LIB meta value is a number, the
@@ -53,14 +58,21 @@ const POSITION_SQL = "SELECT (SELECT value FROM meta WHERE key = 'head') AS head
  * connection (planning it took 0.6–0.8 ms, more than running it); the block columns are listed
  * (blockFromRow's), as a named statement's result may not change shape when a column is added.
  */
-const BLOCK_COLUMNS = (b: string) => ['num', 'id', 'previous', 'ts', 'producer', 'trx_count', 'action_count', 'first_seq', 'header'].map((c) => `${b}.${c}`).join(', ')
+const BLOCK_COLUMNS = (b: string) =>
+  ['num', 'id', 'previous', 'ts', 'producer', 'trx_count', 'action_count', 'first_seq', 'header']
+    .map((c) => `${b}.${c}`)
+    .join(', ')
 const POSITION_AND_BLOCKS_SQL = `SELECT m.key, m.value, ${BLOCK_COLUMNS('b')}
   FROM meta m LEFT JOIN blocks b ON b.num = split_part(m.value, ':', 1)::bigint WHERE m.key IN ('head', 'lib')`
 const BLOCK_BY_NUM = `SELECT ${BLOCK_COLUMNS('b')} FROM blocks b WHERE b.num = $1`
-const TABLE_ROWS_HEAD = 'SELECT pk, payer, value, block_num FROM row_versions WHERE code = $1 AND tbl = $2 AND scope = $3 AND valid_to IS NULL AND value IS NOT NULL ORDER BY pk'
-const TABLE_ROWS_OF_SCOPES_HEAD = 'SELECT scope, pk, payer, value, block_num FROM row_versions WHERE code = $1 AND tbl = $2 AND scope = ANY($3::text[]) AND valid_to IS NULL AND value IS NOT NULL ORDER BY scope, pk'
-const TABLE_ROW = 'SELECT payer, value, block_num FROM row_versions WHERE code = $1 AND tbl = $2 AND scope = $3 AND pk = $4 AND block_num <= $5 ORDER BY block_num DESC LIMIT 1'
-const ABI_AT = 'SELECT abi, block_num FROM abi_versions WHERE account = $1 AND block_num <= $2 ORDER BY block_num DESC LIMIT 1'
+const TABLE_ROWS_HEAD =
+  'SELECT pk, payer, value, block_num FROM row_versions WHERE code = $1 AND tbl = $2 AND scope = $3 AND valid_to IS NULL AND value IS NOT NULL ORDER BY pk'
+const TABLE_ROWS_OF_SCOPES_HEAD =
+  'SELECT scope, pk, payer, value, block_num FROM row_versions WHERE code = $1 AND tbl = $2 AND scope = ANY($3::text[]) AND valid_to IS NULL AND value IS NOT NULL ORDER BY scope, pk'
+const TABLE_ROW =
+  'SELECT payer, value, block_num FROM row_versions WHERE code = $1 AND tbl = $2 AND scope = $3 AND pk = $4 AND block_num <= $5 ORDER BY block_num DESC LIMIT 1'
+const ABI_AT =
+  'SELECT abi, block_num FROM abi_versions WHERE account = $1 AND block_num <= $2 ORDER BY block_num DESC LIMIT 1'
 const PERMISSIONS_SQL = numbered(PERMISSIONS_AT)
 const PERMISSION_LINKS_SQL = numbered(PERMISSION_LINKS_AT)
 
@@ -68,7 +80,8 @@ const PERMISSION_LINKS_SQL = numbered(PERMISSION_LINKS_AT)
 export const pkText = (pk: bigint) => pk.toString(16).padStart(16, '0')
 
 /** A meta row's value. */
-export const meta = async (q: Queryable, key: string) => (await q.query<{ value: string }>('SELECT value FROM meta WHERE key = $1', [key])).rows[0]?.value
+export const meta = async (q: Queryable, key: string) =>
+  (await q.query<{ value: string }>('SELECT value FROM meta WHERE key = $1', [key])).rows[0]?.value
 
 /** The position in a head meta value (`num:id`) and a LIB one; undefined without a head. */
 const positionOf = (head: string | null | undefined, lib: string | null | undefined): StorePosition | undefined => {
@@ -79,7 +92,9 @@ const positionOf = (head: string | null | undefined, lib: string | null | undefi
 
 /** The head and LIB the store's meta rows record; undefined for an empty store. One statement. */
 export const position = async (q: Queryable): Promise<StorePosition | undefined> => {
-  const r = (await q.query<{ head: string | null; lib: string | null }>({ name: 'antler_position', text: POSITION_SQL })).rows[0]
+  const r = (
+    await q.query<{ head: string | null; lib: string | null }>({ name: 'antler_position', text: POSITION_SQL })
+  ).rows[0]
   return positionOf(r?.head, r?.lib)
 }
 
@@ -88,11 +103,21 @@ export const position = async (q: Queryable): Promise<StorePosition | undefined>
  * an unnamed statement at every execution: 1.2 ms of the past-height row read's 17 ms). Their
  * rows come as arrays (no object per row).
  */
-const named = (name: string, text: string, values: unknown[]) => ({ name: `antler_${name}`, text, values, rowMode: 'array' as const })
+const named = (name: string, text: string, values: unknown[]) => ({
+  name: `antler_${name}`,
+  text,
+  values,
+  rowMode: 'array' as const,
+})
 
 type TableRowTuple = [pk: string, payer: string, value: Buffer, blockNum: string]
 
-const tableRowOf = (r: TableRowTuple) => ({ primaryKey: BigInt(`0x${r[0]}`), payer: r[1], value: u8(r[2]), blockNum: Number(r[3]) })
+const tableRowOf = (r: TableRowTuple) => ({
+  primaryKey: BigInt(`0x${r[0]}`),
+  payer: r[1],
+  value: u8(r[2]),
+  blockNum: Number(r[3]),
+})
 
 /**
  * State, block and position reads over a pool (each read on its own) or one client. A client is a
@@ -107,16 +132,18 @@ export function createPostgresSnapshotReader(q: Queryable): SnapshotReader {
   const snapshotBlocks = new Map<number, BlockRecord>()
   const readPosition = (): Promise<StorePosition | undefined> => {
     if (!inSnapshot) return position(q)
-    snapshotPosition ??= q.query({ name: 'antler_position_and_blocks', text: POSITION_AND_BLOCKS_SQL }).then((result) => {
-      let head: string | undefined
-      let lib: string | undefined
-      for (const r of result.rows) {
-        if (r.key === 'head') head = r.value
-        else lib = r.value
-        if (r.num !== null) snapshotBlocks.set(Number(r.num), blockFromRow(r))
-      }
-      return positionOf(head, lib)
-    })
+    snapshotPosition ??= q
+      .query({ name: 'antler_position_and_blocks', text: POSITION_AND_BLOCKS_SQL })
+      .then((result) => {
+        let head: string | undefined
+        let lib: string | undefined
+        for (const r of result.rows) {
+          if (r.key === 'head') head = r.value
+          else lib = r.value
+          if (r.num !== null) snapshotBlocks.set(Number(r.num), blockFromRow(r))
+        }
+        return positionOf(head, lib)
+      })
     return snapshotPosition
   }
 
@@ -138,12 +165,26 @@ export function createPostgresSnapshotReader(q: Queryable): SnapshotReader {
       const head = await readPosition()
       const result =
         head && blockNum >= head.head.blockNum
-          ? await q.query<[string, ...TableRowTuple]>(named('table_rows_of_scopes_head', TABLE_ROWS_OF_SCOPES_HEAD, [code, table, distinct]))
-          : await q.query<[string, ...TableRowTuple]>(named('table_rows_of_scopes_at', TABLE_ROWS_OF_SCOPES_AT_HEIGHT, [code, table, distinct, blockNum]))
-      return result.rows.map((r) => ({ scope: r[0], primaryKey: BigInt(`0x${r[1]}`), payer: r[2], value: u8(r[3]), blockNum: Number(r[4]) }))
+          ? await q.query<[string, ...TableRowTuple]>(
+              named('table_rows_of_scopes_head', TABLE_ROWS_OF_SCOPES_HEAD, [code, table, distinct]),
+            )
+          : await q.query<[string, ...TableRowTuple]>(
+              named('table_rows_of_scopes_at', TABLE_ROWS_OF_SCOPES_AT_HEIGHT, [code, table, distinct, blockNum]),
+            )
+      return result.rows.map((r) => ({
+        scope: r[0],
+        primaryKey: BigInt(`0x${r[1]}`),
+        payer: r[2],
+        value: u8(r[3]),
+        blockNum: Number(r[4]),
+      }))
     },
     async tableRow({ code, table, scope, primaryKey, blockNum }) {
-      const r = (await q.query<[string, Buffer | null, string]>(named('table_row', TABLE_ROW, [code, table, scope, pkText(primaryKey), blockNum]))).rows[0]
+      const r = (
+        await q.query<[string, Buffer | null, string]>(
+          named('table_row', TABLE_ROW, [code, table, scope, pkText(primaryKey), blockNum]),
+        )
+      ).rows[0]
       return r && r[1] ? { payer: r[0], value: u8(r[1]), blockNum: Number(r[2]) } : undefined
     },
     async scopes({ code, table, blockNum }) {
@@ -154,7 +195,10 @@ export function createPostgresSnapshotReader(q: Queryable): SnapshotReader {
       return r && r[0].length > 0 ? { abi: u8(r[0]), blockNum: Number(r[1]) } : undefined
     },
     async keyAccounts({ publicKey, blockNum }) {
-      const rows = await q.query('SELECT owner, permission FROM key_versions WHERE public_key = $1 AND block_num <= $2 AND (valid_to IS NULL OR valid_to > $2) ORDER BY owner, permission', [publicKey, blockNum])
+      const rows = await q.query(
+        'SELECT owner, permission FROM key_versions WHERE public_key = $1 AND block_num <= $2 AND (valid_to IS NULL OR valid_to > $2) ORDER BY owner, permission',
+        [publicKey, blockNum],
+      )
       return rows.rows.map((r) => ({ account: r.owner as string, permission: r.permission as string }))
     },
     async permissions({ account, blockNum }) {
@@ -177,7 +221,11 @@ export function createPostgresSnapshotReader(q: Queryable): SnapshotReader {
       return r && blockFromRow(r)
     },
     async blockByTime({ timeMs, comparator }) {
-      const r = (await q.query(`SELECT * FROM blocks WHERE ${blockByTimeClause(comparator).replace('?', '$1')} LIMIT 1`, [timeMs])).rows[0]
+      const r = (
+        await q.query(`SELECT * FROM blocks WHERE ${blockByTimeClause(comparator).replace('?', '$1')} LIMIT 1`, [
+          timeMs,
+        ])
+      ).rows[0]
       return r && blockFromRow(r)
     },
   }

@@ -11,7 +11,10 @@ export const POSTGRES_SCHEMA_VERSION = 6
  */
 export const POSTGRES_UPGRADABLE_VERSIONS: readonly number[] = [3, 4, 5]
 
-/** Version 5's columns (NULL on rows written before): the full block header, a trace's details, an action's trace details (JSON). Metadata-only on PostgreSQL 11+. */
+/**
+ * Version 5's columns (NULL on rows written before): the full block header, a trace's details, an action's trace
+ * details (JSON). Metadata-only on PostgreSQL 11+.
+ */
 export const POSTGRES_MIGRATION_5 = `
 ALTER TABLE blocks ADD COLUMN IF NOT EXISTS header TEXT;
 ALTER TABLE transactions ADD COLUMN IF NOT EXISTS details TEXT;
@@ -35,7 +38,8 @@ export const POSTGRES_MIGRATION_6 = [
       coalesce((SELECT max(c.block_num) FROM row_versions c WHERE c.code = k.code AND c.tbl = k.tbl AND c.scope = k.scope AND c.pk = k.pk AND c.block_num <= $1), 0)`,
 ] as const
 /** Each scope's current versions by first block: a past height's keys (created once the column is filled). */
-export const ROW_VERSIONS_BORN = 'CREATE INDEX IF NOT EXISTS row_versions_born ON row_versions (code, tbl, scope, first_block, pk) WHERE valid_to IS NULL'
+export const ROW_VERSIONS_BORN =
+  'CREATE INDEX IF NOT EXISTS row_versions_born ON row_versions (code, tbl, scope, first_block, pk) WHERE valid_to IS NULL'
 export const PARTITION_BLOCKS = 1_000_000
 export const PARTITIONED_TABLES = ['transactions', 'actions', 'row_versions'] as const
 
@@ -125,8 +129,14 @@ CREATE TABLE IF NOT EXISTS secrets (name TEXT PRIMARY KEY, value BYTEA NOT NULL)
 `
 
 /** The partition of `table` holding block `blockNum`, created if missing. */
-export function partitionDdl(table: (typeof PARTITIONED_TABLES)[number], blockNum: number): { name: string; ddl: string } {
+export function partitionDdl(
+  table: (typeof PARTITIONED_TABLES)[number],
+  blockNum: number,
+): { name: string; ddl: string } {
   const low = Math.floor(blockNum / PARTITION_BLOCKS) * PARTITION_BLOCKS
   const name = `${table}_p${low / PARTITION_BLOCKS}`
-  return { name, ddl: `CREATE TABLE IF NOT EXISTS ${name} PARTITION OF ${table} FOR VALUES FROM (${low}) TO (${low + PARTITION_BLOCKS})` }
+  return {
+    name,
+    ddl: `CREATE TABLE IF NOT EXISTS ${name} PARTITION OF ${table} FOR VALUES FROM (${low}) TO (${low + PARTITION_BLOCKS})`,
+  }
 }

@@ -124,7 +124,14 @@ export interface PostingEntry {
  * or after it (forward) or the last at or before it (backward) whose flags pass
  * `(flags & mask) === value`; undefined when the chunk has none.
  */
-export function seekEntry(firstSeq: number, entries: Uint8Array, target: number, forward: boolean, mask: number, value: number): PostingEntry | undefined {
+export function seekEntry(
+  firstSeq: number,
+  entries: Uint8Array,
+  target: number,
+  forward: boolean,
+  mask: number,
+  value: number,
+): PostingEntry | undefined {
   let hit = false
   let seq = 0
   let flags = 0
@@ -167,7 +174,10 @@ function mergeLists(a: PostingList, b: PostingList): PostingList {
  * The chunks one store write adds: every action of the batches under each of its terms. `keyOf`
  * is `termKey` (tests pass one with collisions).
  */
-export function postingChunks(batches: readonly BlockBatch[], keyOf: (term: string) => number = termKey): PostingChunk[] {
+export function postingChunks(
+  batches: readonly BlockBatch[],
+  keyOf: (term: string) => number = termKey,
+): PostingChunk[] {
   // Grouped by term text first: a string caches its hash, where a 53-bit key would be boxed and
   // hashed again on every add. Keys are computed once per distinct term.
   const byTerm = new Map<string, PostingList>()
@@ -182,7 +192,10 @@ export function postingChunks(batches: readonly BlockBatch[], keyOf: (term: stri
     const scheduled = new Set(batch.transactions.filter((t) => t.scheduled).map((t) => t.id))
     for (const a of batch.actions) {
       const seq = a.globalSequence
-      const flag = (a.creatorActionOrdinal === 0 ? FLAG_INPUT : 0) | (a.receiver !== a.account ? FLAG_NOTIF : 0) | (scheduled.has(a.trxId) ? FLAG_SCHEDULED : 0)
+      const flag =
+        (a.creatorActionOrdinal === 0 ? FLAG_INPUT : 0) |
+        (a.receiver !== a.account ? FLAG_NOTIF : 0) |
+        (scheduled.has(a.trxId) ? FLAG_SCHEDULED : 0)
       add(ALL_ACTIONS_TERM, seq, flag)
       for (const term of a.searchTerms ?? []) add(term, seq, flag)
     }
@@ -208,12 +221,20 @@ export function postingChunks(batches: readonly BlockBatch[], keyOf: (term: stri
   return chunks
 }
 
-/** A chunk cut to its entries below `cutSeq` (undo of the blocks from the one starting at `cutSeq`), or undefined when none remain. */
+/**
+ * A chunk cut to its entries below `cutSeq` (undo of the blocks from the one starting at `cutSeq`), or undefined when
+ * none remain.
+ */
 export function truncateChunk(chunk: PostingChunk, cutSeq: number): PostingChunk | undefined {
   const { seqs, flags } = decodeEntries(chunk.firstSeq, chunk.entries)
   let keep = 0
   while (keep < seqs.length && seqs[keep] < cutSeq) keep++
   if (keep === 0) return undefined
   const kept = Array.from(seqs.subarray(0, keep))
-  return { termKey: chunk.termKey, firstSeq: chunk.firstSeq, lastSeq: kept[keep - 1], entries: encodeEntries(kept, Array.from(flags.subarray(0, keep))) }
+  return {
+    termKey: chunk.termKey,
+    firstSeq: chunk.firstSeq,
+    lastSeq: kept[keep - 1],
+    entries: encodeEntries(kept, Array.from(flags.subarray(0, keep))),
+  }
 }

@@ -1,4 +1,12 @@
-import { ALL_ACTIONS_TERM, FLAG_INPUT, FLAG_NOTIF, FLAG_SCHEDULED, termKey, type PostingChunk, type PostingEntry } from './postings.ts'
+import {
+  ALL_ACTIONS_TERM,
+  FLAG_INPUT,
+  FLAG_NOTIF,
+  FLAG_SCHEDULED,
+  termKey,
+  type PostingChunk,
+  type PostingEntry,
+} from './postings.ts'
 import { NO_FILTER, PREFETCH_CANDIDATES, TermCursor, type Cursor, type FlagFilter } from './term-cursor.ts'
 import { TRX_ID_PREFIX } from './terms.ts'
 import { TRX_ID } from '../shared-sql.ts'
@@ -93,7 +101,11 @@ class AndCursor implements Cursor {
 
   /** Collects the leading list's next candidates and has every other list load their chunks at once. */
   private async prefetchFrom(first: SearchMatch): Promise<void> {
-    if (this.prefetchedTo !== undefined && (this.forward ? first.seq <= this.prefetchedTo : first.seq >= this.prefetchedTo)) return
+    if (
+      this.prefetchedTo !== undefined &&
+      (this.forward ? first.seq <= this.prefetchedTo : first.seq >= this.prefetchedTo)
+    )
+      return
     const targets = [first.seq]
     for (let m: SearchMatch | undefined = first; targets.length < PREFETCH_CANDIDATES; targets.push(m.seq)) {
       m = await this.positives[0].seek(this.forward ? m.seq + 1 : m.seq - 1)
@@ -123,7 +135,7 @@ class AndCursor implements Cursor {
       // The leading (rarest) list proposes; each other list confirms in turn. A list that skips
       // ahead sends the search back to the leading list from there, so dense lists are only
       // probed at candidates of the rare one.
-      for (let i = 1; i < this.positives.length; ) {
+      for (let i = 1; i < this.positives.length;) {
         const m = await this.positives[i].seek(candidate.seq)
         if (!m) return undefined
         if (m.seq === candidate.seq) {
@@ -163,8 +175,12 @@ async function compile(expr: SearchExpr, source: PostingSource, forward: boolean
   const all = (filter: FlagFilter) => new TermCursor(source, termKey(ALL_ACTIONS_TERM), forward, filter)
   // An id that cannot be stored (not 64 lowercase hex digits) has no span.
   const spansOf = (id: string) => (TRX_ID.test(id) ? source.transactionSpans(id) : Promise.resolve([]))
-  const spanOf = async (term: string) => new SpanCursor(await spansOf(term.slice(TRX_ID_PREFIX.length)), all(NO_FILTER), forward)
-  if ('term' in expr) return expr.term.startsWith(TRX_ID_PREFIX) ? spanOf(expr.term) : new TermCursor(source, termKey(expr.term), forward, NO_FILTER)
+  const spanOf = async (term: string) =>
+    new SpanCursor(await spansOf(term.slice(TRX_ID_PREFIX.length)), all(NO_FILTER), forward)
+  if ('term' in expr)
+    return expr.term.startsWith(TRX_ID_PREFIX)
+      ? spanOf(expr.term)
+      : new TermCursor(source, termKey(expr.term), forward, NO_FILTER)
   if ('flag' in expr) return all({ mask: FLAG_BITS[expr.flag], value: expr.value ? FLAG_BITS[expr.flag] : 0 })
   if ('or' in expr) return new OrCursor(await Promise.all(expr.or.map((e) => compile(e, source, forward, at))), forward)
   const parts = 'and' in expr ? expr.and : [expr]
@@ -187,7 +203,9 @@ async function compile(expr: SearchExpr, source: PostingSource, forward: boolean
   const filter = { mask, value }
   // The rarest term leads (the others only confirm its candidates) and carries the flag filter:
   // lists that end within their opening window by size, then the others by density.
-  const termCursors = terms.map((t) => new TermCursor(source, termKey(t), forward, NO_FILTER, terms.length > 1 ? OPENING_WINDOW : undefined))
+  const termCursors = terms.map(
+    (t) => new TermCursor(source, termKey(t), forward, NO_FILTER, terms.length > 1 ? OPENING_WINDOW : undefined),
+  )
   if (termCursors.length > 1) {
     const sizes = await Promise.all(termCursors.map((c) => c.open(at)))
     const rank = (i: number) => (sizes[i].complete ? sizes[i].bytes : Number.MAX_SAFE_INTEGER / 2 + sizes[i].density)
@@ -221,7 +239,11 @@ export interface SearchRange {
  * Matching actions in global-sequence order (or reverse), from `fromSeq`, stopping at `toSeq` or
  * after `limit` matches: the lists are walked only as far as the answer needs.
  */
-export async function searchPostings(source: PostingSource, query: SearchExpr, range: SearchRange): Promise<SearchMatch[]> {
+export async function searchPostings(
+  source: PostingSource,
+  query: SearchExpr,
+  range: SearchRange,
+): Promise<SearchMatch[]> {
   const forward = range.direction === 'forward'
   let at = range.fromSeq ?? (forward ? 0 : Number.MAX_SAFE_INTEGER)
   const cursor = await compile(query, source, forward, at)

@@ -59,7 +59,8 @@ class ChunkView {
 
   /** The first entry at or after `target` (forward), or the last at or before it (backward), that passes `filter`. */
   find(target: number, forward: boolean, filter: FlagFilter): SearchMatch | undefined {
-    if (!this.decoded && this.scans++ < SCANS_BEFORE_DECODE) return seekEntry(this.chunk.firstSeq, this.chunk.entries, target, forward, filter.mask, filter.value)
+    if (!this.decoded && this.scans++ < SCANS_BEFORE_DECODE)
+      return seekEntry(this.chunk.firstSeq, this.chunk.entries, target, forward, filter.mask, filter.value)
     const { seqs, flags } = (this.decoded ??= decodeEntries(this.chunk.firstSeq, this.chunk.entries))
     const lo = lowerBound(seqs, target)
     let i = forward ? lo : lo < seqs.length && seqs[lo] === target ? lo : lo - 1
@@ -105,7 +106,13 @@ export class TermCursor implements Cursor {
     await this.load(at)
     const chunks = this.windows[0]?.chunks ?? []
     const bytes = chunks.reduce((sum, c) => sum + c.entries.length, 0)
-    const span = chunks.length ? Math.max(1, chunks[chunks.length - 1].lastSeq - chunks[0].firstSeq, chunks[0].lastSeq - chunks[chunks.length - 1].firstSeq) : 1
+    const span = chunks.length
+      ? Math.max(
+          1,
+          chunks[chunks.length - 1].lastSeq - chunks[0].firstSeq,
+          chunks[0].lastSeq - chunks[chunks.length - 1].firstSeq,
+        )
+      : 1
     return { complete: chunks.length < this.readahead, bytes, density: bytes / span }
   }
 
@@ -117,7 +124,9 @@ export class TermCursor implements Cursor {
     const leaders = wanted.filter((t, i) => i === 0 || Math.abs(t - wanted[i - 1]) > CLUSTER_GAP)
     const asked = new Set(leaders)
     // Chunks never overlap, so one ascending order serves both directions.
-    const chunks = (await this.source.chunksAround(this.key, leaders, this.forward ? 'forward' : 'backward')).sort((a, b) => a.lastSeq - b.lastSeq)
+    const chunks = (await this.source.chunksAround(this.key, leaders, this.forward ? 'forward' : 'backward')).sort(
+      (a, b) => a.lastSeq - b.lastSeq,
+    )
     const views = new Map<PostingChunk, ChunkView>()
     const load = (c: PostingChunk | undefined) => {
       if (!c) return undefined
@@ -177,7 +186,8 @@ export class TermCursor implements Cursor {
   }
 
   private async load(at: number): Promise<ChunkView | undefined> {
-    if (this.exhaustedFrom !== undefined && (this.forward ? at >= this.exhaustedFrom : at <= this.exhaustedFrom)) return undefined
+    if (this.exhaustedFrom !== undefined && (this.forward ? at >= this.exhaustedFrom : at <= this.exhaustedFrom))
+      return undefined
     const chunks = await this.source.chunks(this.key, at, this.forward ? 'forward' : 'backward', this.readahead)
     if (chunks.length === 0) {
       this.exhaustedFrom = at

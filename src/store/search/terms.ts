@@ -9,10 +9,53 @@ import type { ActionRecord, DeferredCreation, RowChangeRecord } from '../types.t
 
 /** Top-level action data fields indexed as `data.<field>` (dfuse's list, reference/dfuse-wire.md §7.2). */
 export const SEARCH_DATA_FIELDS: ReadonlySet<string> = new Set([
-  'account', 'active', 'active_key', 'actor', 'amount', 'auth', 'authority', 'bid', 'bidder', 'canceler', 'creator', 'executer', 'from', 'is_active',
-  'is_priv', 'isproxy', 'issuer', 'level', 'location', 'maximum_supply', 'name', 'newname', 'owner', 'parent', 'payer', 'permission', 'producer',
-  'producer_key', 'proposal_name', 'proposal_hash', 'proposer', 'proxy', 'public_key', 'producers', 'quant', 'quantity', 'ram_payer', 'receiver',
-  'requested', 'requirement', 'symbol', 'threshold', 'to', 'transfer', 'voter', 'voter_name', 'weight',
+  'account',
+  'active',
+  'active_key',
+  'actor',
+  'amount',
+  'auth',
+  'authority',
+  'bid',
+  'bidder',
+  'canceler',
+  'creator',
+  'executer',
+  'from',
+  'is_active',
+  'is_priv',
+  'isproxy',
+  'issuer',
+  'level',
+  'location',
+  'maximum_supply',
+  'name',
+  'newname',
+  'owner',
+  'parent',
+  'payer',
+  'permission',
+  'producer',
+  'producer_key',
+  'proposal_name',
+  'proposal_hash',
+  'proposer',
+  'proxy',
+  'public_key',
+  'producers',
+  'quant',
+  'quantity',
+  'ram_payer',
+  'receiver',
+  'requested',
+  'requirement',
+  'symbol',
+  'threshold',
+  'to',
+  'transfer',
+  'voter',
+  'voter_name',
+  'weight',
 ])
 
 /**
@@ -55,16 +98,21 @@ function addDataTerms(terms: Set<string>, path: string, value: unknown, depth: n
  * there is none or it failed). Notifications carry the same data, so ingest computes these once
  * per distinct action and reuses them for each receiver.
  */
-export function dataSearchTerms(action: Pick<ActionRecord, 'account' | 'name'>, decoded: DecodeResult | undefined): string[] {
+export function dataSearchTerms(
+  action: Pick<ActionRecord, 'account' | 'name'>,
+  decoded: DecodeResult | undefined,
+): string[] {
   if (!decoded?.ok || !decoded.value || typeof decoded.value !== 'object') return []
   const terms = new Set<string>()
   const data = decoded.value as Record<string, unknown>
-  for (const [field, value] of Object.entries(data)) if (SEARCH_DATA_FIELDS.has(field)) addDataTerms(terms, `data.${field}`, value, 0)
+  for (const [field, value] of Object.entries(data))
+    if (SEARCH_DATA_FIELDS.has(field)) addDataTerms(terms, `data.${field}`, value, 0)
   // setabi/setcode: the payload is indexed by its hash, as dfuse did.
   if (action.account === 'eosio' && (action.name === 'setabi' || action.name === 'setcode')) {
     const field = action.name === 'setabi' ? 'abi' : 'code'
     const payload = data[field]
-    if (typeof payload === 'string' && /^[0-9a-f]*$/.test(payload)) terms.add(`data.${field}:${toHex(sha256(Buffer.from(payload, 'hex')))}`)
+    if (typeof payload === 'string' && /^[0-9a-f]*$/.test(payload))
+      terms.add(`data.${field}:${toHex(sha256(Buffer.from(payload, 'hex')))}`)
   }
   return [...terms]
 }
@@ -85,7 +133,11 @@ export interface ActionTermContext {
  * what `context` adds (parent.*, db.*; see `blockTermContexts`). `input`, `notif` and `scheduled`
  * are flags on every posting, not terms.
  */
-export function actionSearchTerms(action: ActionRecord, dataTerms: readonly string[], context?: ActionTermContext): string[] {
+export function actionSearchTerms(
+  action: ActionRecord,
+  dataTerms: readonly string[],
+  context?: ActionTermContext,
+): string[] {
   const terms = new Set<string>([`receiver:${action.receiver}`, `account:${action.account}`, `action:${action.name}`])
   for (const level of action.authorization) {
     terms.add(`auth:${level.actor}`)
@@ -111,7 +163,10 @@ export function actionSearchTerms(action: ActionRecord, dataTerms: readonly stri
 
 const NO_CONTEXT: ActionTermContext = Object.freeze({})
 
-/** The terms of one row change: `db.table` as `<table>/<scope>`, `db.key` as `<table>/<scope>/<key as a name>` (dfuse's rendering). */
+/**
+ * The terms of one row change: `db.table` as `<table>/<scope>`, `db.key` as `<table>/<scope>/<key as a name>` (dfuse's
+ * rendering).
+ */
 function rowTerms(row: Pick<RowChangeRecord, 'table' | 'scope' | 'primaryKey'>): [scoped: string, key: string] {
   const scoped = `${row.table}/${row.scope}`
   return [`db.table:${scoped}`, `db.key:${scoped}/${bigIntToName(row.primaryKey)}`]
@@ -164,7 +219,8 @@ export function blockTermContexts(
   }
   // Every action of a contract shares one array in a quiet block.
   const shared = new Map<string, readonly string[]>()
-  for (const [code, c] of contracts) if (c.actions * c.scoped.size <= MAX_ROW_POSTINGS_PER_CONTRACT) shared.set(code, [...c.tables, ...c.scoped])
+  for (const [code, c] of contracts)
+    if (c.actions * c.scoped.size <= MAX_ROW_POSTINGS_PER_CONTRACT) shared.set(code, [...c.tables, ...c.scoped])
 
   const contexts: ActionTermContext[] = new Array(actions.length)
   // The actions of the transaction being walked, by ordinal: a creator runs before what it creates.

@@ -35,7 +35,10 @@ export interface Checkpointer {
  */
 export function startCheckpointer(path: string): Checkpointer {
   const driver = createRequire(import.meta.url).resolve('better-sqlite3')
-  const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { path, driver, intervalMs: CHECKPOINT_INTERVAL_MS } })
+  const worker = new Worker(WORKER_SOURCE, {
+    eval: true,
+    workerData: { path, driver, intervalMs: CHECKPOINT_INTERVAL_MS },
+  })
   worker.unref()
   // A checkpoint that fails is retried by the writer's own fallback checkpoints; never fatal.
   worker.on('error', () => undefined)

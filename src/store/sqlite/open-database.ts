@@ -4,7 +4,14 @@ import { existsSync, mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { StoreNotFoundError, StoreSchemaVersionError } from '../errors.ts'
 import { SECRET_NAMES } from '../types.ts'
-import { ADDED_COLUMNS, BACKFILL_FIRST_BLOCK, ROW_VERSIONS_BORN, SQLITE_SCHEMA, SQLITE_SCHEMA_VERSION, SQLITE_UPGRADABLE_VERSIONS } from './schema.ts'
+import {
+  ADDED_COLUMNS,
+  BACKFILL_FIRST_BLOCK,
+  ROW_VERSIONS_BORN,
+  SQLITE_SCHEMA,
+  SQLITE_SCHEMA_VERSION,
+  SQLITE_UPGRADABLE_VERSIONS,
+} from './schema.ts'
 
 /**
  * Opens the SQLite file of a store. A writer creates the schema and its secrets, or upgrades a
@@ -13,7 +20,8 @@ import { ADDED_COLUMNS, BACKFILL_FIRST_BLOCK, ROW_VERSIONS_BORN, SQLITE_SCHEMA, 
  * indexer, `antler keys`, the API): a locked database is waited for up to 5 s.
  */
 export function openSqliteDatabase(path: string, readOnly: boolean): Database.Database {
-  if (readOnly && (path === ':memory:' || !existsSync(path))) throw StoreNotFoundError({ store: path, reason: 'does not exist' })
+  if (readOnly && (path === ':memory:' || !existsSync(path)))
+    throw StoreNotFoundError({ store: path, reason: 'does not exist' })
   if (!readOnly && path !== ':memory:') mkdirSync(dirname(path), { recursive: true })
   const db = new Database(path, readOnly ? { readonly: true, fileMustExist: true } : {})
   try {
@@ -35,19 +43,31 @@ export function openSqliteDatabase(path: string, readOnly: boolean): Database.Da
   }
 }
 
-const versionOf = (db: Database.Database) => (db.prepare("SELECT value FROM meta WHERE key = 'schema_version'").get() as { value: string } | undefined)?.value
+const versionOf = (db: Database.Database) =>
+  (db.prepare("SELECT value FROM meta WHERE key = 'schema_version'").get() as { value: string } | undefined)?.value
 
 function checkVersion(db: Database.Database, path: string): void {
-  if (!db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'").get()) throw StoreNotFoundError({ store: path, reason: 'holds no Antler store' })
+  if (!db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'").get())
+    throw StoreNotFoundError({ store: path, reason: 'holds no Antler store' })
   const found = versionOf(db)
   if (found === undefined) throw StoreNotFoundError({ store: path, reason: 'holds no Antler store' })
-  if (Number(found) !== SQLITE_SCHEMA_VERSION) throw StoreSchemaVersionError({ store: path, found, expected: SQLITE_SCHEMA_VERSION, upgradable: SQLITE_UPGRADABLE_VERSIONS.includes(Number(found)) })
+  if (Number(found) !== SQLITE_SCHEMA_VERSION)
+    throw StoreSchemaVersionError({
+      store: path,
+      found,
+      expected: SQLITE_SCHEMA_VERSION,
+      upgradable: SQLITE_UPGRADABLE_VERSIONS.includes(Number(found)),
+    })
 }
 
 function createSchema(db: Database.Database, path: string): void {
   db.exec('CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)')
   const found = versionOf(db)
-  if (found !== undefined && Number(found) !== SQLITE_SCHEMA_VERSION && !SQLITE_UPGRADABLE_VERSIONS.includes(Number(found))) {
+  if (
+    found !== undefined &&
+    Number(found) !== SQLITE_SCHEMA_VERSION &&
+    !SQLITE_UPGRADABLE_VERSIONS.includes(Number(found))
+  ) {
     throw StoreSchemaVersionError({ store: path, found, expected: SQLITE_SCHEMA_VERSION, upgradable: false })
   }
   db.exec(SQLITE_SCHEMA)
@@ -61,7 +81,8 @@ function createSchema(db: Database.Database, path: string): void {
   db.exec(ROW_VERSIONS_BORN)
   const insertSecret = db.prepare('INSERT OR IGNORE INTO secrets VALUES (?, ?)')
   for (const name of SECRET_NAMES) insertSecret.run(name, randomBytes(32))
-  if (found !== String(SQLITE_SCHEMA_VERSION)) db.prepare("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)").run(String(SQLITE_SCHEMA_VERSION))
+  if (found !== String(SQLITE_SCHEMA_VERSION))
+    db.prepare("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)").run(String(SQLITE_SCHEMA_VERSION))
 }
 
 /** Version 6's `first_block` on the versions that are or may become current (schema.ts BACKFILL_FIRST_BLOCK). */
@@ -69,5 +90,6 @@ function backfillFirstBlock(db: Database.Database): void {
   db.prepare(BACKFILL_FIRST_BLOCK.current).run()
   const lib = Number((db.prepare("SELECT value FROM meta WHERE key = 'lib'").pluck().get() as string | undefined) ?? 0)
   const reopenable = db.prepare(BACKFILL_FIRST_BLOCK.reopenable)
-  for (const key of db.prepare(BACKFILL_FIRST_BLOCK.keysAboveLib).all(lib) as Record<string, string>[]) reopenable.run({ ...key, lib })
+  for (const key of db.prepare(BACKFILL_FIRST_BLOCK.keysAboveLib).all(lib) as Record<string, string>[])
+    reopenable.run({ ...key, lib })
 }

@@ -23,7 +23,11 @@ export const SQLITE_UPGRADABLE_VERSIONS: readonly number[] = [3, 4, 5]
  * written again), which ROW_VERSIONS_BORN indexes so that a read at a past height walks only the
  * keys written by then.
  */
-export const ADDED_COLUMNS: readonly { readonly table: string; readonly column: string; readonly type: 'TEXT' | 'INTEGER' }[] = [
+export const ADDED_COLUMNS: readonly {
+  readonly table: string
+  readonly column: string
+  readonly type: 'TEXT' | 'INTEGER'
+}[] = [
   { table: 'blocks', column: 'header', type: 'TEXT' },
   { table: 'transactions', column: 'details', type: 'TEXT' },
   { table: 'actions', column: 'trace', type: 'TEXT' },
@@ -40,7 +44,8 @@ export const BACKFILL_FIRST_BLOCK = {
   current: `UPDATE row_versions INDEXED BY row_versions_head SET first_block =
     (SELECT min(p.block_num) FROM row_versions AS p WHERE p.code = row_versions.code AND p.tbl = row_versions.tbl AND p.scope = row_versions.scope AND p.pk = row_versions.pk)
     WHERE valid_to IS NULL`,
-  keysAboveLib: 'SELECT DISTINCT code, tbl, scope, pk FROM row_versions INDEXED BY row_versions_block WHERE block_num > ?',
+  keysAboveLib:
+    'SELECT DISTINCT code, tbl, scope, pk FROM row_versions INDEXED BY row_versions_block WHERE block_num > ?',
   reopenable: `UPDATE row_versions SET first_block =
       (SELECT min(block_num) FROM row_versions WHERE code = @code AND tbl = @tbl AND scope = @scope AND pk = @pk)
     WHERE code = @code AND tbl = @tbl AND scope = @scope AND pk = @pk AND first_block IS NULL AND block_num >=
@@ -48,7 +53,8 @@ export const BACKFILL_FIRST_BLOCK = {
 }
 
 /** Each scope's current versions by first block: a past height's keys (created once the column is filled). */
-export const ROW_VERSIONS_BORN = 'CREATE INDEX IF NOT EXISTS row_versions_born ON row_versions (code, tbl, scope, first_block, pk) WHERE valid_to IS NULL'
+export const ROW_VERSIONS_BORN =
+  'CREATE INDEX IF NOT EXISTS row_versions_born ON row_versions (code, tbl, scope, first_block, pk) WHERE valid_to IS NULL'
 
 export const SQLITE_SCHEMA = `
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);

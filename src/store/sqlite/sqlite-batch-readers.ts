@@ -1,6 +1,14 @@
 import type Database from 'better-sqlite3'
 import type { BatchReader, ExecutionActions } from '../port.ts'
-import { TRX_ID_OF_ACTION, actionFromRow, blockFromRow, rowChangeFromRow, transactionFromRow, trxIdKey, u8 } from '../row-mapping.ts'
+import {
+  TRX_ID_OF_ACTION,
+  actionFromRow,
+  blockFromRow,
+  rowChangeFromRow,
+  transactionFromRow,
+  trxIdKey,
+  u8,
+} from '../row-mapping.ts'
 import { LATEST_TRANSACTION_RECORD, TRANSACTION_RECORDS } from '../shared-sql.ts'
 import type { ActionRecord, BlockRecord, RowChange, TransactionHistory } from '../types.ts'
 
@@ -17,14 +25,19 @@ const list = (xs: readonly unknown[]) => JSON.stringify(xs)
 export function createSqliteBatchReaders(db: Database.Database): BatchReader {
   const s = {
     records: db.prepare(TRANSACTION_RECORDS),
-    forkedOut: db.prepare('SELECT block_num, block_id FROM forked_transactions WHERE id = ? ORDER BY block_num, block_id'),
+    forkedOut: db.prepare(
+      'SELECT block_num, block_id FROM forked_transactions WHERE id = ? ORDER BY block_num, block_id',
+    ),
     latest: db.prepare(LATEST_TRANSACTION_RECORD),
     actionsInRange: db.prepare('SELECT * FROM actions WHERE global_seq >= ? AND global_seq < ? ORDER BY global_seq'),
     // The transaction holding an action, by the action's place (no id lookup).
-    execution: db.prepare('SELECT t.id, t.block_num, t.first_seq, t.action_count FROM actions a JOIN transactions t ON t.block_num = a.block_num AND t.block_index = a.trx_index WHERE a.global_seq = ?'),
+    execution: db.prepare(
+      'SELECT t.id, t.block_num, t.first_seq, t.action_count FROM actions a JOIN transactions t ON t.block_num = a.block_num AND t.block_index = a.trx_index WHERE a.global_seq = ?',
+    ),
     blocks: db.prepare('SELECT * FROM blocks WHERE num IN (SELECT value FROM json_each(?))'),
     // shared-sql.ts ROW_CHANGES_OF_BLOCK for a list of blocks, in its order within each block.
-    rowChanges: db.prepare(`SELECT n.block_num AS at, n.code, n.tbl, n.scope, n.pk, n.payer, n.value, o.payer AS old_payer, o.value AS old_value, o.block_num AS old_block
+    rowChanges:
+      db.prepare(`SELECT n.block_num AS at, n.code, n.tbl, n.scope, n.pk, n.payer, n.value, o.payer AS old_payer, o.value AS old_value, o.block_num AS old_block
       FROM row_versions n LEFT JOIN row_versions o ON o.code = n.code AND o.tbl = n.tbl AND o.scope = n.scope AND o.pk = n.pk
         AND o.block_num = (SELECT max(p.block_num) FROM row_versions p WHERE p.code = n.code AND p.tbl = n.tbl AND p.scope = n.scope AND p.pk = n.pk AND p.block_num < n.block_num)
       WHERE n.block_num IN (SELECT value FROM json_each(?)) ORDER BY n.block_num, n.code, n.tbl, n.scope, n.pk`),
@@ -32,7 +45,9 @@ export function createSqliteBatchReaders(db: Database.Database): BatchReader {
     receivers: db.prepare(`SELECT a.block_num, a.receiver, ${TRX_ID_OF_ACTION} FROM actions a
       WHERE a.global_seq >= ? AND a.global_seq < ? AND a.block_num = ? ORDER BY a.global_seq`),
     blockSpan: db.prepare('SELECT first_seq, action_count FROM blocks WHERE num = ?'),
-    abiVersion: db.prepare('SELECT block_num FROM abi_versions WHERE account = ? AND block_num <= ? ORDER BY block_num DESC LIMIT 1'),
+    abiVersion: db.prepare(
+      'SELECT block_num FROM abi_versions WHERE account = ? AND block_num <= ? ORDER BY block_num DESC LIMIT 1',
+    ),
     abi: db.prepare('SELECT abi FROM abi_versions WHERE account = ? AND block_num = ?'),
   }
 
@@ -43,7 +58,10 @@ export function createSqliteBatchReaders(db: Database.Database): BatchReader {
         if (out.has(id)) continue
         out.set(id, {
           records: (s.records.all(trxIdKey(id), id) as DbRow[]).map(transactionFromRow),
-          forkedOut: (s.forkedOut.all(id) as { block_num: number; block_id: string }[]).map((r) => ({ blockNum: r.block_num, blockId: r.block_id })),
+          forkedOut: (s.forkedOut.all(id) as { block_num: number; block_id: string }[]).map((r) => ({
+            blockNum: r.block_num,
+            blockId: r.block_id,
+          })),
         })
       }
       return out
@@ -53,7 +71,14 @@ export function createSqliteBatchReaders(db: Database.Database): BatchReader {
       for (const id of ids) {
         if (out.has(id)) continue
         const trx = s.latest.get(trxIdKey(id), id) as { first_seq: number | null; action_count: number } | undefined
-        out.set(id, !trx || trx.first_seq === null ? [] : (s.actionsInRange.all(trx.first_seq, trx.first_seq + trx.action_count) as DbRow[]).map((r) => actionFromRow(r, id)))
+        out.set(
+          id,
+          !trx || trx.first_seq === null
+            ? []
+            : (s.actionsInRange.all(trx.first_seq, trx.first_seq + trx.action_count) as DbRow[]).map((r) =>
+                actionFromRow(r, id),
+              ),
+        )
       }
       return out
     },
@@ -63,10 +88,17 @@ export function createSqliteBatchReaders(db: Database.Database): BatchReader {
       let last: { execution: ExecutionActions; firstSeq: number; lastSeq: number } | undefined
       for (const seq of seqs) {
         if (!last || seq < last.firstSeq || seq > last.lastSeq) {
-          const t = s.execution.get(seq) as { id: string; block_num: number; first_seq: number | null; action_count: number } | undefined
+          const t = s.execution.get(seq) as
+            { id: string; block_num: number; first_seq: number | null; action_count: number } | undefined
           if (!t || t.first_seq === null) continue
-          const actions = (s.actionsInRange.all(t.first_seq, t.first_seq + t.action_count) as DbRow[]).map((r) => actionFromRow(r, t.id))
-          last = { execution: { trxId: t.id, blockNum: t.block_num, actions }, firstSeq: t.first_seq, lastSeq: t.first_seq + t.action_count - 1 }
+          const actions = (s.actionsInRange.all(t.first_seq, t.first_seq + t.action_count) as DbRow[]).map((r) =>
+            actionFromRow(r, t.id),
+          )
+          last = {
+            execution: { trxId: t.id, blockNum: t.block_num, actions },
+            firstSeq: t.first_seq,
+            lastSeq: t.first_seq + t.action_count - 1,
+          }
         }
         out.set(seq, last.execution)
       }
@@ -81,7 +113,8 @@ export function createSqliteBatchReaders(db: Database.Database): BatchReader {
     async rowChangesOfBlocks(nums) {
       const out = new Map<number, RowChange[]>(nums.map((n) => [n, []]))
       if (nums.length === 0) return out
-      for (const row of s.rowChanges.all(list([...new Set(nums)])) as DbRow[]) out.get(Number(row.at))?.push(rowChangeFromRow(row))
+      for (const row of s.rowChanges.all(list([...new Set(nums)])) as DbRow[])
+        out.get(Number(row.at))?.push(rowChangeFromRow(row))
       return out
     },
     async actionReceiversOfBlocks(nums) {
@@ -90,8 +123,17 @@ export function createSqliteBatchReaders(db: Database.Database): BatchReader {
         if (out.has(num)) continue
         const span = s.blockSpan.get(num) as { first_seq: number | null; action_count: number } | undefined
         if (!span) continue
-        const rows = span.first_seq === null ? [] : (s.receivers.all(span.first_seq, span.first_seq + span.action_count, num) as { receiver: string; trx_id: string }[])
-        out.set(num, rows.map((r) => ({ trxId: r.trx_id, receiver: r.receiver })))
+        const rows =
+          span.first_seq === null
+            ? []
+            : (s.receivers.all(span.first_seq, span.first_seq + span.action_count, num) as {
+                receiver: string
+                trx_id: string
+              }[])
+        out.set(
+          num,
+          rows.map((r) => ({ trxId: r.trx_id, receiver: r.receiver })),
+        )
       }
       return out
     },

@@ -1,5 +1,14 @@
 import type Database from 'better-sqlite3'
-import { actionRange, blockContentSql, contentsFromRows, decodeBlockContent, encodeBlockContent, FORKED_RETENTION_BLOCKS, payloadsOfSteps, type BlockContent } from '../block-content.ts'
+import {
+  actionRange,
+  blockContentSql,
+  contentsFromRows,
+  decodeBlockContent,
+  encodeBlockContent,
+  FORKED_RETENTION_BLOCKS,
+  payloadsOfSteps,
+  type BlockContent,
+} from '../block-content.ts'
 import type { StepReader } from '../port.ts'
 
 type DbRow = Record<string, unknown>
@@ -39,17 +48,23 @@ export function createSqliteBlockContent(db: Database.Database) {
   const contents = (ids: readonly string[]): Map<string, BlockContent> => {
     const found = stored(ids)
     const missing = ids.filter((id) => !found.has(id))
-    if (missing.length) for (const r of s.forked.all(JSON.stringify(missing)) as { block_id: string; payload: Buffer }[]) found.set(r.block_id, decodeBlockContent(r.payload))
+    if (missing.length)
+      for (const r of s.forked.all(JSON.stringify(missing)) as { block_id: string; payload: Buffer }[])
+        found.set(r.block_id, decodeBlockContent(r.payload))
     return found
   }
   // One read transaction: another process's write (a fork) is seen by all of the reads or none.
   const read = db.transaction((ids: readonly string[]) => contents(ids))
 
-  const stepPayloads: StepReader['stepPayloads'] = async (steps) => (steps.length === 0 ? [] : payloadsOfSteps(steps, read([...new Set(steps.map((x) => x.blockId))])))
+  const stepPayloads: StepReader['stepPayloads'] = async (steps) =>
+    steps.length === 0 ? [] : payloadsOfSteps(steps, read([...new Set(steps.map((x) => x.blockId))]))
 
   return {
     stepPayloads,
-    /** Keeps what the stored blocks `ids` hold before an undo removes them (a block undone again replaces its earlier copy). */
+    /**
+     * Keeps what the stored blocks `ids` hold before an undo removes them (a block undone again replaces its earlier
+     * copy).
+     */
     keepUndone(ids: readonly string[]): void {
       for (const [id, c] of stored(ids)) s.keep.run(id, c.block.num, encodeBlockContent(c))
     },

@@ -9,7 +9,10 @@ const TAKEN = new Set(['SQLITE_CONSTRAINT_PRIMARYKEY', 'SQLITE_CONSTRAINT_UNIQUE
 
 /** API keys and server secrets of a SQLite store. */
 export function createSqliteKeys(db: Database.Database): KeyStore {
-  const s = Object.fromEntries(Object.entries(API_KEY_SQL).map(([name, sql]) => [name, db.prepare(sql)])) as Record<keyof typeof API_KEY_SQL, Database.Statement>
+  const s = Object.fromEntries(Object.entries(API_KEY_SQL).map(([name, sql]) => [name, db.prepare(sql)])) as Record<
+    keyof typeof API_KEY_SQL,
+    Database.Statement
+  >
   return {
     async insertApiKey({ record, keyHash }) {
       try {

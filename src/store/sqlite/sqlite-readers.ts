@@ -41,7 +41,9 @@ const SCOPES_AT_HEIGHT = `WITH RECURSIVE s(scope) AS (
  */
 const ROW_JSON = (t: string) => `json_array(${t}.scope, ${t}.pk, ${t}.payer, hex(${t}.value), ${t}.block_num)`
 /** Rows of scopes at head (`where` picks the scopes): the current versions. */
-const ROWS_AT_HEAD = (where: string) => `SELECT json_group_array(${ROW_JSON('h')}) FROM row_versions AS h INDEXED BY row_versions_head
+const ROWS_AT_HEAD = (
+  where: string,
+) => `SELECT json_group_array(${ROW_JSON('h')}) FROM row_versions AS h INDEXED BY row_versions_head
   WHERE h.code = @code AND h.tbl = @table AND ${where} AND h.valid_to IS NULL AND h.value IS NOT NULL`
 /**
  * Rows of scopes at a height (`where` picks the scopes of `k`). Every key ever written keeps
@@ -56,19 +58,25 @@ const ROWS_AT_HEAD = (where: string) => `SELECT json_group_array(${ROW_JSON('h')
  * version (1.2 ms instead of 2.2 for 1,000 keys). A tombstone, or a key erased at the height,
  * renders as NULL, which group_concat skips.
  */
-const ROWS_AT_HEIGHT = (where: string) => `SELECT '[' || coalesce(group_concat(CASE WHEN k.block_num <= @blockNum THEN CASE WHEN k.value IS NULL THEN NULL ELSE ${ROW_JSON('k')} END ELSE
+const ROWS_AT_HEIGHT = (
+  where: string,
+) => `SELECT '[' || coalesce(group_concat(CASE WHEN k.block_num <= @blockNum THEN CASE WHEN k.value IS NULL THEN NULL ELSE ${ROW_JSON('k')} END ELSE
     (SELECT CASE WHEN p.value IS NULL THEN NULL ELSE ${ROW_JSON('p')} END FROM row_versions AS p
       WHERE p.code = k.code AND p.tbl = k.tbl AND p.scope = k.scope AND p.pk = k.pk AND p.block_num <= @blockNum ORDER BY p.block_num DESC LIMIT 1) END, ','), '') || ']'
   FROM row_versions AS k INDEXED BY row_versions_born WHERE k.code = @code AND k.tbl = @table AND ${where} AND k.valid_to IS NULL AND k.first_block <= @blockNum`
 
 type RowTuple = [scope: string, pk: string, payer: string, hex: string, blockNum: number]
 
-/** Rows by (scope, pk), as the port answers them: the statement's order, checked (one pass), sorted if it is another (a past height's, by first block). */
+/**
+ * Rows by (scope, pk), as the port answers them: the statement's order, checked (one pass), sorted if it is another (a
+ * past height's, by first block).
+ */
 function inKeyOrder(rows: RowTuple[]): RowTuple[] {
   for (let i = 1; i < rows.length; i++) {
     const a = rows[i - 1]
     const b = rows[i]
-    if (a[0] > b[0] || (a[0] === b[0] && a[1] >= b[1])) return rows.sort((x, y) => (x[0] < y[0] ? -1 : x[0] > y[0] ? 1 : x[1] < y[1] ? -1 : x[1] > y[1] ? 1 : 0))
+    if (a[0] > b[0] || (a[0] === b[0] && a[1] >= b[1]))
+      return rows.sort((x, y) => (x[0] < y[0] ? -1 : x[0] > y[0] ? 1 : x[1] < y[1] ? -1 : x[1] > y[1] ? 1 : 0))
   }
   return rows
 }
@@ -83,10 +91,16 @@ export function createSqliteStateReader(db: Database.Database, position: () => S
     tableRowsOfScopesHead: db.prepare(ROWS_AT_HEAD('h.scope IN (SELECT value FROM json_each(@scopes))')).pluck(),
     tableRowsAt: db.prepare(ROWS_AT_HEIGHT('k.scope = @scope')).pluck(),
     tableRowsHead: db.prepare(ROWS_AT_HEAD('h.scope = @scope')).pluck(),
-    tableRow: db.prepare('SELECT payer, value, block_num FROM row_versions WHERE code = ? AND tbl = ? AND scope = ? AND pk = ? AND block_num <= ? ORDER BY block_num DESC LIMIT 1'),
+    tableRow: db.prepare(
+      'SELECT payer, value, block_num FROM row_versions WHERE code = ? AND tbl = ? AND scope = ? AND pk = ? AND block_num <= ? ORDER BY block_num DESC LIMIT 1',
+    ),
     scopes: db.prepare(SCOPES_AT_HEIGHT),
-    abiAt: db.prepare('SELECT abi, block_num FROM abi_versions WHERE account = ? AND block_num <= ? ORDER BY block_num DESC LIMIT 1'),
-    keyAccounts: db.prepare('SELECT owner, permission FROM key_versions WHERE public_key = ? AND block_num <= ? AND (valid_to IS NULL OR valid_to > ?) ORDER BY owner, permission'),
+    abiAt: db.prepare(
+      'SELECT abi, block_num FROM abi_versions WHERE account = ? AND block_num <= ? ORDER BY block_num DESC LIMIT 1',
+    ),
+    keyAccounts: db.prepare(
+      'SELECT owner, permission FROM key_versions WHERE public_key = ? AND block_num <= ? AND (valid_to IS NULL OR valid_to > ?) ORDER BY owner, permission',
+    ),
     permissions: db.prepare(PERMISSIONS_AT),
     permissionLinks: db.prepare(PERMISSION_LINKS_AT),
   }
@@ -97,7 +111,11 @@ export function createSqliteStateReader(db: Database.Database, position: () => S
 
   return {
     async tableRows({ code, table, scope, blockNum }) {
-      const json = (atHead(blockNum) ? s.tableRowsHead.get({ code, table, scope }) : s.tableRowsAt.get({ code, table, scope, blockNum })) as string
+      const json = (
+        atHead(blockNum)
+          ? s.tableRowsHead.get({ code, table, scope })
+          : s.tableRowsAt.get({ code, table, scope, blockNum })
+      ) as string
       const rows = inKeyOrder(JSON.parse(json) as RowTuple[])
       const out = new Array<{ primaryKey: bigint; payer: string; value: Uint8Array; blockNum: number }>(rows.length)
       for (let i = 0; i < rows.length; i++) {
@@ -108,11 +126,22 @@ export function createSqliteStateReader(db: Database.Database, position: () => S
     },
     async tableRowsOfScopes({ code, table, scopes, blockNum }) {
       const statement = atHead(blockNum) ? s.tableRowsOfScopesHead : s.tableRowsOfScopes
-      const rows = inKeyOrder(JSON.parse(statement.get({ code, table, scopes: JSON.stringify([...new Set(scopes)]), blockNum }) as string) as RowTuple[])
-      return rows.map((r) => ({ scope: r[0], primaryKey: BigInt(`0x${r[1]}`), payer: r[2], value: fromHexText(r[3]), blockNum: r[4] }))
+      const rows = inKeyOrder(
+        JSON.parse(
+          statement.get({ code, table, scopes: JSON.stringify([...new Set(scopes)]), blockNum }) as string,
+        ) as RowTuple[],
+      )
+      return rows.map((r) => ({
+        scope: r[0],
+        primaryKey: BigInt(`0x${r[1]}`),
+        payer: r[2],
+        value: fromHexText(r[3]),
+        blockNum: r[4],
+      }))
     },
     async tableRow({ code, table, scope, primaryKey, blockNum }) {
-      const row = s.tableRow.get(code, table, scope, pkText(primaryKey), blockNum) as { payer: string; value: Buffer | null; block_num: number } | undefined
+      const row = s.tableRow.get(code, table, scope, pkText(primaryKey), blockNum) as
+        { payer: string; value: Buffer | null; block_num: number } | undefined
       return row && row.value ? { payer: row.payer, value: u8(row.value), blockNum: row.block_num } : undefined
     },
     async scopes({ code, table, blockNum }) {
@@ -123,7 +152,10 @@ export function createSqliteStateReader(db: Database.Database, position: () => S
       return row && row.abi.length > 0 ? { abi: u8(row.abi), blockNum: row.block_num } : undefined
     },
     async keyAccounts({ publicKey, blockNum }) {
-      return (s.keyAccounts.all(publicKey, blockNum, blockNum) as { owner: string; permission: string }[]).map((r) => ({ account: r.owner, permission: r.permission }))
+      return (s.keyAccounts.all(publicKey, blockNum, blockNum) as { owner: string; permission: string }[]).map((r) => ({
+        account: r.owner,
+        permission: r.permission,
+      }))
     },
     async permissions({ account, blockNum }) {
       return permissionsFromRows(s.permissions.all(account, blockNum, blockNum) as Record<string, unknown>[])

@@ -1,8 +1,31 @@
 import type { BlockRef } from '../../antelope/index.ts'
 import { StoreIrreversibleUndoError, StoreLinkError } from '../errors.ts'
 import type { Store } from '../port.ts'
-import { INSERT_APPLY_STEP, LATEST_TRANSACTION_RECORD, RECORD_FORKED_TRANSACTIONS, ROW_CHANGES_OF_BLOCK, TRANSACTIONS_BY_ID_PREFIX, TRANSACTION_RECORDS } from '../shared-sql.ts'
-import { TRX_ID_OF_ACTION, actionFromRow, rowChangeFromRow, stepFromRow, type StepRow, authText, blockByTimeClause, detailsText, blockFromRow, prefixUpperBound, ramText, sequenceRanges, transactionFromRow, trxIdKey, trxIdKeyRange } from '../row-mapping.ts'
+import {
+  INSERT_APPLY_STEP,
+  LATEST_TRANSACTION_RECORD,
+  RECORD_FORKED_TRANSACTIONS,
+  ROW_CHANGES_OF_BLOCK,
+  TRANSACTIONS_BY_ID_PREFIX,
+  TRANSACTION_RECORDS,
+} from '../shared-sql.ts'
+import {
+  TRX_ID_OF_ACTION,
+  actionFromRow,
+  rowChangeFromRow,
+  stepFromRow,
+  type StepRow,
+  authText,
+  blockByTimeClause,
+  detailsText,
+  blockFromRow,
+  prefixUpperBound,
+  ramText,
+  sequenceRanges,
+  transactionFromRow,
+  trxIdKey,
+  trxIdKeyRange,
+} from '../row-mapping.ts'
 import { postingChunks, truncateChunk } from '../search/postings.ts'
 import { searchPostings } from '../search/query.ts'
 import { chunkFromRow, createSqlitePostingSource, type PostingRow } from './sqlite-postings.ts'
@@ -42,7 +65,9 @@ export function openSqliteStore(path: string, options: OpenStoreOptions = {}): S
   const s = {
     getMeta: db.prepare('SELECT value FROM meta WHERE key = ?'),
     setMeta: db.prepare('INSERT OR REPLACE INTO meta VALUES (?, ?)'),
-    insertBlock: db.prepare('INSERT INTO blocks VALUES (@num, @id, @previous, @ts, @producer, @trx_count, @action_count, @first_seq, @header)'),
+    insertBlock: db.prepare(
+      'INSERT INTO blocks VALUES (@num, @id, @previous, @ts, @producer, @trx_count, @action_count, @first_seq, @header)',
+    ),
     blockByNum: db.prepare('SELECT * FROM blocks WHERE num = ?'),
     blockById: db.prepare('SELECT * FROM blocks WHERE id = ?'),
     blocksAbove: db.prepare('SELECT num, id FROM blocks WHERE num > ? ORDER BY num'),
@@ -54,7 +79,9 @@ export function openSqliteStore(path: string, options: OpenStoreOptions = {}): S
     actionsInRange: db.prepare('SELECT * FROM actions WHERE global_seq >= ? AND global_seq < ? ORDER BY global_seq'),
     actionBySeq: db.prepare(`SELECT a.*, ${TRX_ID_OF_ACTION} FROM actions a WHERE a.global_seq = ?`),
     cutSeq: db.prepare('SELECT MIN(first_seq) AS seq FROM blocks WHERE num >= ?'),
-    firstSeqFrom: db.prepare('SELECT first_seq FROM blocks WHERE num >= ? AND first_seq IS NOT NULL ORDER BY num LIMIT 1'),
+    firstSeqFrom: db.prepare(
+      'SELECT first_seq FROM blocks WHERE num >= ? AND first_seq IS NOT NULL ORDER BY num LIMIT 1',
+    ),
     deleteActionsFrom: db.prepare('DELETE FROM actions WHERE global_seq >= ?'),
     insertPosting: db.prepare('INSERT INTO postings VALUES (?, ?, ?, ?)'),
     postingsFrom: db.prepare('SELECT term_key, last_seq, first_seq, entries FROM postings WHERE last_seq >= ?'),
@@ -62,10 +89,16 @@ export function openSqliteStore(path: string, options: OpenStoreOptions = {}): S
     // Without INDEXED BY the planner takes the primary key and walks every version of the row: a
     // balance rewritten in every block made this the slowest statement of ingest. It returns the
     // closed version's first block, which the new version keeps (a new key's is its own block).
-    closeRow: db.prepare('UPDATE row_versions INDEXED BY row_versions_head SET valid_to = ? WHERE code = ? AND tbl = ? AND scope = ? AND pk = ? AND valid_to IS NULL RETURNING first_block').pluck(),
+    closeRow: db
+      .prepare(
+        'UPDATE row_versions INDEXED BY row_versions_head SET valid_to = ? WHERE code = ? AND tbl = ? AND scope = ? AND pk = ? AND valid_to IS NULL RETURNING first_block',
+      )
+      .pluck(),
     insertRow: db.prepare('INSERT INTO row_versions VALUES (?, ?, ?, ?, ?, NULL, ?, ?, ?)'),
     // INDEXED BY: to skip sorting for DISTINCT, the planner would walk the whole table in key order.
-    rowKeysFrom: db.prepare('SELECT DISTINCT code, tbl, scope, pk FROM row_versions INDEXED BY row_versions_block WHERE block_num >= ?'),
+    rowKeysFrom: db.prepare(
+      'SELECT DISTINCT code, tbl, scope, pk FROM row_versions INDEXED BY row_versions_block WHERE block_num >= ?',
+    ),
     // Only a key's last version below the cut can have been closed at or after it: found by one
     // backward seek, not by walking every version of the key (a balance may have millions).
     reopenRow: db.prepare(
@@ -75,24 +108,37 @@ export function openSqliteStore(path: string, options: OpenStoreOptions = {}): S
     deleteRowsFrom: db.prepare('DELETE FROM row_versions WHERE block_num >= ?'),
     closeAbi: db.prepare('UPDATE abi_versions SET valid_to = ? WHERE account = ? AND valid_to IS NULL'),
     insertAbi: db.prepare('INSERT INTO abi_versions VALUES (?, ?, NULL, ?)'),
-    closePermission: db.prepare('UPDATE permission_versions SET valid_to = ? WHERE owner = ? AND name = ? AND valid_to IS NULL'),
+    closePermission: db.prepare(
+      'UPDATE permission_versions SET valid_to = ? WHERE owner = ? AND name = ? AND valid_to IS NULL',
+    ),
     insertPermission: db.prepare('INSERT INTO permission_versions VALUES (?, ?, ?, NULL, ?, ?, ?, ?, ?)'),
-    closeKeys: db.prepare('UPDATE key_versions SET valid_to = ? WHERE owner = ? AND permission = ? AND valid_to IS NULL'),
+    closeKeys: db.prepare(
+      'UPDATE key_versions SET valid_to = ? WHERE owner = ? AND permission = ? AND valid_to IS NULL',
+    ),
     insertKey: db.prepare('INSERT OR IGNORE INTO key_versions VALUES (?, ?, ?, ?, NULL)'),
-    closeLink: db.prepare('UPDATE link_versions SET valid_to = ? WHERE account = ? AND code = ? AND type = ? AND valid_to IS NULL'),
+    closeLink: db.prepare(
+      'UPDATE link_versions SET valid_to = ? WHERE account = ? AND code = ? AND type = ? AND valid_to IS NULL',
+    ),
     insertLink: db.prepare('INSERT INTO link_versions VALUES (?, ?, ?, ?, NULL, ?)'),
     insertStep: db.prepare('INSERT INTO steps (type, block_num, block_id) VALUES (?, ?, ?)'),
     insertApplyStep: db.prepare(INSERT_APPLY_STEP),
     recordForked: db.prepare(RECORD_FORKED_TRANSACTIONS),
     rowChanges: db.prepare(ROW_CHANGES_OF_BLOCK),
     trxHistory: db.prepare(TRANSACTION_RECORDS),
-    forkedOut: db.prepare('SELECT block_num, block_id FROM forked_transactions WHERE id = ? ORDER BY block_num, block_id'),
+    forkedOut: db.prepare(
+      'SELECT block_num, block_id FROM forked_transactions WHERE id = ? ORDER BY block_num, block_id',
+    ),
     stepsOfBlock: db.prepare('SELECT seq, type, block_num, block_id FROM steps WHERE block_id = ? ORDER BY seq'),
     stepsAfter: db.prepare('SELECT seq, type, block_num, block_id FROM steps WHERE seq > ? ORDER BY seq LIMIT ?'),
   }
   const content = createSqliteBlockContent(db)
-  const undoStatements = VERSIONED_TABLES.flatMap((t) => [db.prepare(`DELETE FROM ${t} WHERE block_num >= ?`), db.prepare(`UPDATE ${t} SET valid_to = NULL WHERE valid_to >= ?`)])
-  const deleteFrom = ['blocks WHERE num', 'transactions WHERE block_num'].map((w) => db.prepare(`DELETE FROM ${w} >= ?`))
+  const undoStatements = VERSIONED_TABLES.flatMap((t) => [
+    db.prepare(`DELETE FROM ${t} WHERE block_num >= ?`),
+    db.prepare(`UPDATE ${t} SET valid_to = NULL WHERE valid_to >= ?`),
+  ])
+  const deleteFrom = ['blocks WHERE num', 'transactions WHERE block_num'].map((w) =>
+    db.prepare(`DELETE FROM ${w} >= ?`),
+  )
 
   const postingSource = createSqlitePostingSource(db)
 
@@ -120,7 +166,12 @@ export function openSqliteStore(path: string, options: OpenStoreOptions = {}): S
   const startWrite = (): WriteCursor => {
     const pos = position()
     const lib = pos?.lib ?? 0
-    return { head: pos?.head, startLib: lib, reversible: s.blocksAbove.all(lib) as { num: number; id: string }[], applied: [] }
+    return {
+      head: pos?.head,
+      startLib: lib,
+      reversible: s.blocksAbove.all(lib) as { num: number; id: string }[],
+      applied: [],
+    }
   }
 
   /** Records the write's steps (writeSteps) and its new head and LIB. */
@@ -141,21 +192,53 @@ export function openSqliteStore(path: string, options: OpenStoreOptions = {}): S
   const apply = (batch: BlockBatch, cursor: WriteCursor, write: readonly BlockBatch[]) => {
     const b = batch.block
     const head = cursor.head
-    if (head && (b.num !== head.blockNum + 1 || b.previous !== head.blockId)) throw StoreLinkError({ blockNum: b.num, previous: b.previous, head: head.blockNum, headId: head.blockId })
+    if (head && (b.num !== head.blockNum + 1 || b.previous !== head.blockId))
+      throw StoreLinkError({ blockNum: b.num, previous: b.previous, head: head.blockNum, headId: head.blockId })
     const ranges = sequenceRanges(batch)
-    s.insertBlock.run({ num: b.num, id: b.id, previous: b.previous, ts: b.timestampMs, producer: b.producer, trx_count: b.transactionCount, action_count: b.actionCount, first_seq: ranges.blockFirstSeq, header: detailsText(b.header) })
+    s.insertBlock.run({
+      num: b.num,
+      id: b.id,
+      previous: b.previous,
+      ts: b.timestampMs,
+      producer: b.producer,
+      trx_count: b.transactionCount,
+      action_count: b.actionCount,
+      first_seq: ranges.blockFirstSeq,
+      header: detailsText(b.header),
+    })
     const trxIndex = new Map<string, number>()
     for (const t of batch.transactions) {
       const range = ranges.trx.get(t.id)
       trxIndex.set(t.id, t.blockIndex)
-      s.insertTrx.run(t.blockNum, t.blockIndex, t.id, trxIdKey(t.id), t.status, t.cpuUsageUs, t.netUsageWords, t.scheduled ? 1 : 0, range?.firstSeq ?? null, range?.count ?? 0, detailsText(t.details))
+      s.insertTrx.run(
+        t.blockNum,
+        t.blockIndex,
+        t.id,
+        trxIdKey(t.id),
+        t.status,
+        t.cpuUsageUs,
+        t.netUsageWords,
+        t.scheduled ? 1 : 0,
+        range?.firstSeq ?? null,
+        range?.count ?? 0,
+        detailsText(t.details),
+      )
     }
     for (const a of batch.actions) insertAction(a, trxIndex.get(a.trxId) ?? -1)
     if (cursor.applied.length === 0) failpoint?.('between-statements', writtenBlocks(write))
     for (const r of batch.rows) {
       const pk = pkText(r.primaryKey)
       const firstBlock = s.closeRow.get(b.num, r.code, r.table, r.scope, pk) as number | undefined
-      s.insertRow.run(r.code, r.table, r.scope, pk, b.num, r.payer, r.value === undefined ? null : bufferView(r.value), firstBlock ?? b.num)
+      s.insertRow.run(
+        r.code,
+        r.table,
+        r.scope,
+        pk,
+        b.num,
+        r.payer,
+        r.value === undefined ? null : bufferView(r.value),
+        firstBlock ?? b.num,
+      )
     }
     for (const a of batch.abis) {
       s.closeAbi.run(b.num, a.account)
@@ -163,7 +246,16 @@ export function openSqliteStore(path: string, options: OpenStoreOptions = {}): S
     }
     for (const p of batch.permissions) {
       s.closePermission.run(b.num, p.owner, p.name)
-      s.insertPermission.run(p.owner, p.name, b.num, p.parent, p.threshold, JSON.stringify(p.keys), JSON.stringify(p.accounts), p.removed ? 1 : 0)
+      s.insertPermission.run(
+        p.owner,
+        p.name,
+        b.num,
+        p.parent,
+        p.threshold,
+        JSON.stringify(p.keys),
+        JSON.stringify(p.accounts),
+        p.removed ? 1 : 0,
+      )
       s.closeKeys.run(b.num, p.owner, p.name)
       if (!p.removed) for (const k of p.keys) s.insertKey.run(k.key, p.owner, p.name, b.num)
     }
@@ -225,7 +317,8 @@ export function openSqliteStore(path: string, options: OpenStoreOptions = {}): S
     }
     s.recordForked.run(blockNum)
     failpoint?.('undo-between-statements', { first: blockNum, last: undone[0].num })
-    for (const k of s.rowKeysFrom.all(blockNum) as { code: string; tbl: string; scope: string; pk: string }[]) s.reopenRow.run({ ...k, cut: blockNum })
+    for (const k of s.rowKeysFrom.all(blockNum) as { code: string; tbl: string; scope: string; pk: string }[])
+      s.reopenRow.run({ ...k, cut: blockNum })
     s.deleteRowsFrom.run(blockNum)
     for (const stmt of undoStatements) stmt.run(blockNum)
     for (const stmt of deleteFrom) stmt.run(blockNum)
@@ -291,18 +384,24 @@ export function openSqliteStore(path: string, options: OpenStoreOptions = {}): S
       return row && transactionFromRow(row)
     },
     async blockByTime({ timeMs, comparator }) {
-      const row = db.prepare(`SELECT * FROM blocks WHERE ${blockByTimeClause(comparator)} LIMIT 1`).get(timeMs) as Record<string, unknown> | undefined
+      const row = db.prepare(`SELECT * FROM blocks WHERE ${blockByTimeClause(comparator)} LIMIT 1`).get(timeMs) as
+        Record<string, unknown> | undefined
       return row && blockFromRow(row)
     },
     async transactionsByIdPrefix(prefix, limit) {
       if (!/^[0-9a-f]{1,64}$/.test(prefix)) return []
-      const rows = s.trxByPrefix.all(...trxIdKeyRange(prefix), prefix, prefixUpperBound(prefix), limit) as Record<string, unknown>[]
+      const rows = s.trxByPrefix.all(...trxIdKeyRange(prefix), prefix, prefixUpperBound(prefix), limit) as Record<
+        string,
+        unknown
+      >[]
       return rows.map(transactionFromRow)
     },
     async actionsOfTransaction(id) {
       const trx = s.trxById.get(trxIdKey(id), id) as { first_seq: number | null; action_count: number } | undefined
       if (!trx || trx.first_seq === null) return []
-      return (s.actionsInRange.all(trx.first_seq, trx.first_seq + trx.action_count) as Record<string, unknown>[]).map((r) => actionFromRow(r, id))
+      return (s.actionsInRange.all(trx.first_seq, trx.first_seq + trx.action_count) as Record<string, unknown>[]).map(
+        (r) => actionFromRow(r, id),
+      )
     },
     async searchActions({ query, ...range }) {
       return searchPostings(postingSource, query, range)
@@ -319,7 +418,10 @@ export function openSqliteStore(path: string, options: OpenStoreOptions = {}): S
     async transactionHistory(id) {
       return {
         records: (s.trxHistory.all(trxIdKey(id), id) as Record<string, unknown>[]).map(transactionFromRow),
-        forkedOut: (s.forkedOut.all(id) as { block_num: number; block_id: string }[]).map((r) => ({ blockNum: r.block_num, blockId: r.block_id })),
+        forkedOut: (s.forkedOut.all(id) as { block_num: number; block_id: string }[]).map((r) => ({
+          blockNum: r.block_num,
+          blockId: r.block_id,
+        })),
       }
     },
     async rowChanges(blockNum) {
