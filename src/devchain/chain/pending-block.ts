@@ -2,33 +2,20 @@ import { PrivateKey, Serializer, Transaction } from '@wharfkit/antelope'
 import {
   BinaryReader,
   blockSlotToMs,
-  legacyMerkleRoot,
   refBlockPrefix,
   toHex,
   transactionId,
-  transactionReceiptDigest,
-  fromHex,
   type RawAction,
 } from '../../antelope/index.ts'
-import { chainErrors } from '../errors.ts'
-import { encodeDeltas } from '../state/deltas.ts'
 import type { StateDb } from '../state/state-db.ts'
-import { AuthorityChecker, declaredPermissionSuffices } from './authority.ts'
 import { TransactionExecutor, type NativeContract } from './apply-context.ts'
-import { blockIdOf, packHeader, packSignedBlock, signatureBytes, type BlockHeader, type BlockReceipt } from './block.ts'
+import { packHeader, type BlockHeader, type BlockReceipt } from './block.ts'
+import { sealBlock } from './block-seal.ts'
 import { decodeTransaction, netUsageWords, type DecodedTransaction } from './intake.ts'
-import { TRX_STATUS, encodeTraces, type TransactionTrace } from './traces.ts'
+import { TRX_STATUS, type TransactionTrace } from './traces.ts'
+import { checkTransaction } from './transaction-checks.ts'
 import type { StoredBlock, StoredInput } from '../storage/block-log.ts'
-import { SAVANNA_SCHEDULE_VERSION, FINALITY_EXTENSION_ID } from '../../ship/index.ts'
-import {
-  encodeFinalityData,
-  encodeFinalityExtension,
-  savannaActionMroot,
-  savannaMerkleRoot,
-  standInDigest,
-  type FinalizerPolicy,
-  type QcClaim,
-} from './savanna.ts'
+import type { FinalizerPolicy, QcClaim } from './savanna.ts'
 
 /** What a Savanna block needs from the chain beyond a legacy one (see savanna.ts). */
 export interface SavannaBlockInputs {
@@ -41,7 +28,6 @@ export interface SavannaBlockInputs {
   readonly claimed: { readonly id: string; readonly slot: number } | undefined
 }
 
-const MAX_TRANSACTION_LIFETIME_SEC = 3600
 const DEFERRED_EXPIRATION_WINDOW_SEC = 600
 const PRUNE_EVERY_BLOCKS = 64
 
@@ -221,66 +207,10 @@ export class PendingBlock {
     this.traces.push(trace)
   }
 
-  /** Validates TAPOS, expiration, duplicates and authorization; `keys` undefined = trusted input. */
+  /** Validates an input transaction against the pending state; `keys` undefined = trusted input. */
   private validate(trx: DecodedTransaction, keys: ReadonlySet<string> | undefined): void {
-    const { state } = this.ctx
-    if (trx.actions.length === 0) throw chainErrors.txNoAction('transaction must have at least one action')
-    if (trx.expirationSec <= this.blockTimeSec)
-      throw chainErrors.expiredTx(
-        `expired transaction ${trx.id}, expiration ${chainTime(trx.expirationSec)}, block time ${chainTime(this.blockTimeSec)}`,
-      )
-    if (trx.expirationSec > this.blockTimeSec + MAX_TRANSACTION_LIFETIME_SEC)
-      throw chainErrors.txExpTooFar(
-        `Transaction expiration is too far in the future relative to the reference time of ${chainTime(this.blockTimeSec)}, ` +
-          `expiration is ${chainTime(trx.expirationSec)} and the maximum transaction lifetime is ${MAX_TRANSACTION_LIFETIME_SEC} seconds`,
-      )
-    const refNum = this.tapsBlockNum(trx.refBlockNum)
-    const refId = refNum === undefined ? undefined : this.ctx.blockIdAt(refNum)
-    if (!refId || refBlockPrefix(refId) !== trx.refBlockPrefix)
-      throw chainErrors.invalidRefBlock(
-        `Transaction's reference block did not match. Is this transaction from a different fork? ref_block_num ${trx.refBlockNum}, ref_block_prefix ${trx.refBlockPrefix}`,
-      )
-    if (state.has('_recent_transaction', trx.id)) throw chainErrors.txDuplicate(`duplicate transaction ${trx.id}`)
-    for (const act of [...trx.actions, ...trx.contextFreeActions]) {
-      if (!state.has('account', act.account))
-        throw chainErrors.transaction(`action's code account '${act.account}' does not exist`)
-    }
-    for (const act of trx.contextFreeActions)
-      if (act.authorization.length > 0) throw chainErrors.transaction('context-free actions cannot have authorizations')
-    if (!keys) return
-    const checker = new AuthorityChecker(state, keys)
-    for (const act of trx.actions) {
-      if (act.authorization.length === 0)
-        throw chainErrors.transaction('transaction must have at least one authorization per action')
-      for (const level of act.authorization) {
-        if (!state.has('account', level.actor))
-          throw chainErrors.transaction(`action's authorizing actor '${level.actor}' does not exist`)
-        if (!state.has('permission', `${level.actor}@${level.permission}`))
-          throw chainErrors.transaction(
-            `action declares irrelevant authority '${JSON.stringify(level)}'; permission does not exist`,
-          )
-        if (!declaredPermissionSuffices(state, level, act.account, act.name))
-          throw chainErrors.irrelevantAuth(
-            `action declares irrelevant authority '${JSON.stringify(level)}'; minimum authority is higher`,
-          )
-        if (!checker.satisfies(level)) {
-          throw chainErrors.unsatisfiedAuthorization(
-            `transaction declares authority '${JSON.stringify(level)}', but does not have signatures for it.`,
-          )
-        }
-      }
-    }
-    for (const key of keys)
-      if (!checker.usedKeys.has(key))
-        throw chainErrors.txIrrelevantSig(`transaction includes an irrelevant signature from public key ${key}`)
-  }
-
-  /** The most recent block number whose low 16 bits are `refBlockNum`, at or below the previous block. */
-  private tapsBlockNum(refBlockNum: number): number | undefined {
-    const head = this.previous.num
-    const candidate = (head & ~0xffff) | refBlockNum
-    const num = candidate > head ? candidate - 0x10000 : candidate
-    return num >= 1 ? num : undefined
+    const { state, blockIdAt } = this.ctx
+    checkTransaction({ state, blockIdAt, blockTimeSec: this.blockTimeSec, previousNum: this.previous.num }, trx, keys)
   }
 
   /** Applies an input transaction; throws (leaving the state untouched) when it fails. */
@@ -370,81 +300,12 @@ export class PendingBlock {
 
   /** Seals the block: mroots, id, signature, and the SHiP payloads. The state session stays open. */
   finish(placeholderSignature: string): StoredBlock {
-    const receiptLeaves = this.receipts.map((r) =>
-      transactionReceiptDigest({
-        status: r.status,
-        cpuUsageUs: r.cpuUsageUs,
-        netUsageWords: r.netUsageWords,
-        trx:
-          r.trx.kind === 'id'
-            ? { kind: 'id', id: r.trx.id }
-            : {
-                kind: 'packed',
-                signatures: r.trx.packed.signatures.map(signatureBytes),
-                compression: r.trx.packed.compression,
-                packedContextFreeData: r.trx.packed.packedContextFreeData,
-                packedTrx: r.trx.packed.packedTrx,
-              },
-      }),
+    const { state, producerKey } = this.ctx
+    const { num, slot, producer, previous, receipts, traces, actionDigests, inputs, savanna } = this
+    return sealBlock(
+      { num, slot, producer, previous, receipts, traces, actionDigests, inputs, savanna, state, producerKey },
+      placeholderSignature,
     )
-    let header: BlockHeader = {
-      slot: this.slot,
-      producer: this.producer,
-      previous: this.previous.id,
-      transactionMroot: toHex(legacyMerkleRoot(receiptLeaves)),
-      actionMroot: toHex(legacyMerkleRoot(this.actionDigests)),
-      scheduleVersion: 0,
-    }
-    let finalityData: Uint8Array | undefined
-    const sv = this.savanna
-    if (sv) {
-      // Savanna: the new merkle for transactions, the finality root in the header's action_mroot,
-      // and the real action root only in finality_data.
-      const transactionMroot = savannaMerkleRoot(receiptLeaves)
-      const claimedId = sv.claimed?.id ?? this.previous.id
-      header = {
-        ...header,
-        transactionMroot: toHex(transactionMroot),
-        actionMroot: toHex(standInDigest('finality_mroot', claimedId, sv.qcClaim.blockNum)),
-        scheduleVersion: SAVANNA_SCHEDULE_VERSION,
-        headerExtensions: [
-          {
-            type: FINALITY_EXTENSION_ID,
-            data: encodeFinalityExtension({
-              qcClaim: sv.qcClaim,
-              genesis: sv.genesis && { ...sv.genesis, slot: this.slot },
-            }),
-          },
-        ],
-      }
-      finalityData = encodeFinalityData({
-        actionMroot: savannaActionMroot(this.traces),
-        reversibleBlocksMroot: savannaMerkleRoot(sv.reversibleIds.map(fromHex)),
-        qcClaim: sv.qcClaim,
-        qcClaimFinalityDigest: standInDigest('finality_digest', claimedId, sv.qcClaim.blockNum),
-        qcClaimSlot: sv.claimed?.slot ?? this.slot,
-        baseDigest: standInDigest('base_digest', this.previous.id, transactionMroot),
-        pendingPolicy: sv.genesis?.policy,
-      })
-    }
-    const id = blockIdOf(header, this.num)
-    const signature = this.ctx.producerKey
-      ? this.ctx.producerKey.signDigest(fromHex(id)).toString()
-      : placeholderSignature
-    // The state session's entries are exactly this block's changes: the SHiP deltas.
-    const deltas = encodeDeltas(this.ctx.state.changes())
-    return {
-      num: this.num,
-      id,
-      previous: this.previous.id,
-      slot: this.slot,
-      producer: this.producer,
-      block: packSignedBlock(header, signature, this.receipts),
-      traces: encodeTraces(this.traces),
-      deltas,
-      ...(finalityData ? { finalityData } : {}),
-      inputs: this.inputs,
-    }
   }
 }
 
@@ -467,9 +328,4 @@ export function headerOfStored(block: StoredBlock): BlockHeader {
     scheduleVersion: view.getUint32(110, true),
     headerExtensions,
   }
-}
-
-/** A time in seconds as nodeos prints it in its messages (`2026-11-27T14:43:08`). */
-function chainTime(sec: number): string {
-  return new Date(sec * 1000).toISOString().slice(0, 19)
 }
