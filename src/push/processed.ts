@@ -21,15 +21,18 @@ function u64(value: bigint): number | string {
  * Compared with the chain's own answer (test/push/guarantees.test.ts checks the rest is equal):
  * - `producer_block_id` (trace and every action) is the block's id; nodeos (and the devchain)
  *   answer a push before the block is produced and send null.
- * - action receipts' `auth_sequence` is [] and `code_sequence`, `abi_sequence` are 0: the store
- *   keeps only act_digest, global_sequence and recv_sequence of a receipt.
- * - `elapsed` is 0 and `console` '' everywhere (the store keeps neither; the devchain sends 0 and ''
- *   too, a real nodeos does not); `account_ram_delta`, `except` and `error_code` are null (an
- *   executed transaction has none); `net_usage` is net_usage_words × 8, which is what nodeos bills.
+ * - `elapsed`, `console`, `context_free` and the receipts' `auth_sequence`, `code_sequence` and
+ *   `abi_sequence` are the stored trace's (what SHiP sent: without `trace-history-debug-mode`
+ *   nodeos zeroes `elapsed` and empties `console` there, so they are 0 and '' then); `net_usage`
+ *   and the transaction's `elapsed` likewise. Actions stored before schema version 5 have no trace
+ *   details: those fields read 0, '' and [] and `net_usage` is net_usage_words × 8.
+ * - `account_ram_delta`, `except` and `error_code` are null: the store keeps none of them (an
+ *   executed transaction has no exception; nodeos sets `account_ram_delta` only for a transaction
+ *   run from the deferred table, the RAM its stored copy freed, which SHiP sends but is not stored).
  * - `closest_unnotified_ancestor_action_ordinal` is derived from the creator ordinals as nodeos
  *   assigns it: the nearest creator that is not a notification (receiver = account).
- * - `context_free` is true for the first n top-level ordinals when the transaction declares n
- *   context-free actions and all of them have traces.
+ * - without stored trace details, `context_free` is true for the first n top-level ordinals when
+ *   the transaction declares n context-free actions and all of them have traces.
  * - `act.data` is decoded with the account's ABI as of the block; hex when there is none or it fails.
  */
 export async function buildProcessed(args: {
@@ -60,9 +63,9 @@ export async function buildProcessed(args: {
         act_digest: a.actDigest,
         global_sequence: u64(BigInt(a.globalSequence)),
         recv_sequence: u64(a.recvSequence),
-        auth_sequence: [],
-        code_sequence: 0,
-        abi_sequence: 0,
+        auth_sequence: (a.trace?.authSequence ?? []).map(([account, seq]) => [account, u64(BigInt(seq))]),
+        code_sequence: a.trace?.codeSequence ?? 0,
+        abi_sequence: a.trace?.abiSequence ?? 0,
       },
       receiver: a.receiver,
       act: {
@@ -72,9 +75,9 @@ export async function buildProcessed(args: {
         data: await decode(a),
         hex_data: toHex(a.data),
       },
-      context_free: a.creatorActionOrdinal === 0 && a.actionOrdinal <= contextFree,
-      elapsed: 0,
-      console: '',
+      context_free: a.trace?.contextFree ?? (a.creatorActionOrdinal === 0 && a.actionOrdinal <= contextFree),
+      elapsed: a.trace?.elapsedUs ?? 0,
+      console: a.trace?.console ?? '',
       trx_id: record.id,
       block_num: block.num,
       block_time: blockTime,
@@ -95,8 +98,8 @@ export async function buildProcessed(args: {
       cpu_usage_us: record.cpuUsageUs,
       net_usage_words: record.netUsageWords,
     },
-    elapsed: 0,
-    net_usage: record.netUsageWords * 8,
+    elapsed: record.details?.elapsedUs ?? 0,
+    net_usage: record.details?.netUsage ?? record.netUsageWords * 8,
     scheduled: record.scheduled,
     action_traces: actionTraces,
     account_ram_delta: null,
