@@ -28,6 +28,14 @@ export {
   decodeGeneratedTransactionRow,
   decodePermissionRow,
   decodePermissionLinkRow,
+  type TransactionTraceValue,
+  type PartialTransactionValue,
+  type ActionTraceValue,
+  type TableDeltaValue,
+  type ActionReceiptValue,
+  type PermissionLevelValue,
+} from './fast-decode.ts'
+export {
   decodeFinalityData,
   decodeFinalityExtension,
   SAVANNA_SCHEDULE_VERSION,
@@ -37,12 +45,6 @@ export {
   type FinalizerAuthorityValue,
   type FinalizerPolicyValue,
   type ProducerAuthorityValue,
-  type TransactionTraceValue,
-  type PartialTransactionValue,
-  type ActionTraceValue,
-  type TableDeltaValue,
-  type ActionReceiptValue,
-  type PermissionLevelValue,
-} from './fast-decode.ts'
+} from './finality-decode.ts'
 export { ShipHistoryGapError } from './errors.ts'
 export { checkShipAbi, shipAbiProblems } from './guard.ts'
