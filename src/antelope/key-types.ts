@@ -24,7 +24,8 @@ function leBytesHex(value: bigint): string {
 
 /**
  * Renders a uint64 key. `hex` is the 8 bytes in memory (little-endian) order as dfuse printed it;
- * `hex_be` is the big-endian number, zero-padded to 16 digits (DESIGN §7).
+ * `hex_be` is the big-endian number, zero-padded to 16 digits, as dfuse documented it (its open-source server printed
+ * `hex` instead; docs/API.md, `key_type`).
  */
 export function renderKey(value: bigint, keyType: KeyType): string {
   switch (keyType) {

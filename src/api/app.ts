@@ -30,7 +30,7 @@ import { createStreamHandlers, type StreamServices } from './stream/handlers.ts'
 import { ErrorObject } from './schemas.ts'
 import { clientErrorHandler, wsClientErrorHandler } from './client-errors.ts'
 
-/** The API's settings (DESIGN §4 API flags), validated by the CLI. */
+/** The API's settings (the API flags, docs/OPERATIONS.md), validated by the CLI. */
 export interface ApiConfig {
   /** `--no-auth`: no token anywhere (local development only). */
   readonly noAuth: boolean
@@ -120,7 +120,7 @@ export async function buildApp(args: {
       },
     },
   })
-  // Public routes answer any page (`*`); the others echo the caller's Origin (DESIGN §4): tokens
+  // Public routes answer any page (`*`); the others echo the caller's Origin (docs/API.md, CORS): tokens
   // travel in a header, never a cookie, and a web key's origin rules are enforced by the auth hook.
   const corsBase = {
     methods: ['GET', 'HEAD', 'POST', 'OPTIONS'],

@@ -3,7 +3,7 @@ import type { RateLimitRule } from './rate-limit.ts'
 import { InvalidApiKeySpecError } from './errors.ts'
 
 /**
- * The limits of DESIGN §4 and the spec's Authentication section, by key type. Issuance is
+ * The limits by key type (docs/API.md, "Rate limits"). Issuance is
  * strictest for server keys (they must cache their token for its whole life); calls are limited
  * per (key, IP): mobile keys finely (apps on many IPs), web keys heavily and on few IPs per token,
  * server keys loosely (one backend makes many calls).

@@ -7,7 +7,7 @@ import type { SigningKey } from './signing-key.ts'
 /** The issuer every Antler token carries. */
 export const TOKEN_ISSUER = 'antler'
 
-/** The claims of an Antler JWT (DESIGN §7). */
+/** The claims of an Antler JWT (docs/API.md, "Tokens"). */
 export interface TokenClaims {
   readonly iss: string
   /** The key holder: `key:<key id>` (Antler has no user accounts; a key is its own subject). */

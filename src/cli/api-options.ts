@@ -3,7 +3,7 @@ import { DEFAULT_AUTH_LIMITS, parseAuthLimits, type AuthLimits } from '../auth/i
 import { envName, option, parseIntArg, parseUrl } from './options.ts'
 import { InvalidArgumentError } from 'commander'
 
-/** The API flags of `dev`, `serve` and `api` (DESIGN §4). */
+/** The API flags of `dev`, `serve` and `api` (docs/OPERATIONS.md). */
 export interface ApiFlags {
   readonly port: number
   readonly grpcPort: number

@@ -23,12 +23,12 @@ async function withKeys<T>(
 
 const collect = (value: string, previous: string[] = []) => [...previous, value]
 
-/** `antler keys create|list|revoke` (DESIGN §4): work on the store while the platform runs. */
 /** One line of the command's output on stdout (logs go to stderr through the logger). */
 function printLine(line: string): void {
   process.stdout.write(`${line}\n`)
 }
 
+/** `antler keys create|list|revoke`: work on the store while the platform runs. */
 export function registerKeysCommand(program: Command): void {
   const keys = program.command('keys').description('API keys: create, list, revoke (works while the platform runs)')
 

@@ -8,7 +8,7 @@ import { startShipServer, type ShipServer } from './ship-server.ts'
 import { createDemoWorkload } from './workload.ts'
 import type { StoredBlock } from './storage/block-log.ts'
 
-/** How the devchain runs (DESIGN §4/§5 flags). */
+/** How the devchain runs: what its flags set (docs/DEVCHAIN.md). */
 export interface DevchainConfig {
   /** Block log location; undefined keeps the chain in memory. */
   readonly dataDir: string | undefined

@@ -50,7 +50,7 @@ function safeSequence(value: bigint, blockNum: number): number {
 const STATUS_DELAYED = 3
 
 /**
- * The block header, read straight from the packed `signed_block` (reference/ship.md §1.9). In a
+ * The block header, read straight from the packed `signed_block` (docs/ARCHITECTURE.md, "SHiP wire facts"). In a
  * proper Savanna block (schedule version 1 << 31, with a `finality_extension`) the header's `action_mroot`
  * is the finality tree root: it goes to `finalityMroot`, and `actionMroot` takes the real action
  * root from `finality_data` when the result carries it ('' when it does not).

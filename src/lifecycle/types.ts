@@ -1,11 +1,11 @@
 /**
- * The transaction lifecycle as the wire carries it (reference/dfuse-wire.md §2.10, DESIGN §7):
+ * The transaction lifecycle as the wire carries it (docs/API.md, `GET /v0/transactions/:id`):
  * snake_case, the shape `@dfuse/client`'s `TransactionLifecycle` type reads.
  */
 
 import type { ActionRecord, BlockRecord, StorePosition } from '../store/index.ts'
 
-/** DESIGN §7: the docs' statuses plus `forked_out` (the transaction's only block was forked out). */
+/** dfuse's documented statuses plus `forked_out` (the transaction's only block was forked out). */
 export type TransactionStatus =
   'pending' | 'delayed' | 'canceled' | 'expired' | 'executed' | 'soft_fail' | 'hard_fail' | 'forked_out'
 

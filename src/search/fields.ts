@@ -7,7 +7,7 @@ export const BOOLEAN_FIELDS: Readonly<Record<string, SearchFlag>> = {
   scheduled: 'scheduled',
 }
 
-/** Fields indexed as `field:value` terms (DESIGN §7; `data.*` paths are checked apart). */
+/** Fields indexed as `field:value` terms (docs/API.md, "Search fields"; `data.*` paths are checked apart). */
 export const TERM_FIELDS: ReadonlySet<string> = new Set([
   'receiver',
   'account',

@@ -13,7 +13,7 @@ type Node =
   | { kind: 'not'; item: Node; position: number }
 
 /**
- * Parses a search query (DESIGN §7: dfuse's 2018–2020 grammar and its superset) into the store's
+ * Parses a search query (dfuse's 2018–2020 grammar and its superset) into the store's
  * SearchExpr: terms `field:value`, implicit AND (or `AND`/`&&`), `OR`/`||` (lower precedence),
  * nested parentheses, `-` negation. `status:executed` is accepted and has no effect; any other
  * `status:`, and `status:` negated or under an OR, is refused. Errors say where and why

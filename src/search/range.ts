@@ -56,7 +56,7 @@ export function checkRangeParams(p: RangeParams & { limit: number }): void {
 }
 
 /**
- * The blocks of a search (reference/dfuse-wire.md §2.9, dfuse's legacy boundaries). The searchable
+ * The blocks of a search (dfuse's legacy boundaries, docs/API.md). The searchable
  * head is the head with `with_reversible`, else LIB. Ascending: `start_block` 0 is block 1, and the
  * range is [start, start + block_count]; descending: `start_block` 0 is the searchable head, and
  * the range is [start − block_count, start], clamped at 1. A negative `start_block` is that many

@@ -12,7 +12,7 @@ export type SearchStore = PageStore & BoundsStore & Pick<Store, 'position' | 'bl
 
 /** A search as REST and GraphQL ask it (defaults as `/v0/search/transactions`). */
 export interface SearchRequest {
-  /** The query language (DESIGN §7). */
+  /** In the query language (docs/API.md, `GET /v0/search/transactions`). */
   readonly query: string
   /** Default 0; negative counts back from the searchable head (see range.ts). */
   readonly startBlock?: number
@@ -52,7 +52,7 @@ export interface SearchRowsPage {
   readonly forkedHeadWarning: boolean
 }
 
-/** `GET /v0/search/transactions`'s answer (reference/dfuse-wire.md §2.9). */
+/** `GET /v0/search/transactions`'s answer, as dfuse sent it (docs/API.md, "Wire facts"). */
 export interface SearchTransactionsPage {
   readonly cursor: string
   /** null when nothing matched, as dfuse sent it. */
@@ -89,7 +89,7 @@ interface Attempt {
 }
 
 /**
- * Search (DESIGN §2 `search/`): the query language over the store's engine, cursors, result
+ * Search: the query language over the store's engine, cursors, result
  * assembly shared by REST and GraphQL (no HTTP here).
  *
  * Consistency. The store's snapshot (`SnapshotSource`) covers state and blocks, not the search engine or the lifecycle

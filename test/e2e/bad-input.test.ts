@@ -18,9 +18,9 @@ import {
 import { mulberry32 } from '../_helpers/random.ts'
 
 /**
- * Bad input at every route of a real `antler dev` (DESIGN §8): each answer is the standard error
- * object with its status and code, `X-Trace-Id` equal to its `trace_id`, no stack trace, and the
- * server still serves afterwards. One platform for the whole file.
+ * Bad input at every route of a real `antler dev` (docs/ARCHITECTURE.md, "Quality bars"): each answer is the standard
+ * error object with its status and code, `X-Trace-Id` equal to its `trace_id`, no stack trace, and the server still
+ * serves afterwards. One platform for the whole file.
  */
 
 const API_BODY_LIMIT = 1024 * 1024

@@ -7,13 +7,12 @@ import { assertNoLeak, expectError, send, type Answer, type ErrorBody } from '..
 import { mulberry32 } from '../_helpers/random.ts'
 
 /**
- * Bad input at every REST state route of a real `antler dev` (DESIGN §8, dfuse-wire §2–§4): every
- * parameter missing, of the wrong type, empty, malformed, repeated or out of range; lists over
- * 1,500 names; primary keys that are not keys of their key_type; bodies that are not what the
- * route reads; and well-formed input that names nothing. Each answer is the standard error object
- * with its status and code (`details.errors` naming the parameter for validation problems),
- * `X-Trace-Id` equal to `trace_id`, no stack trace, and the server still serves. Then a seeded
- * fuzz loop over the same routes. One platform for the whole file.
+ * Bad input at every REST state route of a real `antler dev` (docs/ARCHITECTURE.md, "Quality bars"; the routes' rules
+ * are dfuse's, docs/API.md): every parameter missing, of the wrong type, empty, malformed, repeated or out of range;
+ * lists over 1,500 names; primary keys that are not keys of their key_type; bodies that are not what the route reads;
+ * and well-formed input that names nothing. Each answer is the standard error object with its status and code
+ * (`details.errors` naming the parameter for validation problems), `X-Trace-Id` equal to `trace_id`, no stack trace,
+ * and the server still serves. Then a seeded fuzz loop over the same routes. One platform for the whole file.
  */
 
 const FORM = 'application/x-www-form-urlencoded'

@@ -5,7 +5,7 @@ import { isStandardError, issueToken, startPlatform } from '../_helpers/platform
 import { mulberry32 } from '../_helpers/random.ts'
 
 const SEED = Number(process.env.ANTLER_SEED ?? Date.now() % 1_000_000)
-/** What the server may send on /v1/stream (reference/dfuse-wire.md §1.3). */
+/** What the server may send on /v1/stream (docs/API.md, "Wire facts"). */
 const OUT_TYPES = new Set([
   'listening',
   'unlistened',

@@ -19,7 +19,7 @@ const noteAbi = (fields: [string, string][]) =>
     variants: [],
   })
 
-test('ingest indexes DESIGN §7 terms, decoding action data with the ABI in force at each action', async (t) => {
+test('ingest indexes the search terms, decoding action data with the ABI in force at each action', async (t) => {
   const devchain = await withDevchain(t)
   const chain = devchain.chain
   const push = (actions: Parameters<typeof pushSigned>[1]) => {

@@ -23,7 +23,7 @@ test('SHIP_ABI_TEXT is byte-for-byte the Spring ABI nodeos sends', () => {
   )
 })
 
-test('encodeRequest() writes the wire examples of reference/ship.md §1.3', () => {
+test('encodeRequest() writes the packed requests of docs/ARCHITECTURE.md "SHiP wire facts"', () => {
   assert.equal(toHex(encodeRequest({ kind: 'status', v1: false })), '00')
   assert.equal(toHex(encodeRequest({ kind: 'ack', numMessages: 1 })), '0201000000')
   const blocks = encodeRequest({

@@ -16,7 +16,7 @@ import { finalityDataAsJson, finalityExtensionAsJson, normalizeUint64 } from '..
 
 type Json = Record<string, unknown>
 
-// Spring's SHiP v1 variants (reference/spring-savanna.md): every byte the codec writes is compared
+// Spring's SHiP v1 variants (docs/DEVCHAIN.md, Savanna mode): every byte the codec writes is compared
 // with what the generic ABI encoder writes from Spring's ABI, and every value it reads with the
 // generic ABI decoder's reading of the same bytes.
 

@@ -4,7 +4,7 @@ import type { AuthService, RateLimitDecision, TokenClaims } from '../../auth/ind
 
 declare module 'fastify' {
   interface FastifyContextConfig {
-    /** Served without a token (DESIGN §4's public routes). */
+    /** Served without a token (the public routes: docs/ARCHITECTURE.md, "Public routes, CORS and tokens"). */
     public?: boolean
     /**
      * A public route that still needs a token for some requests (a guaranteed push on an open passthrough, a token
@@ -56,7 +56,7 @@ export function rateHeaders(reply: FastifyReply, rate: RateLimitDecision): void 
 }
 
 /**
- * Token admission for every route that is not public (DESIGN §4): verified (cached), origin and
+ * Token admission for every route that is not public: verified (cached), origin and
  * IP rules, per-(key, IP) limit, `X-RateLimit-*` headers. WebSocket upgrades pass through the same
  * hook before the upgrade, so a refused token is an HTTP 401 with the standard error object.
  */

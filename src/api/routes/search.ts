@@ -84,7 +84,7 @@ function sortParam(value: string | undefined): 'asc' | 'desc' | undefined {
 }
 
 /**
- * `GET /v0/search/transactions` (reference/dfuse-wire.md §2.9): search with the query language and cursors; a token is
+ * `GET /v0/search/transactions` (docs/API.md): search with the query language and cursors; a token is
  * needed.
  */
 export const searchRoutes: FastifyPluginAsyncTypebox<{ search: SearchService }> = async (app, opts) => {

@@ -19,7 +19,7 @@ const invalid = (param: string, sentence: string) => RequestValidationError({ er
 /** Query-string schemas of the state parameters; names are checked as chain names in the handlers. */
 export const P = {
   name: Type.String({ maxLength: 13 }),
-  /** A scope: a name, `CODE` or `P,CODE` (DESIGN §7); may be empty. */
+  /** A scope: a name, `CODE` or `P,CODE` (as dfuse accepted); may be empty. */
   scope: Type.String({ maxLength: 20 }),
   blockNum: Type.Optional(
     Type.Integer({ minimum: 0, maximum: 0xffff_ffff, description: 'absent or 0: head (LIB with irreversible_only)' }),

@@ -4,8 +4,8 @@ import { RequestValidationError } from '../errors.ts'
 import { errorResponses } from '../schemas.ts'
 
 /**
- * The lifecycle's fields are many and nested (reference/dfuse-wire.md §2.10): the schema names the top level and keeps
- * the rest as built.
+ * The lifecycle's fields are many and nested (docs/API.md, `GET /v0/transactions/:id`): the schema names the top
+ * level and keeps the rest as built.
  */
 const Lifecycle = Type.Object(
   {

@@ -8,14 +8,14 @@ import { dataBoolean, dataString, type StreamRequest } from './envelope.ts'
 import { followFrom, type FeedItem, type FeedStore, type StepFeed } from './feed.ts'
 import { progressReporter } from './progress.ts'
 
-/** What a `get_action_traces` request asks (§1.5), its lists parsed. */
+/** What a `get_action_traces` request asks, its lists parsed. */
 interface ActionFilter {
   readonly accounts: ReadonlySet<string>
   readonly receivers: ReadonlySet<string>
   readonly names: ReadonlySet<string> | undefined
   readonly inlineTraces: boolean
   readonly dbops: boolean
-  /** DESIGN §7: each trace carries `step`, and forked-out actions are withdrawn by `undo`. */
+  /** `with_fork_steps` (Antler's addition): each trace carries `step`; forked-out actions are withdrawn by `undo`. */
   readonly forkSteps: boolean
 }
 
@@ -110,7 +110,7 @@ async function blockMessages(
   return messages
 }
 
-/** Resolves `start_block` (§1.4): 0 = head, negative = relative to head, positive = that block (above head waits). */
+/** Resolves `start_block`: 0 = head, negative = relative to head, positive = that block (above head waits). */
 async function resolveStart(store: FeedStore, startBlock: number): Promise<number> {
   const position = await store.position()
   if (!position) throw AppNotReadyError()
@@ -122,7 +122,7 @@ async function resolveStart(store: FeedStore, startBlock: number): Promise<numbe
 }
 
 /**
- * `get_action_traces` (§1.5): matching actions of executed transactions from `start_block` on,
+ * `get_action_traces`: matching actions of executed transactions from `start_block` on,
  * replayed from the store and then live with no gap and no duplicate. By default every applied
  * block is sent as it comes (dfuse: no undo signalling); `irreversible_only` sends blocks as they
  * become irreversible; `with_fork_steps` adds `step` and withdraws forked-out actions by `undo`.

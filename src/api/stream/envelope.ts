@@ -5,7 +5,7 @@ import {
   WsUnknownMessageError,
 } from '../errors.ts'
 
-/** The request types of dfuse's `/v1/stream` (reference/dfuse-wire.md §1.3), aliases resolved. */
+/** The request types of dfuse's `/v1/stream` (docs/API.md, "Wire facts"), aliases resolved. */
 export type StreamRequestType =
   'get_action_traces' | 'get_table_rows' | 'get_transaction_lifecycle' | 'get_head_info' | 'unlisten'
 
@@ -19,7 +19,7 @@ const TYPES: Readonly<Record<string, StreamRequestType>> = {
   unlisten: 'unlisten',
 }
 
-/** One client request, its envelope checked (§1.2); `data` is checked by the request's handler. */
+/** One client request, its envelope checked; `data` is checked by the request's handler. */
 export interface StreamRequest {
   readonly type: StreamRequestType
   /** '' when absent: dfuse keys listeners by it, the empty one included. */
@@ -65,7 +65,7 @@ export function frameReqId(message: unknown): string | undefined {
 }
 
 /**
- * Parses one frame in dfuse's order (§1.2): a binary frame or bad JSON is refused, `pong` is
+ * Parses one frame in dfuse's order (docs/API.md, "Wire facts"): a binary frame or bad JSON is refused, `pong` is
  * ignored, an unknown type is refused, then the envelope fields are type-checked.
  */
 export function parseFrame(data: Buffer, isBinary: boolean): ParsedFrame {

@@ -28,8 +28,8 @@ function parseTarget(data: Readonly<Record<string, unknown>>): TableTarget {
 }
 
 /**
- * A row version as `table_delta` carries it: `{payer, json}` or `{payer, hex}`, and `hex` + `error` when decoding fails
- * (DESIGN §7).
+ * A row version as `table_delta` carries it: `{payer, json}` or `{payer, hex}`, and `hex` + `error` when decoding
+ * fails, as on REST.
  */
 function dbRow(payer: string, value: Uint8Array, target: TableTarget, abi: CompiledAbi | undefined): DbRow {
   if (!target.json) return { payer, hex: toHex(value) }
@@ -96,7 +96,7 @@ async function deltas(
 }
 
 /**
- * `get_table_rows` (§1.6): `fetch` sends the scope's rows at the start block (`table_snapshot`,
+ * `get_table_rows`: `fetch` sends the scope's rows at the start block (`table_snapshot`,
  * `/v0/state/table`'s rows); `listen` then sends every change of the scope after it as
  * `table_delta` with `step` new/undo/redo, an undo inverted so a client applying every delta
  * blindly holds the scope as the chain has it. Decoding follows `setabi`: each block's changes are

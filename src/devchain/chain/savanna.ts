@@ -5,7 +5,7 @@ import { DEV_PUBLIC_KEY } from './genesis.ts'
 import type { TransactionTrace } from './traces.ts'
 
 /**
- * What the devchain's Savanna mode adds to a block (reference/spring-savanna.md): Spring's
+ * What the devchain's Savanna mode adds to a block (docs/DEVCHAIN.md, "Savanna mode"): Spring's
  * `finality_extension` in the header, the Savanna merkle for `transaction_mroot` and the action
  * root, and the `finality_data` SHiP sends to v1 readers. There are no finalizers voting: every
  * block claims a strong QC on its parent (the first Savanna block, Spring's "Savanna Genesis
@@ -155,7 +155,7 @@ export interface FinalityDataFields {
   readonly pendingPolicy: FinalizerPolicy | undefined
 }
 
-/** Packs Spring's `finality_data` (its 11 fields, reference/spring-savanna.md). */
+/** Packs Spring's `finality_data` (its 11 fields, in the order docs/DEVCHAIN.md lists them). */
 export function encodeFinalityData(f: FinalityDataFields): Uint8Array {
   const w = new BinaryWriter(256).uint32(1).uint32(0).uint32(1) // major 1, minor 0, active generation 1
   w.raw(f.actionMroot)

@@ -1,5 +1,5 @@
 /**
- * Chain state rows, in the shape of the SHiP state tables (reference/ship.md §1.8) plus the
+ * Chain state rows, in the shape of the SHiP state tables (docs/ARCHITECTURE.md, "SHiP wire facts") plus the
  * devchain's internal bookkeeping tables (names starting with `_`, never sent in deltas).
  * Rows are immutable values: a change always stores a new object.
  */
