@@ -1,6 +1,8 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import type { TestContext } from 'node:test'
+import { stopChild } from './child.ts'
+import { onCleanup } from './cleanup.ts'
 
 export const ANTLER_BIN = fileURLToPath(new URL('../../bin/antler.js', import.meta.url))
 
@@ -12,7 +14,7 @@ export interface RunningCli {
   exited: Promise<number | null>
 }
 
-/** Spawns `antler …` and waits for its `antler ready {…}` line; killed after the test. */
+/** Spawns `antler …` and waits for its `antler ready {…}` line; stopped after the test (`stopChild`). */
 export async function spawnAntler(
   t: TestContext,
   args: string[],
@@ -23,9 +25,7 @@ export async function spawnAntler(
   let stderr = ''
   child.stderr.on('data', (d) => (stderr += d))
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
-  t.after(() => {
-    if (child.exitCode === null) child.kill('SIGKILL')
-  })
+  onCleanup(t, () => stopChild(child))
   const ready = await new Promise<Record<string, string>>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`no ready line within 60 s; stderr: ${stderr}`)), 60_000)
     child.stdout.on('data', (d) => {
@@ -36,7 +36,10 @@ export async function spawnAntler(
         resolve(JSON.parse(line.slice('antler ready '.length)))
       }
     })
-    void exited.then((code) => reject(new Error(`exited ${code} before ready; stderr: ${stderr}`)))
+    void exited.then((code) => {
+      clearTimeout(timer)
+      reject(new Error(`exited ${code} before ready; stderr: ${stderr}`))
+    })
   })
   return { child, ready, stdout: () => stdout, stderr: () => stderr, exited }
 }

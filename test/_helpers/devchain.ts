@@ -1,8 +1,10 @@
 import type { TestContext } from 'node:test'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync } from 'node:fs'
+import { rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { startDevchain, type Devchain, type DevchainConfig } from '../../src/devchain/index.ts'
+import { onCleanup } from './cleanup.ts'
 
 /** A devchain on free ports (in memory, instant blocks, no workload unless overridden), closed after the test. */
 export async function withDevchain(t: TestContext, overrides: Partial<DevchainConfig> = {}): Promise<Devchain> {
@@ -19,15 +21,18 @@ export async function withDevchain(t: TestContext, overrides: Partial<DevchainCo
     onError: (error) => console.error('devchain error:', error),
     ...overrides,
   })
-  t.after(() => devchain.close())
+  onCleanup(t, () => devchain.close())
   return devchain
 }
 
-/** A fresh temporary directory, removed after the test. */
+/**
+ * A fresh temporary directory, removed after the test once everything registered with `onCleanup`
+ * after it has stopped (stores, servers, processes writing into it): register those with `onCleanup`,
+ * not `t.after`, which would run after the removal.
+ */
 export function tempDir(t: TestContext, prefix = 'antler-test-'): string {
   const dir = mkdtempSync(join(tmpdir(), prefix))
-  // Retried: a store still closing (its checkpoint thread) may add a file while the tree is removed.
-  t.after(() => rmSync(dir, { recursive: true, force: true, maxRetries: 5 }))
+  onCleanup(t, () => rm(dir, { recursive: true, force: true, maxRetries: 3 }))
   return dir
 }
 

@@ -18,7 +18,7 @@ export interface Platform {
 }
 
 /**
- * Spawns `antler dev` on free ports in a fresh data dir (killed and removed after the test). Flags
+ * Spawns `antler dev` on free ports in a fresh data dir (stopped, then removed, after the test). Flags
  * after the defaults override them (commander takes the last value), e.g. `['--block-time', '50']`.
  * The default workload is none, so tests see only their own transactions.
  */

@@ -1,5 +1,6 @@
 import type { TestContext } from 'node:test'
 import WebSocket, { WebSocketServer } from 'ws'
+import { onCleanup } from './cleanup.ts'
 import {
   decodeRequest,
   decodeResult,
@@ -45,9 +46,11 @@ export async function startShipProxy(
   let sessions = 0
   const requests: BlocksRequest[] = []
   const retainFrom = options.retainFrom ?? 0
+  const nodes = new Set<WebSocket>()
   wss.on('connection', (client) => {
     sessions++
     const node = new WebSocket(upstream, { perMessageDeflate: false, maxPayload: 256 * 1024 * 1024 })
+    nodes.add(node)
     const early: Buffer[] = []
     let status: StatusResult | undefined
     const toNode = (data: Uint8Array | Buffer) =>
@@ -90,14 +93,18 @@ export async function startShipProxy(
       toNode(encodeRequest({ kind: 'blocks', request: { ...request, startBlockNum: retainFrom, havePositions: [] } }))
     })
     client.on('close', () => node.close())
-    node.on('close', () => client.close())
+    node.on('close', () => {
+      nodes.delete(node)
+      client.close()
+    })
     node.on('error', () => client.terminate())
     client.on('error', () => node.terminate())
   })
-  t.after(
+  onCleanup(
+    t,
     () =>
       new Promise<void>((resolve) => {
-        for (const client of wss.clients) client.terminate()
+        for (const socket of [...wss.clients, ...nodes]) socket.terminate()
         wss.close(() => resolve())
       }),
   )

@@ -1,5 +1,16 @@
 import Database from 'better-sqlite3'
-import { decodeEntries } from '../../src/store/index.ts'
+import { join } from 'node:path'
+import type { TestContext } from 'node:test'
+import { decodeEntries, openSqliteStore, type Store } from '../../src/store/index.ts'
+import { onCleanup } from './cleanup.ts'
+import { tempDir } from './devchain.ts'
+
+/** A SQLite store in a fresh temporary directory; closed (its checkpoint thread ended) before the directory goes. */
+export function tempSqliteStore(t: TestContext, file = 'store.sqlite'): Store {
+  const store = openSqliteStore(join(tempDir(t), file))
+  onCleanup(t, () => store.close())
+  return store
+}
 
 const DATA_TABLES = [
   'blocks',

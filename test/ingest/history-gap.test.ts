@@ -1,6 +1,5 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { join } from 'node:path'
 import { WebSocketServer } from 'ws'
 import type { AntlerError } from '../../src/antelope/index.ts'
 import { createIndexer } from '../../src/ingest/index.ts'
@@ -11,16 +10,16 @@ import {
   encodeStatusResult,
   type ShipReaderEvent,
 } from '../../src/ship/index.ts'
-import { openSqliteStore } from '../../src/store/index.ts'
-import { tempDir, withDevchain } from '../_helpers/devchain.ts'
+import { onCleanup } from '../_helpers/cleanup.ts'
+import { withDevchain } from '../_helpers/devchain.ts'
 import { startShipProxy } from '../_helpers/ship-proxy.ts'
+import { tempSqliteStore } from '../_helpers/store.ts'
 
 /** A devchain with 40 blocks and a store holding its first 10. */
 async function storeAtTen(t: import('node:test').TestContext) {
   const devchain = await withDevchain(t, { libDepth: 3 })
   for (let i = 0; i < 40; i++) devchain.chain.produceBlock()
-  const store = openSqliteStore(join(tempDir(t), 'store.sqlite'))
-  t.after(() => store.close())
+  const store = tempSqliteStore(t)
   await createIndexer({ shipUrl: devchain.ship, store, endBlockNum: 10 }).run()
   assert.equal((await store.position())?.head.blockNum, 10)
   return { devchain, store }
@@ -80,8 +79,7 @@ test('an empty store whose start block the node no longer holds stops with the g
   const devchain = await withDevchain(t, { libDepth: 3 })
   for (let i = 0; i < 40; i++) devchain.chain.produceBlock()
   const proxy = await startShipProxy(t, devchain.ship, { retainFrom: 30 })
-  const store = openSqliteStore(join(tempDir(t), 'store.sqlite'))
-  t.after(() => store.close())
+  const store = tempSqliteStore(t)
   const { error, sessions } = await runToError({ shipUrl: proxy.url, store })
   assert.equal(error?.code, 'ship_history_gap_error')
   assert.deepEqual(error.details, { needed: 1, available: 30, storeHead: null, source: 'status' })
@@ -99,8 +97,7 @@ test('a node whose history starts at block 2 (started from genesis: block 1 is n
   const devchain = await withDevchain(t, { libDepth: 3 })
   for (let i = 0; i < 10; i++) devchain.chain.produceBlock()
   const proxy = await startShipProxy(t, devchain.ship, { retainFrom: 2 })
-  const store = openSqliteStore(join(tempDir(t), 'store.sqlite'))
-  t.after(() => store.close())
+  const store = tempSqliteStore(t)
   await createIndexer({ shipUrl: proxy.url, store, endBlockNum: 10 }).run()
   assert.equal(await store.blockByNum(1), undefined)
   assert.equal((await store.blockByNum(2))?.id, devchain.chain.blockIdAt(2))
@@ -114,7 +111,8 @@ test('a block that never links (a fork the node will not rewind) makes the index
   // Block 1, then a block 2 whose previous (zeros) is not block 1's id, on every session.
   const wss = new WebSocketServer({ host: '127.0.0.1', port: 0 })
   await new Promise((r) => wss.once('listening', r))
-  t.after(
+  onCleanup(
+    t,
     () =>
       new Promise<void>((r) => {
         for (const client of wss.clients) client.terminate()
@@ -155,8 +153,7 @@ test('a block that never links (a fork the node will not rewind) makes the index
       }
     })
   })
-  const store = openSqliteStore(join(tempDir(t), 'store.sqlite'))
-  t.after(() => store.close())
+  const store = tempSqliteStore(t)
   const events: ShipReaderEvent[] = []
   const indexer = createIndexer({
     shipUrl: `ws://127.0.0.1:${(wss.address() as { port: number }).port}`,
