@@ -1,5 +1,5 @@
 import { deflateRawSync, inflateRawSync } from 'node:zlib'
-import { actionFromRow, blockFromRow, rowChangeFromRow, transactionFromRow } from './row-mapping.ts'
+import { actionFromRow, blockFromRow, byteOrder, rowChangeFromRow, transactionFromRow } from './row-mapping.ts'
 import type { ActionRecord, RowChange, Step, StepPayload, TransactionRecord } from './types.ts'
 
 /**
@@ -77,9 +77,6 @@ export function actionRange(blocks: readonly DbRow[]): { firstSeq: number; lastB
   if (seqs.length === 0) return undefined
   return { firstSeq: Math.min(...seqs), lastBlock: Math.max(...blocks.map((b) => Number(b.num))) }
 }
-
-/** Byte order, whatever the database's collation. */
-const byteOrder = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0)
 
 /** Traces by position in the block, then the facts without a trace (-1, -2…) in the order they were recorded. */
 const byBlockIndex = (a: TransactionRecord, b: TransactionRecord) =>

@@ -10,6 +10,7 @@ import type {
   RowChange,
   Step,
   StepType,
+  StorePosition,
   TransactionRecord,
 } from './types.ts'
 import type { TimeComparator } from './port.ts'
@@ -187,7 +188,7 @@ export function stepFromRow(r: StepRow): Step {
 }
 
 /** Byte order of names (ASCII), whatever the database's collation: both adapters answer in the same order. */
-const byteOrder = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0)
+export const byteOrder = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0)
 
 /** Rows of PERMISSIONS_AT as permissions, by name. */
 export function permissionsFromRows(rows: DbRow[]): AccountPermission[] {
@@ -215,4 +216,14 @@ export function permissionLinksFromRows(
       blockNum: Number(r.block_num),
     }))
     .sort((a, b) => byteOrder(a.contract, b.contract) || byteOrder(a.action, b.action))
+}
+
+/** A primary key as the 16-digit hex text both stores key rows by. */
+export const pkText = (pk: bigint) => pk.toString(16).padStart(16, '0')
+
+/** The position in a head meta value (`num:id`) and a LIB one; undefined without a head. */
+export function positionOf(head: string | null | undefined, lib: string | null | undefined): StorePosition | undefined {
+  if (!head) return undefined
+  const [num, id] = head.split(':')
+  return { head: { blockNum: Number(num), blockId: id }, lib: Number(lib ?? 0) }
 }

@@ -11,6 +11,18 @@
 export const INSERT_APPLY_STEP =
   "INSERT INTO steps (type, block_num, block_id) VALUES ((SELECT CASE WHEN EXISTS (SELECT 1 FROM steps WHERE block_id = ? AND type = 'undo') THEN 'redo' ELSE 'new' END), ?, ?)"
 
+/** A meta row's value (parameter: key). */
+export const GET_META = 'SELECT value FROM meta WHERE key = ?'
+
+/** Sets a meta row (parameters: key, value). */
+export const SET_META = 'INSERT INTO meta VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value'
+
+/** Appends a step to the log (parameters: type, block number, block id). */
+export const INSERT_STEP = 'INSERT INTO steps (type, block_num, block_id) VALUES (?, ?, ?)'
+
+/** The stored blocks above a height, ascending (parameter: height). */
+export const BLOCKS_ABOVE = 'SELECT num, id FROM blocks WHERE num > ? ORDER BY num'
+
 /** Keeps the transactions of blocks about to be undone (parameter: first undone block). */
 export const RECORD_FORKED_TRANSACTIONS =
   'INSERT INTO forked_transactions SELECT t.id, t.block_num, b.id FROM transactions t JOIN blocks b ON b.num = t.block_num WHERE t.block_num >= ? AND t.block_index >= 0 ON CONFLICT DO NOTHING'

@@ -1,3 +1,6 @@
+import type { BlockRef } from '../antelope/index.ts'
+import { StoreLinkError } from './errors.ts'
+
 /** A step a write records: a block applied (`new` or `redo`, decided by the store) or passed by LIB. */
 export interface WriteStep {
   readonly type: 'apply' | 'irreversible'
@@ -43,3 +46,9 @@ export function writeSteps(
 /** Whether a write of `applied` moves LIB past `previousLib` (and so needs the stored reversible blocks). */
 export const libMoves = (applied: readonly NumberedBlock[], lib: number, previousLib: number): boolean =>
   applied.length > 0 && Math.min(lib, applied[applied.length - 1].num) > previousLib
+
+/** Throws a StoreLinkError unless `block` follows `head` (any block follows an empty store). */
+export function assertLinks(head: BlockRef | undefined, block: { readonly num: number; readonly previous: string }) {
+  if (head && (block.num !== head.blockNum + 1 || block.previous !== head.blockId))
+    throw StoreLinkError({ blockNum: block.num, previous: block.previous, head: head.blockNum, headId: head.blockId })
+}

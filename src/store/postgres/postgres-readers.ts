@@ -1,9 +1,11 @@
 import type { SnapshotReader } from '../port.ts'
-import { blockByTimeClause, blockFromRow, permissionLinksFromRows, permissionsFromRows, u8 } from '../row-mapping.ts'
-import { PERMISSIONS_AT, PERMISSION_LINKS_AT, numbered } from '../shared-sql.ts'
+import { createCommonReads } from '../common-reads.ts'
+import { blockFromRow, permissionLinksFromRows, permissionsFromRows, pkText, positionOf, u8 } from '../row-mapping.ts'
+import { GET_META, PERMISSIONS_AT, PERMISSION_LINKS_AT, numbered } from '../shared-sql.ts'
 import type pg from 'pg'
 import type { BlockRecord, StorePosition } from '../types.ts'
 import type { Queryable } from './column-insert.ts'
+import { createPostgresRunner } from './postgres-runner.ts'
 
 /**
  * Rows of scopes at a height (`where` picks the scopes of `k`): the keys they had by then, from the
@@ -76,19 +78,9 @@ const ABI_AT =
 const PERMISSIONS_SQL = numbered(PERMISSIONS_AT)
 const PERMISSION_LINKS_SQL = numbered(PERMISSION_LINKS_AT)
 
-/** A primary key as the 16-digit hex text both stores key rows by. */
-export const pkText = (pk: bigint) => pk.toString(16).padStart(16, '0')
-
 /** A meta row's value. */
 export const meta = async (q: Queryable, key: string) =>
-  (await q.query<{ value: string }>('SELECT value FROM meta WHERE key = $1', [key])).rows[0]?.value
-
-/** The position in a head meta value (`num:id`) and a LIB one; undefined without a head. */
-const positionOf = (head: string | null | undefined, lib: string | null | undefined): StorePosition | undefined => {
-  if (!head) return undefined
-  const [num, id] = head.split(':')
-  return { head: { blockNum: Number(num), blockId: id }, lib: Number(lib ?? 0) }
-}
+  (await q.query<{ value: string }>(numbered(GET_META), [key])).rows[0]?.value
 
 /** The head and LIB the store's meta rows record; undefined for an empty store. One statement. */
 export const position = async (q: Queryable): Promise<StorePosition | undefined> => {
@@ -147,6 +139,7 @@ export function createPostgresSnapshotReader(q: Queryable): SnapshotReader {
     return snapshotPosition
   }
 
+  const { blockById, blockByTime } = createCommonReads(createPostgresRunner(q))
   return {
     position: readPosition,
     async tableRows({ code, table, scope, blockNum }) {
@@ -216,17 +209,7 @@ export function createPostgresSnapshotReader(q: Queryable): SnapshotReader {
       const r = (await q.query({ name: 'antler_block_by_num', text: BLOCK_BY_NUM, values: [num] })).rows[0]
       return r && blockFromRow(r)
     },
-    async blockById(id) {
-      const r = (await q.query('SELECT * FROM blocks WHERE id = $1', [id])).rows[0]
-      return r && blockFromRow(r)
-    },
-    async blockByTime({ timeMs, comparator }) {
-      const r = (
-        await q.query(`SELECT * FROM blocks WHERE ${blockByTimeClause(comparator).replace('?', '$1')} LIMIT 1`, [
-          timeMs,
-        ])
-      ).rows[0]
-      return r && blockFromRow(r)
-    },
+    blockById,
+    blockByTime,
   }
 }

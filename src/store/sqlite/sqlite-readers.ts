@@ -1,10 +1,8 @@
 import type Database from 'better-sqlite3'
 import type { StateReader } from '../port.ts'
-import { permissionLinksFromRows, permissionsFromRows, u8 } from '../row-mapping.ts'
+import { permissionLinksFromRows, permissionsFromRows, pkText, u8 } from '../row-mapping.ts'
 import { PERMISSIONS_AT, PERMISSION_LINKS_AT } from '../shared-sql.ts'
 import type { StorePosition } from '../types.ts'
-
-const pkText = (pk: bigint) => pk.toString(16).padStart(16, '0')
 
 /**
  * Scopes holding rows at a height. Every key ever written keeps exactly one current version (a

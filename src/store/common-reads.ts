@@ -1,0 +1,89 @@
+import type { Store } from './port.ts'
+import {
+  blockByTimeClause,
+  blockFromRow,
+  prefixUpperBound,
+  rowChangeFromRow,
+  stepFromRow,
+  transactionFromRow,
+  trxIdKey,
+  trxIdKeyRange,
+  type StepRow,
+} from './row-mapping.ts'
+import {
+  BLOCKS_ABOVE,
+  GET_META,
+  LATEST_TRANSACTION_RECORD,
+  ROW_CHANGES_OF_BLOCK,
+  TRANSACTIONS_BY_ID_PREFIX,
+  TRANSACTION_RECORDS,
+} from './shared-sql.ts'
+import type { SqlRunner } from './sql-routine.ts'
+
+type DbRow = Record<string, unknown>
+
+/** The reads both adapters run as the same statements, one each (two for a history). */
+export type CommonReads = Pick<
+  Store,
+  | 'blockById'
+  | 'blockByTime'
+  | 'reversibleBlocks'
+  | 'transaction'
+  | 'transactionsByIdPrefix'
+  | 'firstSeqFromBlock'
+  | 'stepsAfter'
+  | 'stepsOfBlock'
+  | 'transactionHistory'
+  | 'rowChanges'
+>
+
+const FIRST_SEQ_FROM = 'SELECT first_seq FROM blocks WHERE num >= ? AND first_seq IS NOT NULL ORDER BY num LIMIT 1'
+const STEPS_AFTER = 'SELECT seq, type, block_num, block_id FROM steps WHERE seq > ? ORDER BY seq LIMIT ?'
+const STEPS_OF_BLOCK = 'SELECT seq, type, block_num, block_id FROM steps WHERE block_id = ? ORDER BY seq'
+const FORKED_OUT = 'SELECT block_num, block_id FROM forked_transactions WHERE id = ? ORDER BY block_num, block_id'
+
+/** The common reads over a runner (integers may come as numbers or as strings: each is read with Number). */
+export function createCommonReads(sql: SqlRunner): CommonReads {
+  const firstRow = async (text: string, params: readonly unknown[]) => (await sql.rows<DbRow>(text, params))[0]
+  const block = async (text: string, param: unknown) => {
+    const row = await firstRow(text, [param])
+    return row && blockFromRow(row)
+  }
+  return {
+    blockById: (id) => block('SELECT * FROM blocks WHERE id = ?', id),
+    blockByTime: ({ timeMs, comparator }) =>
+      block(`SELECT * FROM blocks WHERE ${blockByTimeClause(comparator)} LIMIT 1`, timeMs),
+    async reversibleBlocks() {
+      const lib = Number((await firstRow(GET_META, ['lib']))?.value ?? 0)
+      const rows = await sql.rows<{ num: number | string; id: string }>(BLOCKS_ABOVE, [lib])
+      return rows.map((r) => ({ blockNum: Number(r.num), blockId: r.id }))
+    },
+    async transaction(id) {
+      const row = await firstRow(LATEST_TRANSACTION_RECORD, [trxIdKey(id), id])
+      return row && transactionFromRow(row)
+    },
+    async transactionsByIdPrefix(prefix, limit) {
+      if (!/^[0-9a-f]{1,64}$/.test(prefix)) return []
+      const bounds = [...trxIdKeyRange(prefix), prefix, prefixUpperBound(prefix)]
+      return (await sql.rows<DbRow>(TRANSACTIONS_BY_ID_PREFIX, [...bounds, limit])).map(transactionFromRow)
+    },
+    async firstSeqFromBlock(blockNum) {
+      const row = await firstRow(FIRST_SEQ_FROM, [blockNum])
+      return row ? Number(row.first_seq) : undefined
+    },
+    async stepsAfter(seq, limit) {
+      return (await sql.rows<StepRow>(STEPS_AFTER, [seq, limit])).map(stepFromRow)
+    },
+    async stepsOfBlock(blockId) {
+      return (await sql.rows<StepRow>(STEPS_OF_BLOCK, [blockId])).map(stepFromRow)
+    },
+    async transactionHistory(id) {
+      const records = (await sql.rows<DbRow>(TRANSACTION_RECORDS, [trxIdKey(id), id])).map(transactionFromRow)
+      const forked = await sql.rows<{ block_num: number | string; block_id: string }>(FORKED_OUT, [id])
+      return { records, forkedOut: forked.map((r) => ({ blockNum: Number(r.block_num), blockId: r.block_id })) }
+    },
+    async rowChanges(blockNum) {
+      return (await sql.rows<DbRow>(ROW_CHANGES_OF_BLOCK, [blockNum])).map(rowChangeFromRow)
+    },
+  }
+}

@@ -1,0 +1,65 @@
+/**
+ * Write paths both adapters share, written once for a synchronous driver (better-sqlite3, whose
+ * transactions must not await) and an asynchronous one (pg). A routine is a generator: it yields
+ * each adapter call's answer (a value or a promise) and resumes with the value; `runSync` drives it
+ * inside a SQLite transaction, `runAsync` awaits each answer on PostgreSQL.
+ */
+
+/** An answer now (SQLite) or later (PostgreSQL). */
+export type Maybe<T> = T | Promise<T>
+
+/** A shared write path: yields adapter answers, returns `R`. */
+export type SqlRoutine<R> = Generator<unknown, R, unknown>
+
+/** Statements by their text (`?` placeholders, numbered by the PostgreSQL runner), run on one connection. */
+export interface SqlRunner {
+  /** The rows a statement returns. */
+  rows<T>(sql: string, params?: readonly unknown[]): Maybe<T[]>
+  /** Runs a statement for its effect. */
+  run(sql: string, params?: readonly unknown[]): Maybe<unknown>
+  /** A boolean as the driver binds it (better-sqlite3 takes 0 and 1 only). */
+  bool(value: boolean): unknown
+}
+
+/** A runner answering at once (SQLite). */
+export interface SyncSqlRunner extends SqlRunner {
+  rows<T>(sql: string, params?: readonly unknown[]): T[]
+  run(sql: string, params?: readonly unknown[]): unknown
+}
+
+/** A runner answering with promises (PostgreSQL). */
+export interface AsyncSqlRunner extends SqlRunner {
+  rows<T>(sql: string, params?: readonly unknown[]): Promise<T[]>
+  run(sql: string, params?: readonly unknown[]): Promise<unknown>
+}
+
+/** Inside a routine: `yield* awaited(x)` is x's value, x being an answer of either kind. */
+export function* awaited<T>(answer: Maybe<T>): Generator<Maybe<T>, T, unknown> {
+  return (yield answer) as T
+}
+
+/** Runs a routine whose every answer is a value (SQLite), synchronously. */
+export function runSync<R>(routine: SqlRoutine<R>): R {
+  let step = routine.next()
+  while (!step.done) {
+    if (step.value instanceof Promise) throw new Error('store: an asynchronous answer in a synchronous routine')
+    step = routine.next(step.value)
+  }
+  return step.value
+}
+
+/** Runs a routine awaiting each answer (PostgreSQL); a rejected answer is thrown inside the routine. */
+export async function runAsync<R>(routine: SqlRoutine<R>): Promise<R> {
+  let step = routine.next()
+  while (!step.done) {
+    let value: unknown
+    try {
+      value = await step.value
+    } catch (error) {
+      step = routine.throw(error)
+      continue
+    }
+    step = routine.next(value)
+  }
+  return step.value
+}

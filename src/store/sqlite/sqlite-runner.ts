@@ -1,0 +1,17 @@
+import type Database from 'better-sqlite3'
+import type { SyncSqlRunner } from '../sql-routine.ts'
+
+/** The shared statements on a SQLite connection: each text prepared once, on first use; answers are values. */
+export function createSqliteRunner(db: Database.Database): SyncSqlRunner {
+  const prepared = new Map<string, Database.Statement>()
+  const statement = (sql: string) => {
+    let s = prepared.get(sql)
+    if (!s) prepared.set(sql, (s = db.prepare(sql)))
+    return s
+  }
+  return {
+    rows: <T>(sql: string, params: readonly unknown[] = []) => statement(sql).all(...params) as T[],
+    run: (sql, params = []) => statement(sql).run(...params),
+    bool: (value) => (value ? 1 : 0),
+  }
+}
