@@ -113,7 +113,7 @@ test('the scan catches each outside form and leaves paths inside the repository 
   const design = ['DESIGN', '§4'].join(' ')
   const up = (levels: number, rest: string) => '../'.repeat(levels) + rest
   const caught: [string, string][] = [
-    ['src/a/b.ts', `// see ${['..', 'shared', 'DESIGN.md'].join('/')}`],
+    ['src/a/b.ts', `// see ${['..', 'shared', 'DESIGN'].join('/')}.md`],
     ['src/a/b.ts', `/** The flags (${design}). */`],
     ['docs/X.md', `as ${['reference', 'ship.md'].join('/')} says`],
     ['test/_helpers/x.ts', `new URL('${up(3, 'elsewhere/data/')}', import.meta.url)`],
