@@ -1,7 +1,7 @@
 import type { SnapshotReader, StorePosition } from '../store/index.ts'
 import { AppNotReadyError, BlockNumAboveHeadError, BlockNumAboveLibError, BlockNumNotCoveredError } from './errors.ts'
 
-/** Where a state read answers: its block and the header fields of dfuse's state answers (§2.1). */
+/** Where a state read answers: its block and the header fields of dfuse's state answers (docs/API.md). */
 export interface ReadHeight {
   readonly blockNum: number
   readonly position: StorePosition

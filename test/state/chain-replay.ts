@@ -183,7 +183,7 @@ export function abiFromHex(cache: Map<string, ABI>, hex: string): ABI {
   return abi
 }
 
-/** spec §3 key renderings, written here rather than taken from src/antelope. */
+/** The key renderings of docs/API.md (key_type), written here rather than taken from src/antelope. */
 export function referenceKey(pk: bigint, keyType: 'uint64' | 'hex' | 'name'): string {
   if (keyType === 'uint64') return pk.toString(10)
   if (keyType === 'name') return Name.from(UInt64.from(pk.toString())).toString()

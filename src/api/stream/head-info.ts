@@ -16,7 +16,7 @@ function headInfo(head: BlockRecord, lib: { num: number; id: string }) {
 }
 
 /**
- * `get_head_info` (§1.8): `fetch` answers the head now; `listen` sends it at once, then one per
+ * `get_head_info`: `fetch` answers the head now; `listen` sends it at once, then one per
  * block applied (fork-aware: after an undo the next applied block is the new head). No `listening`
  * reply, as dfuse.
  */

@@ -4,7 +4,7 @@ import type { StreamOutput } from './connection.ts'
 const MIN_PROGRESS_INTERVAL_MS = 250
 
 /**
- * `with_progress: N` (§1.4): after a block's data, a `progress` message when the block number is a
+ * `with_progress: N`: after a block's data, a `progress` message when the block number is a
  * multiple of N and 250 ms passed since the last one. N = 0: never.
  */
 export function progressReporter(

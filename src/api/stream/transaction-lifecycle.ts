@@ -29,7 +29,7 @@ const settled = (l: TransactionLifecycle) =>
   (l.transaction_status === 'expired' && l.creation_irreversible)
 
 /**
- * `get_transaction_lifecycle` (§1.7): `fetch` answers the lifecycle (an id prefix of 8+ hex digits
+ * `get_transaction_lifecycle`: `fetch` answers the lifecycle (an id prefix of 8+ hex digits
  * is enough when it names one transaction); `listen` (full id only) sends a fresh lifecycle each
  * time a block holding the transaction is applied, undone or becomes irreversible, and ends once
  * its execution or cancelation is irreversible; each wait gives up after 300 s.
