@@ -1,5 +1,6 @@
 import { deflateRawSync, inflateRawSync } from 'node:zlib'
 import { actionFromRow, blockFromRow, byteOrder, rowChangeFromRow, transactionFromRow } from './row-mapping.ts'
+import { awaited, type SqlRoutine, type SqlRunner } from './sql-routine.ts'
 import type { ActionRecord, RowChange, Step, StepPayload, TransactionRecord } from './types.ts'
 
 /**
@@ -32,7 +33,7 @@ const NO_SEQ_BOUND = '9223372036854775807'
  * each a fixed text with one list parameter (SQLite: a JSON array; PostgreSQL: an array), written
  * with `?` placeholders (the PostgreSQL adapter numbers them).
  */
-export function blockContentSql(dialect: 'sqlite' | 'postgres') {
+function blockContentSql(dialect: 'sqlite' | 'postgres') {
   const inList = (type: 'text' | 'bigint') =>
     dialect === 'sqlite' ? 'IN (SELECT value FROM json_each(?))' : `= ANY(?::${type}[])`
   return {
@@ -72,7 +73,7 @@ export function blockContentSql(dialect: 'sqlite' | 'postgres') {
 }
 
 /** The parameters of `actions` for stored block rows; undefined when none of them has actions. */
-export function actionRange(blocks: readonly DbRow[]): { firstSeq: number; lastBlock: number } | undefined {
+function actionRange(blocks: readonly DbRow[]): { firstSeq: number; lastBlock: number } | undefined {
   const seqs = blocks.flatMap((b) => (b.first_seq === null || b.first_seq === undefined ? [] : [Number(b.first_seq)]))
   if (seqs.length === 0) return undefined
   return { firstSeq: Math.min(...seqs), lastBlock: Math.max(...blocks.map((b) => Number(b.num))) }
@@ -89,7 +90,7 @@ const byKey = (a: RowChange, b: RowChange) =>
   (a.primaryKey < b.primaryKey ? -1 : a.primaryKey > b.primaryKey ? 1 : 0)
 
 /** The content of each stored block of `rows`, by block id. */
-export function contentsFromRows(rows: BlockContentRows): Map<string, BlockContent> {
+function contentsFromRows(rows: BlockContentRows): Map<string, BlockContent> {
   const byNum = new Map<
     number,
     {
@@ -123,11 +124,67 @@ export function contentsFromRows(rows: BlockContentRows): Map<string, BlockConte
   return out
 }
 
-/** Each step with the content of its block (undefined when neither stored nor kept). */
-export function payloadsOfSteps(
+/** Where the block content reads run: the runner, the dialect's blockContentSql and how it binds a list. */
+export interface BlockContentReader {
+  readonly sql: SqlRunner
+  readonly text: ReturnType<typeof blockContentSql>
+  readonly list: (values: readonly unknown[]) => unknown
+}
+
+const TEXTS = { sqlite: blockContentSql('sqlite'), postgres: blockContentSql('postgres') }
+
+/** The block content reads of a dialect on `sql`: a list bound as a JSON array (SQLite) or as an array. */
+export const blockContentReader = (sql: SqlRunner, dialect: 'sqlite' | 'postgres'): BlockContentReader => ({
+  sql,
+  text: TEXTS[dialect],
+  list: dialect === 'sqlite' ? (values) => JSON.stringify(values) : (values) => values,
+})
+
+/** The highest block whose kept content a store at LIB `lib` drops (FORKED_RETENTION_BLOCKS below it). */
+export const prunedThrough = (lib: number) => lib - FORKED_RETENTION_BLOCKS
+
+/** The content of the stored blocks among `ids`, by id: four statements, whatever their number. */
+function* storedContents(r: BlockContentReader, ids: readonly string[]): SqlRoutine<Map<string, BlockContent>> {
+  const blocks = yield* awaited(r.sql.rows<DbRow>(r.text.blocks, [r.list(ids)]))
+  if (blocks.length === 0) return new Map()
+  const nums = r.list(blocks.map((b) => b.num))
+  const range = actionRange(blocks)
+  const transactions = yield* awaited(r.sql.rows<DbRow>(r.text.transactions, [nums]))
+  const actions = range
+    ? yield* awaited(r.sql.rows<DbRow>(r.text.actions, [range.firstSeq, range.lastBlock, nums]))
+    : []
+  const rowChanges = yield* awaited(r.sql.rows<DbRow>(r.text.rowChanges, [nums]))
+  return contentsFromRows({ blocks, transactions, actions, rowChanges })
+}
+
+/** What the stored blocks among `ids` hold, encoded for `forked_blocks`, for an undo to keep before it removes them. */
+export function* contentsToKeep(
+  r: BlockContentReader,
+  ids: readonly string[],
+): SqlRoutine<{ id: string; num: number; payload: Buffer }[]> {
+  const stored = yield* storedContents(r, ids)
+  return [...stored].map(([id, c]) => ({ id, num: c.block.num, payload: encodeBlockContent(c) }))
+}
+
+/**
+ * The content of the blocks `ids`: stored where the id is stored, else kept for a forked-out block (absent when
+ * neither). Run in one snapshot, so that a fork committed meanwhile is seen by all of the reads or none.
+ */
+function* blockContents(r: BlockContentReader, ids: readonly string[]): SqlRoutine<Map<string, BlockContent>> {
+  const found = yield* storedContents(r, ids)
+  const missing = ids.filter((id) => !found.has(id))
+  if (missing.length === 0) return found
+  const kept = yield* awaited(r.sql.rows<{ block_id: string; payload: Uint8Array }>(r.text.forked, [r.list(missing)]))
+  for (const row of kept) found.set(row.block_id, decodeBlockContent(row.payload))
+  return found
+}
+
+/** Each step with the content of its block (undefined when neither stored nor kept), in one snapshot. */
+export function* stepPayloadsOf(
+  r: BlockContentReader,
   steps: readonly Step[],
-  contents: ReadonlyMap<string, BlockContent>,
-): (StepPayload | undefined)[] {
+): SqlRoutine<(StepPayload | undefined)[]> {
+  const contents = yield* blockContents(r, [...new Set(steps.map((x) => x.blockId))])
   return steps.map((step) => {
     const content = contents.get(step.blockId)
     return content && { step, ...content }

@@ -1,3 +1,4 @@
+import { forkedOutFromRow } from './batch-answers.ts'
 import type { Store } from './port.ts'
 import {
   blockByTimeClause,
@@ -79,8 +80,7 @@ export function createCommonReads(sql: SqlRunner): CommonReads {
     },
     async transactionHistory(id) {
       const records = (await sql.rows<DbRow>(TRANSACTION_RECORDS, [trxIdKey(id), id])).map(transactionFromRow)
-      const forked = await sql.rows<{ block_num: number | string; block_id: string }>(FORKED_OUT, [id])
-      return { records, forkedOut: forked.map((r) => ({ blockNum: Number(r.block_num), blockId: r.block_id })) }
+      return { records, forkedOut: (await sql.rows<DbRow>(FORKED_OUT, [id])).map(forkedOutFromRow) }
     },
     async rowChanges(blockNum) {
       return (await sql.rows<DbRow>(ROW_CHANGES_OF_BLOCK, [blockNum])).map(rowChangeFromRow)

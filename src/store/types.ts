@@ -99,14 +99,18 @@ export interface TransactionHeader {
   readonly contextFreeData: readonly string[]
 }
 
-/** An action a failed transaction ran without a receipt (the store keeps only executed actions as ActionRecords). */
-export interface UnreceiptedAction {
+/** An action as it ran: its place in the transaction's call tree, its receiver and the call itself. */
+export interface ActionCall {
   readonly actionOrdinal: number
   readonly creatorActionOrdinal: number
   readonly receiver: string
   readonly account: string
   readonly name: string
   readonly authorization: readonly PermissionLevel[]
+}
+
+/** An action a failed transaction ran without a receipt (the store keeps only executed actions as ActionRecords). */
+export interface UnreceiptedAction extends ActionCall {
   /** Hex. */
   readonly data: string
   readonly trace: ActionTraceDetails
@@ -151,7 +155,7 @@ export interface ActionTraceDetails {
   readonly abiSequence: number
 }
 
-export interface ActionRecord {
+export interface ActionRecord extends ActionCall {
   /**
    * The chain's global action sequence: a number across the port (search postings, cursors and
    * `actionsBySeq` use the same type); a safe integer for 285 years at a million actions a second.
@@ -159,12 +163,6 @@ export interface ActionRecord {
   readonly globalSequence: number
   readonly blockNum: number
   readonly trxId: string
-  readonly actionOrdinal: number
-  readonly creatorActionOrdinal: number
-  readonly receiver: string
-  readonly account: string
-  readonly name: string
-  readonly authorization: readonly PermissionLevel[]
   readonly data: Uint8Array
   readonly returnValue: Uint8Array
   readonly actDigest: string
@@ -173,7 +171,7 @@ export interface ActionRecord {
   readonly ramDeltas: readonly { readonly account: string; readonly delta: bigint }[]
   /** Elapsed time, console and receipt sequences; absent on actions stored before schema version 5. */
   readonly trace?: ActionTraceDetails
-  /** `field:value` search terms (DESIGN §7), set by ingest with the ABI in force; not stored with the action. */
+  /** `field:value` search terms (search/terms.ts), set by ingest with the ABI in force; not stored with the action. */
   readonly searchTerms?: readonly string[]
 }
 
@@ -216,27 +214,23 @@ export interface AbiChangeRecord {
   readonly abi: Uint8Array
 }
 
-/** A permission as a block left it; `removed` when deleted. */
-export interface PermissionChangeRecord {
-  readonly owner: string
+/** A permission's authority and place in the tree (SHiP's `permission` row, without `last_updated` and waits). */
+export interface PermissionAuthority {
   readonly name: string
   readonly parent: string
   readonly threshold: number
   readonly keys: readonly { readonly key: string; readonly weight: number }[]
   readonly accounts: readonly { readonly permission: PermissionLevel; readonly weight: number }[]
+}
+
+/** A permission as a block left it; `removed` when deleted. */
+export interface PermissionChangeRecord extends PermissionAuthority {
+  readonly owner: string
   readonly removed: boolean
 }
 
-/**
- * A permission of an account as the block that last set it wrote it (SHiP's `permission` row, without `last_updated`
- * and waits).
- */
-export interface AccountPermission {
-  readonly name: string
-  readonly parent: string
-  readonly threshold: number
-  readonly keys: readonly { readonly key: string; readonly weight: number }[]
-  readonly accounts: readonly { readonly permission: PermissionLevel; readonly weight: number }[]
+/** A permission of an account as the block that last set it wrote it. */
+export interface AccountPermission extends PermissionAuthority {
   /** The block that set this version. */
   readonly blockNum: number
 }

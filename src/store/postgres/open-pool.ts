@@ -8,8 +8,8 @@ import {
   POSTGRES_SCHEMA,
   POSTGRES_SCHEMA_VERSION,
   POSTGRES_UPGRADABLE_VERSIONS,
-  ROW_VERSIONS_BORN,
 } from './schema.ts'
+import { ROW_VERSIONS_BORN } from '../versioned-tables.ts'
 
 /** The URL with its password masked, for messages. */
 function shown(url: string): string {

@@ -1,14 +1,7 @@
 import type { BatchReader, ExecutionActions } from '../port.ts'
-import {
-  TRX_ID_OF_ACTION,
-  actionFromRow,
-  blockFromRow,
-  rowChangeFromRow,
-  transactionFromRow,
-  trxIdKey,
-  u8,
-} from '../row-mapping.ts'
-import type { ActionRecord, BlockRecord, RowChange, TransactionHistory } from '../types.ts'
+import { blocksByNum, forkedOutFromRow, rowChangesByBlock } from '../batch-answers.ts'
+import { TRX_ID_OF_ACTION, actionFromRow, transactionFromRow, trxIdKey, u8 } from '../row-mapping.ts'
+import type { ActionRecord, TransactionHistory } from '../types.ts'
 import type { Queryable } from './column-insert.ts'
 
 type DbRow = Record<string, unknown>
@@ -85,8 +78,7 @@ export function createPostgresBatchReaders(q: Queryable): BatchReader {
         ]),
       )
       for (const r of records.rows as DbRow[]) histories.get(r.id as string)?.records.push(transactionFromRow(r))
-      for (const r of forked.rows as DbRow[])
-        histories.get(r.id as string)?.forkedOut.push({ blockNum: Number(r.block_num), blockId: r.block_id as string })
+      for (const r of forked.rows as DbRow[]) histories.get(r.id as string)?.forkedOut.push(forkedOutFromRow(r))
       for (const [id, h] of histories) out.set(id, h)
       return out
     },
@@ -115,17 +107,10 @@ export function createPostgresBatchReaders(q: Queryable): BatchReader {
       return out
     },
     async blocksByNums(nums) {
-      const out = new Map<number, BlockRecord>()
-      if (nums.length === 0) return out
-      for (const r of (await q.query(BLOCKS, [unique(nums)])).rows as DbRow[]) out.set(Number(r.num), blockFromRow(r))
-      return out
+      return nums.length === 0 ? new Map() : blocksByNum((await q.query(BLOCKS, [unique(nums)])).rows)
     },
     async rowChangesOfBlocks(nums) {
-      const out = new Map<number, RowChange[]>(nums.map((n) => [n, []]))
-      if (nums.length === 0) return out
-      for (const r of (await q.query(ROW_CHANGES, [unique(nums)])).rows as DbRow[])
-        out.get(Number(r.at))?.push(rowChangeFromRow(r))
-      return out
+      return rowChangesByBlock(nums, nums.length === 0 ? [] : (await q.query(ROW_CHANGES, [unique(nums)])).rows)
     },
     async actionReceiversOfBlocks(nums) {
       const out = new Map<number, { trxId: string; receiver: string }[]>()

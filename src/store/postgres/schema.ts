@@ -37,9 +37,6 @@ export const POSTGRES_MIGRATION_6 = [
     WHERE v.code = k.code AND v.tbl = k.tbl AND v.scope = k.scope AND v.pk = k.pk AND v.first_block IS NULL AND v.block_num >=
       coalesce((SELECT max(c.block_num) FROM row_versions c WHERE c.code = k.code AND c.tbl = k.tbl AND c.scope = k.scope AND c.pk = k.pk AND c.block_num <= $1), 0)`,
 ] as const
-/** Each scope's current versions by first block: a past height's keys (created once the column is filled). */
-export const ROW_VERSIONS_BORN =
-  'CREATE INDEX IF NOT EXISTS row_versions_born ON row_versions (code, tbl, scope, first_block, pk) WHERE valid_to IS NULL'
 export const PARTITION_BLOCKS = 1_000_000
 export const PARTITIONED_TABLES = ['transactions', 'actions', 'row_versions'] as const
 

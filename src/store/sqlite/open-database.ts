@@ -7,11 +7,11 @@ import { SECRET_NAMES } from '../types.ts'
 import {
   ADDED_COLUMNS,
   BACKFILL_FIRST_BLOCK,
-  ROW_VERSIONS_BORN,
   SQLITE_SCHEMA,
   SQLITE_SCHEMA_VERSION,
   SQLITE_UPGRADABLE_VERSIONS,
 } from './schema.ts'
+import { ROW_VERSIONS_BORN } from '../versioned-tables.ts'
 
 /**
  * Opens the SQLite file of a store. A writer creates the schema and its secrets, or upgrades a

@@ -52,10 +52,6 @@ export const BACKFILL_FIRST_BLOCK = {
       coalesce((SELECT max(block_num) FROM row_versions WHERE code = @code AND tbl = @tbl AND scope = @scope AND pk = @pk AND block_num <= @lib), 0)`,
 }
 
-/** Each scope's current versions by first block: a past height's keys (created once the column is filled). */
-export const ROW_VERSIONS_BORN =
-  'CREATE INDEX IF NOT EXISTS row_versions_born ON row_versions (code, tbl, scope, first_block, pk) WHERE valid_to IS NULL'
-
 export const SQLITE_SCHEMA = `
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 

@@ -1,16 +1,9 @@
 import type Database from 'better-sqlite3'
 import type { BatchReader, ExecutionActions } from '../port.ts'
-import {
-  TRX_ID_OF_ACTION,
-  actionFromRow,
-  blockFromRow,
-  rowChangeFromRow,
-  transactionFromRow,
-  trxIdKey,
-  u8,
-} from '../row-mapping.ts'
+import { blocksByNum, forkedOutFromRow, rowChangesByBlock } from '../batch-answers.ts'
+import { TRX_ID_OF_ACTION, actionFromRow, transactionFromRow, trxIdKey, u8 } from '../row-mapping.ts'
 import { LATEST_TRANSACTION_RECORD, TRANSACTION_RECORDS } from '../shared-sql.ts'
-import type { ActionRecord, BlockRecord, RowChange, TransactionHistory } from '../types.ts'
+import type { ActionRecord, TransactionHistory } from '../types.ts'
 
 type DbRow = Record<string, unknown>
 
@@ -58,10 +51,7 @@ export function createSqliteBatchReaders(db: Database.Database): BatchReader {
         if (out.has(id)) continue
         out.set(id, {
           records: (s.records.all(trxIdKey(id), id) as DbRow[]).map(transactionFromRow),
-          forkedOut: (s.forkedOut.all(id) as { block_num: number; block_id: string }[]).map((r) => ({
-            blockNum: r.block_num,
-            blockId: r.block_id,
-          })),
+          forkedOut: (s.forkedOut.all(id) as DbRow[]).map(forkedOutFromRow),
         })
       }
       return out
@@ -105,17 +95,10 @@ export function createSqliteBatchReaders(db: Database.Database): BatchReader {
       return out
     },
     async blocksByNums(nums) {
-      const out = new Map<number, BlockRecord>()
-      if (nums.length === 0) return out
-      for (const row of s.blocks.all(list([...new Set(nums)])) as DbRow[]) out.set(Number(row.num), blockFromRow(row))
-      return out
+      return nums.length === 0 ? new Map() : blocksByNum(s.blocks.all(list([...new Set(nums)])) as DbRow[])
     },
     async rowChangesOfBlocks(nums) {
-      const out = new Map<number, RowChange[]>(nums.map((n) => [n, []]))
-      if (nums.length === 0) return out
-      for (const row of s.rowChanges.all(list([...new Set(nums)])) as DbRow[])
-        out.get(Number(row.at))?.push(rowChangeFromRow(row))
-      return out
+      return rowChangesByBlock(nums, nums.length === 0 ? [] : (s.rowChanges.all(list([...new Set(nums)])) as DbRow[]))
     },
     async actionReceiversOfBlocks(nums) {
       const out = new Map<number, { trxId: string; receiver: string }[]>()

@@ -43,7 +43,7 @@ export function openSqliteStore(path: string, options: OpenStoreOptions = {}): S
     actionsInRange: db.prepare('SELECT * FROM actions WHERE global_seq >= ? AND global_seq < ? ORDER BY global_seq'),
     actionBySeq: db.prepare(`SELECT a.*, ${TRX_ID_OF_ACTION} FROM actions a WHERE a.global_seq = ?`),
   }
-  const content = createSqliteBlockContent(db)
+  const content = createSqliteBlockContent(db, sql)
   const postingSource = createSqlitePostingSource(db)
   const meta = (key: string) => sql.rows<{ value: string }>(GET_META, [key])[0]?.value
   const position = (): StorePosition | undefined => positionOf(meta('head'), meta('lib'))
