@@ -2,12 +2,7 @@ import { AntlerError } from './errors.ts'
 
 /** Bytes ended before a value was complete, or a value is out of its type's range. */
 export function BinaryDecodeError(message: string, offset: number): AntlerError {
-  return new AntlerError({
-    code: 'binary_decode_error',
-    status: 400,
-    message: `${message} at byte ${offset}`,
-    details: { offset },
-  })
+  return new AntlerError('binary_decode_error', { reason: message, offset })
 }
 
 /** Appends Antelope binary encodings (little-endian integers, varuint32, length-prefixed bytes). */

@@ -1,7 +1,7 @@
 import { STATUS_CODES } from 'node:http'
 import type { Duplex } from 'node:stream'
 import type { AntlerError } from '../antelope/index.ts'
-import { BadRequestError, RequestHeaderTooLargeError } from './errors.ts'
+import { BadRequestError, RequestHeaderTooLargeError, WsUpgradeFailedError } from './errors.ts'
 import { newTraceId } from './plugins/errors.ts'
 import { wireError } from './wire-error.ts'
 
@@ -36,9 +36,10 @@ export function clientErrorHandler(error: Error & { code?: string }, socket: Dup
 
 /**
  * A WebSocket handshake `ws` refuses after the route admitted it (bad Sec-WebSocket-Key or
- * -Version, an Upgrade other than websocket, a malformed subprotocol list): the standard error
- * object instead of ws's text/html answer (ws's `wsClientError` event hands the socket over).
+ * -Version, an Upgrade other than websocket, a malformed subprotocol list): dfuse's
+ * `ws_upgrade_failed_error` in the standard error object instead of ws's text/html answer (ws's
+ * `wsClientError` event hands the socket over).
  */
 export function wsClientErrorHandler(error: Error, socket: Duplex): void {
-  answerOnSocket(socket, BadRequestError({ reason: error.message }), { 'Sec-WebSocket-Version': '13, 8' })
+  answerOnSocket(socket, WsUpgradeFailedError({ reason: error.message }), { 'Sec-WebSocket-Version': '13, 8' })
 }

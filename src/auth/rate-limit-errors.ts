@@ -4,22 +4,14 @@ import { AntlerError } from '../antelope/index.ts'
  * The shared rate-limit state (Redis) could not be reached or answered with an error; the call should be retried later.
  */
 export function RateLimitBackendError(args: { operation: string; reason: string; cause?: unknown }): AntlerError {
-  return new AntlerError({
-    code: 'rate_limit_backend_error',
-    status: 503,
-    retryable: true,
-    message: `rate limit: ${args.operation} failed: ${args.reason}`,
-    details: { operation: args.operation },
-    cause: args.cause,
-  })
+  return new AntlerError(
+    'rate_limit_backend_error',
+    { operation: args.operation, reason: args.reason },
+    { cause: args.cause },
+  )
 }
 
 /** A rate-limit rule, member limit or back-off rule given by the caller is not a valid number (a programming error). */
 export function RateLimitRuleError(args: { field: string; value: unknown }): AntlerError {
-  return new AntlerError({
-    code: 'rate_limit_rule_error',
-    status: 500,
-    message: `rate limit: ${args.field} must be a non-negative integer${args.field === 'windowMs' ? ' above 0' : ''}, got ${String(args.value)}`,
-    details: { field: args.field },
-  })
+  return new AntlerError('rate_limit_rule_error', args)
 }

@@ -1,14 +1,21 @@
-import { AntlerError } from '../antelope/index.ts'
-
 /**
  * A nodeos chain exception: its numeric code, name and `what`, answered with the HTTP status
  * nodeos's http_plugin gives its class (401 unsatisfied authorization, 409 duplicate, 400 unknown
  * block or bad request, 422 truncated input, 500 otherwise).
+ *
+ * Not an AntlerError, on purpose: the devchain imitates nodeos, so its errors are nodeos's family
+ * (numeric code + exception name, sent as nodeos's error body by `nodeosErrorBody`), never the API's
+ * error object, and their names are nodeos's, not registry codes. `CHAIN_EXCEPTIONS` is their
+ * registry; docs/ERRORS.md lists it in its own table.
  */
-export class ChainError extends AntlerError {
+export class ChainError extends Error {
   readonly chainCode: number
   readonly chainName: string
   readonly what: string
+  /** The HTTP status nodeos answers this exception with. */
+  readonly status: number
+  /** The `method` of nodeos's `details[0]` (where nodeos raised it). */
+  readonly method: string
 
   constructor(args: {
     chainCode: number
@@ -18,16 +25,13 @@ export class ChainError extends AntlerError {
     status?: number
     method?: string
   }) {
-    super({
-      code: `chain_${args.chainName}`,
-      status: args.status ?? 500,
-      message: args.message,
-      details: { method: args.method ?? 'apply' },
-    })
+    super(args.message)
     this.name = 'ChainError'
     this.chainCode = args.chainCode
     this.chainName = args.chainName
     this.what = args.what
+    this.status = args.status ?? 500
+    this.method = args.method ?? 'apply'
   }
 }
 
@@ -61,21 +65,28 @@ export function nodeosErrorBody(error: ChainError): NodeosErrorBody {
       code: error.chainCode,
       name: error.chainName,
       what: error.what,
-      details: [
-        { message: error.message, file: 'devchain', line_number: 0, method: String(error.details.method ?? 'apply') },
-      ],
+      details: [{ message: error.message, file: 'devchain', line_number: 0, method: error.method }],
     },
   }
 }
 
-type Make = (message: string) => ChainError
-const make =
-  (chainCode: number, chainName: string, what: string, status = 500): Make =>
-  (message) =>
-    new ChainError({ chainCode, chainName, what, message, status })
+/** One nodeos exception: numeric code, name and `what` as in nodeos's chain/exceptions.hpp, and its HTTP status. */
+export interface ChainException {
+  readonly chainCode: number
+  readonly chainName: string
+  readonly what: string
+  readonly status: number
+}
 
-/** The chain exceptions the devchain raises, named as in nodeos's chain/exceptions.hpp. */
-export const chainErrors = {
+const make = (chainCode: number, chainName: string, what: string, status = 500): ChainException => ({
+  chainCode,
+  chainName,
+  what,
+  status,
+})
+
+/** The chain exceptions the devchain declares, named as in nodeos's chain/exceptions.hpp. */
+export const CHAIN_EXCEPTIONS = {
   assertMessage: make(3050003, 'eosio_assert_message_exception', 'eosio_assert_message assertion failure'),
   actionValidate: make(3050000, 'action_validate_exception', 'Action validate exception'),
   accountNameExists: make(3050001, 'account_name_exists_exception', 'Account name already exists'),
@@ -120,7 +131,17 @@ export const chainErrors = {
   deferredTxDuplicate: make(3040009, 'deferred_tx_duplicate', 'Duplicate deferred transaction'),
   unknownTransaction: make(3040011, 'tx_not_found', 'The transaction can not be found'),
   ramUsageExceeded: make(3080001, 'ram_usage_exceeded', 'Account using more than allotted RAM usage'),
-} as const
+  /** An unexpected failure inside the devchain (the chain API's last-resort answer). */
+  internal: make(0, 'exception', 'unspecified'),
+} as const satisfies Record<string, ChainException>
+
+/** A ChainError of each exception, by the same names: `throw chainErrors.txDuplicate('…')`. */
+export const chainErrors = Object.fromEntries(
+  Object.entries(CHAIN_EXCEPTIONS).map(([key, exception]) => [
+    key,
+    (message: string) => new ChainError({ ...exception, message }),
+  ]),
+) as { readonly [K in keyof typeof CHAIN_EXCEPTIONS]: (message: string) => ChainError }
 
 /** Contract-side `check(cond, msg)`: fails the transaction with nodeos's assertion wording. */
 export function check(condition: unknown, message: string): asserts condition {

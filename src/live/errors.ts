@@ -12,16 +12,11 @@ export function StreamConsumerTooSlowError(args: {
   maxQueuedBytes: number
   deliveredSeq: number
 }): AntlerError {
-  return new AntlerError({
-    code: 'stream_consumer_too_slow_error',
-    status: 429,
-    message: `The stream consumer is too slow: ${args.queuedSteps} steps (${args.queuedBytes} bytes) were waiting to be sent, over the server's bound of ${args.maxQueuedSteps} steps or ${args.maxQueuedBytes} bytes; reconnect and resume after the last step received.`,
-    details: {
-      queued_steps: args.queuedSteps,
-      queued_bytes: args.queuedBytes,
-      max_queued_steps: args.maxQueuedSteps,
-      max_queued_bytes: args.maxQueuedBytes,
-      delivered_seq: args.deliveredSeq,
-    },
+  return new AntlerError('stream_consumer_too_slow_error', {
+    queued_steps: args.queuedSteps,
+    queued_bytes: args.queuedBytes,
+    max_queued_steps: args.maxQueuedSteps,
+    max_queued_bytes: args.maxQueuedBytes,
+    delivered_seq: args.deliveredSeq,
   })
 }

@@ -6,12 +6,7 @@ import { AntlerError } from '../antelope/index.ts'
  * service, so REST and GraphQL refuse the same requests; parameters are named as REST spells them.
  */
 export function SearchParamError(args: { param: string; sentence: string }): AntlerError {
-  return new AntlerError({
-    code: 'request_validation_error',
-    status: 400,
-    message: 'The request is invalid.',
-    details: { errors: { [args.param]: [args.sentence] } },
-  })
+  return new AntlerError('request_validation_error', { errors: { [args.param]: [args.sentence] } })
 }
 
 /**
@@ -19,11 +14,8 @@ export function SearchParamError(args: { param: string; sentence: string }): Ant
  * Retryable: the next attempt reads the new chain.
  */
 export function SearchForkRaceError(args: { attempts: number }): AntlerError {
-  return new AntlerError({
-    code: 'service_unavailable_error',
-    status: 503,
-    message: `The service is unavailable: the chain forked under the search ${args.attempts} times in a row; retry.`,
-    details: { reason: 'the chain forked while the page was read' },
-    retryable: true,
+  return new AntlerError('service_unavailable_error', {
+    reason: 'the chain forked while the page was read',
+    attempts: args.attempts,
   })
 }

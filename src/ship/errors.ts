@@ -9,25 +9,12 @@ export function ShipProtocolError(
   cause?: unknown,
   details?: { readonly types: readonly string[] },
 ): AntlerError {
-  return new AntlerError({
-    code: 'ship_protocol_error',
-    status: 502,
-    message: `ship: ${message}`,
-    details: details ? { types: [...details.types] } : undefined,
-    cause,
-  })
+  return new AntlerError('ship_protocol_error', { reason: message, types: details?.types }, { cause })
 }
 
 /** The SHiP server could not be reached within the allowed attempts. */
 export function ShipUnavailableError(url: string, attempts: number, cause?: unknown): AntlerError {
-  return new AntlerError({
-    code: 'ship_unavailable_error',
-    status: 503,
-    message: `ship: ${url} unreachable after ${attempts} attempts`,
-    details: { url, attempts },
-    retryable: true,
-    cause,
-  })
+  return new AntlerError('ship_unavailable_error', { url, attempts }, { cause })
 }
 
 /**
@@ -41,18 +28,15 @@ export function ShipHistoryGapError(args: {
   readonly storeHead: number | undefined
   readonly source: 'status' | 'results'
 }): AntlerError {
-  const { needed, available, storeHead } = args
-  const seen = args.source === 'status' ? 'the node reports its retained history starting at' : 'the node skipped to'
-  const message =
-    storeHead === undefined
-      ? `history gap: the store is empty and starts at block ${needed}, but ${seen} block ${available}. ` +
-        `Start this fresh store at the node's history with --start-block ${available}, or connect --ship to a node whose state history still holds block ${needed}`
-      : `history gap: the store's head is block ${storeHead} and needs block ${needed} next, but ${seen} block ${available}. ` +
-        `Connect --ship to a node whose state history still holds block ${needed} (a node with older history), or index into a fresh store with --start-block ${available}`
-  return new AntlerError({
-    code: 'ship_history_gap_error',
-    status: 502,
-    message: `ship: ${message}`,
-    details: { needed, available, storeHead: storeHead ?? null, source: args.source },
+  return new AntlerError('ship_history_gap_error', {
+    needed: args.needed,
+    available: args.available,
+    storeHead: args.storeHead ?? null,
+    source: args.source,
   })
+}
+
+/** The SHiP reader was closed before it was ready (shutdown). */
+export function ShipReaderClosedError(): AntlerError {
+  return new AntlerError('ship_reader_closed_error')
 }

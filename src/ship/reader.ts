@@ -2,7 +2,7 @@ import WebSocket from 'ws'
 import { ABI } from '@wharfkit/antelope'
 import { AntlerError, type BlockRef } from '../antelope/index.ts'
 import { decodeResult, encodeRequest, type BlocksResult, type StatusResult } from './codec.ts'
-import { ShipProtocolError, ShipUnavailableError } from './errors.ts'
+import { ShipProtocolError, ShipReaderClosedError, ShipUnavailableError } from './errors.ts'
 
 export { ShipProtocolError, ShipUnavailableError } from './errors.ts'
 
@@ -260,7 +260,7 @@ export function createShipReader(config: ShipReaderConfig): ShipReader {
     blocks: iterate,
     async close() {
       closed = true
-      rejectReady(new AntlerError({ code: 'ship_reader_closed_error', message: 'ship: reader closed' }))
+      rejectReady(ShipReaderClosedError())
       wake()
       const ws = socket
       if (ws && ws.readyState !== WebSocket.CLOSED) {

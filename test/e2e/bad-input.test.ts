@@ -795,12 +795,16 @@ test('bad input at every route gets the standard error object, never a crash, a 
         assertError(
           await rawExchange(api, `GET /v1/stream?token=${token} HTTP/1.1\r\nHost: x\r\n${headers}\r\n`),
           400,
-          'bad_request_error',
+          'ws_upgrade_failed_error',
         )
       })
     }
-    expectError(await send(`${api}/v1/stream?token=${token}`), 426, 'upgrade_required_error')
-    expectError(await send(`${api}/graphql`), 426, 'upgrade_required_error')
+    // dfuse's code and status for a plain GET of its WebSocket endpoint, with the reason its library gave.
+    const notUpgraded = /^the client is not using the websocket protocol/
+    for (const path of [`/v1/stream?token=${token}`, '/graphql']) {
+      const body = expectError(await send(`${api}${path}`), 400, 'ws_upgrade_failed_error')
+      assert.match(String(body.details?.reason), notUpgraded, path)
+    }
     expectError(await send(`${api}/v1/stream`), 401, 'auth_invalid_token_error', { reason: 'missing' })
     await assertAlive(platform)
   })

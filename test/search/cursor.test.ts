@@ -5,7 +5,10 @@ import { AntlerError } from '../../src/antelope/index.ts'
 import { createCursorCodec } from '../../src/search/index.ts'
 
 const refusedAsInvalid = (error: unknown) =>
-  error instanceof AntlerError && error.code === 'invalid_cursor_error' && error.status === 400
+  error instanceof AntlerError &&
+  error.code === 'request_validation_error' &&
+  error.status === 400 &&
+  'cursor' in (error.details.errors as object)
 
 test('a cursor is opaque URL-safe text that decodes to its position, and only with the key that made it', () => {
   const codec = createCursorCodec(randomBytes(32))
@@ -24,7 +27,7 @@ test('a cursor is opaque URL-safe text that decodes to its position, and only wi
   assert.throws(() => other.decode(codec.encode(position)), refusedAsInvalid, "another server's cursor")
 })
 
-test('every altered character, truncation, extension and garbage is invalid_cursor_error', () => {
+test('every altered character, truncation, extension and garbage is a request_validation_error naming cursor', () => {
   const codec = createCursorCodec(randomBytes(32))
   const cursor = codec.encode({ blockNum: 42, blockId: 'ab'.repeat(32), seq: 1234 })
   const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_'

@@ -213,9 +213,9 @@ test('search service: grouping by transaction, action_idx, both orders, paging w
       [{ blockCount: 2 ** 32 }, 'request_validation_error', 'block_count'],
       [{ startBlock: 2 ** 32 }, 'request_validation_error', 'start_block'],
       [{ startBlock: 99_999_999 }, 'request_validation_error', 'start_block'],
-      [{ query: 'status:soft_fail' }, 'invalid_search_query_error', undefined],
-      [{ query: 'nosuchfield:x' }, 'invalid_search_query_error', undefined],
-      [{ cursor: 'garbage' }, 'invalid_cursor_error', undefined],
+      [{ query: 'status:soft_fail' }, 'request_validation_error', 'q'],
+      [{ query: 'nosuchfield:x' }, 'request_validation_error', 'q'],
+      [{ cursor: 'garbage' }, 'request_validation_error', 'cursor'],
       [
         {
           cursor: createCursorCodec(new Uint8Array(32)).encode({
@@ -224,8 +224,8 @@ test('search service: grouping by transaction, action_idx, both orders, paging w
             seq: 1,
           }),
         },
-        'invalid_cursor_error',
-        undefined,
+        'request_validation_error',
+        'cursor',
       ],
     ] as [Partial<SearchRequest>, string, string | undefined][]) {
       await assert.rejects(

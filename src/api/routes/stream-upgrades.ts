@@ -9,7 +9,7 @@ import { wireError } from '../wire-error.ts'
 import { serveStreamConnection, type ConnectionLimits } from '../stream/connection.ts'
 import type { StreamHandlers } from '../stream/handlers.ts'
 
-/** A plain GET of a WebSocket endpoint: 426 (@fastify/websocket would answer an empty 404). */
+/** A plain GET of a WebSocket endpoint: 400 ws_upgrade_failed_error (@fastify/websocket would answer an empty 404). */
 async function requireUpgrade(request: FastifyRequest, reply: FastifyReply): Promise<void> {
   if (request.ws) return
   reply.header('upgrade', 'websocket')
@@ -70,10 +70,7 @@ export const streamUpgradeRoutes: FastifyPluginAsync<{
                 await opts.auth.admit({ token, caller: { ip: request.ip, origin: request.headers.origin } })
                 admitted = true
               } catch (error) {
-                const e =
-                  error instanceof AntlerError
-                    ? error
-                    : new AntlerError({ code: 'unexpected_error', message: 'An unexpected error occurred.' })
+                const e = error instanceof AntlerError ? error : new AntlerError('unexpected_error')
                 socket.send(JSON.stringify({ type: 'connection_error', payload: wireError(e, newTraceId()) }))
                 return
               }

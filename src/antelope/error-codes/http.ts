@@ -1,0 +1,85 @@
+import { defineError, type NoDetails } from '../error-definition.ts'
+
+/** Where a request parameter is refused: the parameter and its sentences (dfuse's `details.errors`). */
+type ParamErrors = Record<string, string[]>
+
+/**
+ * What a `request_validation_error` is raised with: the failing parameters with their sentences, or a search query
+ * or cursor refused at a position or for a reason (dfuse answered both with this code, the reason as message).
+ */
+export type RequestValidationArgs =
+  | { readonly errors: ParamErrors }
+  | { readonly param: 'q'; readonly query: string; readonly position: number; readonly reason: string }
+  | { readonly param: 'cursor'; readonly reason: string }
+
+/** A query longer than this is cut in the message (with `…`). */
+const QUOTED_QUERY_CHARS = 200
+
+function requestValidationMessage(args: RequestValidationArgs): string {
+  if (!('param' in args)) return 'The request is invalid.'
+  if (args.param === 'cursor') return `invalid cursor: ${args.reason}`
+  const query = args.query.length > QUOTED_QUERY_CHARS ? `${args.query.slice(0, QUOTED_QUERY_CHARS)}…` : args.query
+  return `invalid query: ${args.reason} at position ${args.position} (query: ${JSON.stringify(query)})`
+}
+
+function requestValidationDetails(args: RequestValidationArgs): {
+  errors: ParamErrors
+  position?: number
+  reason?: string
+} {
+  if (!('param' in args)) return { errors: args.errors }
+  if (args.param === 'cursor')
+    return { errors: { cursor: [`The cursor is invalid: ${args.reason}.`] }, reason: args.reason }
+  const sentence = `The q field is invalid: ${args.reason} at position ${args.position}.`
+  return { errors: { q: [sentence] }, position: args.position, reason: args.reason }
+}
+
+/** The codes of HTTP itself and of request validation, shared by every route. */
+export const HTTP_ERRORS = {
+  request_validation_error: defineError<ReturnType<typeof requestValidationDetails>, RequestValidationArgs>({
+    status: 400,
+    message: requestValidationMessage,
+    details: requestValidationDetails,
+  }),
+  invalid_json_error: defineError<{ errors: { source: string[] } }, { reason: string }>({
+    status: 400,
+    message: () => 'The request body is not valid JSON.',
+    details: ({ reason }) => ({ errors: { source: [reason] } }),
+  }),
+  missing_body_error: defineError<NoDetails>({ status: 400, message: () => 'The request needs a body.' }),
+  request_too_large_error: defineError<{ limit_bytes: number }>({
+    status: 413,
+    message: (d) => `The request body is larger than ${d.limit_bytes} bytes.`,
+  }),
+  unsupported_media_type_error: defineError<{ content_type: string }>({
+    status: 415,
+    message: (d) => `Content-Type ${JSON.stringify(d.content_type)} is not supported here.`,
+  }),
+  unsupported_content_encoding_error: defineError<{ content_encoding: string }>({
+    status: 415,
+    message: (d) => `Content-Encoding ${JSON.stringify(d.content_encoding)} is not supported here.`,
+  }),
+  ws_upgrade_failed_error: defineError<{ reason: string }>({
+    status: 400,
+    message: (d) => `The WebSocket upgrade failed: ${d.reason}.`,
+  }),
+  not_found_error: defineError<{ path: string }>({ status: 404, message: (d) => `Nothing is served at ${d.path}.` }),
+  method_not_allowed_error: defineError<{ method: string; allowed: string[] }>({
+    status: 405,
+    message: (d) => `${d.method} is not allowed here; use ${d.allowed.join(' or ')}.`,
+  }),
+  bad_request_error: defineError<{ reason: string }>({ status: 400, message: () => 'The HTTP request is malformed.' }),
+  request_header_too_large_error: defineError<NoDetails>({
+    status: 431,
+    message: () => 'The request headers are too large.',
+  }),
+  service_unavailable_error: defineError<{ reason: string; attempts?: number }>({
+    status: 503,
+    retryable: true,
+    message: (d) =>
+      d.attempts === undefined
+        ? `The service is unavailable: ${d.reason}.`
+        : `The service is unavailable: ${d.reason}, ${d.attempts} times in a row; retry.`,
+  }),
+  unexpected_error: defineError<NoDetails>({ status: 500, message: () => 'An unexpected error occurred.' }),
+} as const
