@@ -16,7 +16,8 @@ export interface SearchPosition {
 export interface CursorCodec {
   encode(position: SearchPosition): string
   /**
-   * The position, or `invalid_cursor_error` for garbage, a changed byte, another server's cursor or another version.
+   * The position, or `request_validation_error` naming `cursor` for garbage, a changed byte, another server's cursor
+   * or another version.
    */
   decode(cursor: string): SearchPosition
 }

@@ -17,7 +17,7 @@ type Node =
  * SearchExpr: terms `field:value`, implicit AND (or `AND`/`&&`), `OR`/`||` (lower precedence),
  * nested parentheses, `-` negation. `status:executed` is accepted and has no effect; any other
  * `status:`, and `status:` negated or under an OR, is refused. Errors say where and why
- * (`invalid_search_query_error`).
+ * (`request_validation_error` naming `q`, with `position` and `reason`).
  */
 export function parseSearchQuery(query: string): SearchExpr {
   const fail = (position: number, reason: string) => InvalidSearchQueryError({ query, position, reason })

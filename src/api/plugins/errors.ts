@@ -50,9 +50,9 @@ function pathPattern(url: string): RegExp {
 }
 
 /**
- * The one error handler (DESIGN §4, style anchor 6): every error of every route, unknown routes
- * and wrong methods answer `{code, trace_id, message, details?}`, the trace id also in
- * `X-Trace-Id` and in the request's log line. No stack, no framework shape.
+ * The one error handler (docs/ERRORS.md): every error of every route, unknown routes and wrong
+ * methods answer `{code, trace_id, message, details?}`, the trace id also in `X-Trace-Id` and in
+ * the request's log line. No stack, no framework shape.
  */
 export const errorsPlugin = fp(async (app: FastifyInstance) => {
   const routes: { pattern: RegExp; method: string }[] = []
