@@ -1,3 +1,5 @@
+import type { ValueBinding } from './record-rows.ts'
+
 /**
  * Write paths both adapters share, written once for a synchronous driver (better-sqlite3, whose
  * transactions must not await) and an asynchronous one (pg). A routine is a generator: it yields
@@ -12,13 +14,11 @@ export type Maybe<T> = T | Promise<T>
 export type SqlRoutine<R> = Generator<unknown, R, unknown>
 
 /** Statements by their text (`?` placeholders, numbered by the PostgreSQL runner), run on one connection. */
-export interface SqlRunner {
+export interface SqlRunner extends ValueBinding {
   /** The rows a statement returns. */
   rows<T>(sql: string, params?: readonly unknown[]): Maybe<T[]>
   /** Runs a statement for its effect. */
   run(sql: string, params?: readonly unknown[]): Maybe<unknown>
-  /** A boolean as the driver binds it (better-sqlite3 takes 0 and 1 only). */
-  bool(value: boolean): unknown
 }
 
 /** A runner answering at once (SQLite). */

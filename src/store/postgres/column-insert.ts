@@ -15,6 +15,19 @@ export async function insertColumns(c: Queryable, table: string, columns: Column
   )
 }
 
+/** Inserts rows given as tuples in the table's column order, `types` the columns' SQL types: one statement. */
+export const insertRows = (
+  c: Queryable,
+  table: string,
+  types: readonly string[],
+  rows: readonly (readonly unknown[])[],
+) =>
+  insertColumns(
+    c,
+    table,
+    types.map((type, i) => [type, rows.map((row) => row[i])]),
+  )
+
 export const insertChunks = (c: Queryable, chunks: readonly PostingChunk[]) =>
   insertColumns(c, 'postings', [
     ['bigint', chunks.map((x) => x.termKey)],

@@ -17,5 +17,7 @@ export function createPostgresRunner(q: Queryable): AsyncSqlRunner {
       (await q.query(numberedOnce(sql), params as unknown[])).rows as T[],
     run: (sql, params = []) => q.query(numberedOnce(sql), params as unknown[]),
     bool: (value) => value,
+    bytes: (value) => Buffer.from(value),
+    decimal: (value) => value.toString(),
   }
 }

@@ -1,15 +1,17 @@
 import type pg from 'pg'
 import { failpoint, writtenBlocks } from '../failpoints.ts'
 import type { StoreWriter } from '../port.ts'
-import { authText, detailsText, ramText, sequenceRanges, trxIdKey } from '../row-mapping.ts'
+import { blockRows } from '../record-rows.ts'
 import { postingChunks } from '../search/postings.ts'
 import { SET_META } from '../shared-sql.ts'
-import { runAsync } from '../sql-routine.ts'
+import { runAsync, type SqlRunner } from '../sql-routine.ts'
 import type { BlockBatch } from '../types.ts'
+
+type Row = readonly unknown[]
 import { undoCommitted, undoFrom } from '../undo.ts'
 import { writeVersionChanges } from '../version-writes.ts'
 import { assertLinks, libMoves, writeSteps } from '../write-steps.ts'
-import { insertChunks, insertColumns, type Columns } from './column-insert.ts'
+import { insertChunks, insertRows } from './column-insert.ts'
 import { announceSteps, inTransaction } from './in-transaction.ts'
 import type { PlannerStatistics } from './planner-statistics.ts'
 import { setLibAndPrune } from './postgres-block-content.ts'
@@ -27,6 +29,13 @@ const INSERT_STEPS = `INSERT INTO steps (type, block_num, block_id)
   SELECT CASE WHEN s.type <> 'apply' THEN s.type WHEN EXISTS (SELECT 1 FROM steps u WHERE u.block_id = s.id AND u.type = 'undo') THEN 'redo' ELSE 'new' END, s.num, s.id
   FROM unnest($1::text[], $2::bigint[], $3::text[]) WITH ORDINALITY AS s(type, num, id, ord) ORDER BY s.ord`
 
+/** The SQL types of the columns of the tables blockRows fills, in column order. */
+const COLUMN_TYPES = {
+  blocks: 'bigint text text bigint text int int bigint text'.split(' '),
+  transactions: 'bigint int text bigint smallint bigint bigint boolean bigint int text'.split(' '),
+  actions: 'bigint bigint int int int text text text text bytea bytea text numeric text text'.split(' '),
+}
+
 /** The writes of a PostgreSQL store, each one transaction that announces its steps (NOTIFY `antler_steps`). */
 export function createPostgresWriter(
   pool: pg.Pool,
@@ -34,10 +43,10 @@ export function createPostgresWriter(
 ): Pick<StoreWriter, 'applyBlocks' | 'undoFrom'> {
   /** The partitions known to exist (created on the first write into each). */
   const partitions = new Set<string>()
-  /** insertColumns for the tables ingest grows, counted for their planner statistics. */
-  const insertGrowing = (c: pg.PoolClient, table: string, columns: Columns) => {
-    statistics.wrote(table, columns[0][1].length)
-    return insertColumns(c, table, columns)
+  /** insertRows for the tables ingest grows, counted for their planner statistics. */
+  const insertGrowing = (c: pg.PoolClient, table: string, types: readonly string[], rows: readonly Row[]) => {
+    statistics.wrote(table, rows.length)
+    return insertRows(c, table, types, rows)
   }
 
   async function createPartitions(c: pg.PoolClient, batches: readonly BlockBatch[]): Promise<void> {
@@ -52,57 +61,33 @@ export function createPostgresWriter(
     }
   }
 
-  /** The block, transaction and action records of a write: one statement per table. */
-  async function insertRecords(c: pg.PoolClient, batches: readonly BlockBatch[]): Promise<void> {
-    const blocks = batches.map((batch) => ({ ...batch.block, ranges: sequenceRanges(batch) }))
-    await insertGrowing(c, 'blocks', [
-      ['bigint', blocks.map((b) => b.num)],
-      ['text', blocks.map((b) => b.id)],
-      ['text', blocks.map((b) => b.previous)],
-      ['bigint', blocks.map((b) => b.timestampMs)],
-      ['text', blocks.map((b) => b.producer)],
-      ['int', blocks.map((b) => b.transactionCount)],
-      ['int', blocks.map((b) => b.actionCount)],
-      ['bigint', blocks.map((b) => b.ranges.blockFirstSeq)],
-      ['text', blocks.map((b) => detailsText(b.header))],
-    ])
-    const t = batches.flatMap((batch, i) =>
-      batch.transactions.map((x) => ({ ...x, range: blocks[i].ranges.trx.get(x.id) })),
+  /** The block, transaction, action and row version records of a write: one statement per table. */
+  async function insertRecords(c: pg.PoolClient, sql: SqlRunner, batches: readonly BlockBatch[]): Promise<void> {
+    const rows = batches.map((batch) => blockRows(batch, sql))
+    await insertGrowing(
+      c,
+      'blocks',
+      COLUMN_TYPES.blocks,
+      rows.map((r) => r.block),
     )
-    await insertGrowing(c, 'transactions', [
-      ['bigint', t.map((x) => x.blockNum)],
-      ['int', t.map((x) => x.blockIndex)],
-      ['text', t.map((x) => x.id)],
-      ['bigint', t.map((x) => trxIdKey(x.id))],
-      ['smallint', t.map((x) => x.status)],
-      ['bigint', t.map((x) => x.cpuUsageUs)],
-      ['bigint', t.map((x) => x.netUsageWords)],
-      ['boolean', t.map((x) => x.scheduled)],
-      ['bigint', t.map((x) => x.range?.firstSeq ?? null)],
-      ['int', t.map((x) => x.range?.count ?? 0)],
-      ['text', t.map((x) => detailsText(x.details))],
-    ])
-    const a = batches.flatMap((batch) => {
-      const trxIndex = new Map(batch.transactions.map((x) => [x.id, x.blockIndex]))
-      return batch.actions.map((x) => ({ ...x, trxIndex: trxIndex.get(x.trxId) ?? -1 }))
-    })
-    await insertGrowing(c, 'actions', [
-      ['bigint', a.map((x) => x.globalSequence)],
-      ['bigint', a.map((x) => x.blockNum)],
-      ['int', a.map((x) => x.trxIndex)],
-      ['int', a.map((x) => x.actionOrdinal)],
-      ['int', a.map((x) => x.creatorActionOrdinal)],
-      ['text', a.map((x) => x.receiver)],
-      ['text', a.map((x) => x.account)],
-      ['text', a.map((x) => x.name)],
-      ['text', a.map((x) => authText(x.authorization))],
-      ['bytea', a.map((x) => Buffer.from(x.data))],
-      ['bytea', a.map((x) => Buffer.from(x.returnValue))],
-      ['text', a.map((x) => x.actDigest)],
-      ['numeric', a.map((x) => x.recvSequence.toString())],
-      ['text', a.map((x) => ramText(x.ramDeltas))],
-      ['text', a.map((x) => detailsText(x.trace))],
-    ])
+    await insertGrowing(
+      c,
+      'transactions',
+      COLUMN_TYPES.transactions,
+      rows.flatMap((r) => r.transactions),
+    )
+    await insertGrowing(
+      c,
+      'actions',
+      COLUMN_TYPES.actions,
+      rows.flatMap((r) => r.actions),
+    )
+    failpoint?.('between-statements', writtenBlocks(batches))
+    await writeRowVersions(
+      c,
+      rows.flatMap((r) => r.rowVersions),
+      (table, types, versions) => insertGrowing(c, table, types, versions),
+    )
   }
 
   /**
@@ -119,10 +104,8 @@ export function createPostgresWriter(
       head = { blockNum: b.num, blockId: b.id }
     }
     await createPartitions(c, batches)
-    await insertRecords(c, batches)
-    failpoint?.('between-statements', writtenBlocks(batches))
-    await writeRowVersions(c, batches, (table, columns) => insertGrowing(c, table, columns))
     const sql = createPostgresRunner(c)
+    await insertRecords(c, sql, batches)
     for (const batch of batches) {
       const { abis, permissions, links } = batch
       // Few rows, but read by account at any height: their statistics must not wait for autovacuum either.

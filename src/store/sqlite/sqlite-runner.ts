@@ -13,5 +13,8 @@ export function createSqliteRunner(db: Database.Database): SyncSqlRunner {
     rows: <T>(sql: string, params: readonly unknown[] = []) => statement(sql).all(...params) as T[],
     run: (sql, params = []) => statement(sql).run(...params),
     bool: (value) => (value ? 1 : 0),
+    // A view over the same memory: the driver binds Buffers only, and a copy per blob would cost.
+    bytes: (value) => Buffer.from(value.buffer, value.byteOffset, value.byteLength),
+    decimal: (value) => value,
   }
 }

@@ -1,19 +1,16 @@
 import type Database from 'better-sqlite3'
 import type { BlockRef } from '../../antelope/index.ts'
 import { failpoint, writtenBlocks } from '../failpoints.ts'
-import { authText, detailsText, pkText, ramText, sequenceRanges, trxIdKey } from '../row-mapping.ts'
+import { blockRows } from '../record-rows.ts'
 import { postingChunks, truncateChunk, type PostingChunk } from '../search/postings.ts'
 import { BLOCKS_ABOVE, INSERT_APPLY_STEP, INSERT_STEP, SET_META } from '../shared-sql.ts'
 import { runSync, type SyncSqlRunner } from '../sql-routine.ts'
-import type { ActionRecord, BlockBatch, StorePosition } from '../types.ts'
+import type { BlockBatch, StorePosition } from '../types.ts'
 import { undoFrom, type UndoDialect } from '../undo.ts'
 import { writeVersionChanges } from '../version-writes.ts'
 import { assertLinks, writeSteps } from '../write-steps.ts'
 import type { createSqliteBlockContent } from './sqlite-block-content.ts'
 import { chunkFromRow, type PostingRow } from './sqlite-postings.ts'
-
-/** The driver binds Buffers only; a view over the same memory avoids a copy per blob. */
-const bufferView = (u: Uint8Array) => Buffer.from(u.buffer, u.byteOffset, u.byteLength)
 
 const POSTINGS_FROM = 'SELECT term_key, last_seq, first_seq, entries FROM postings WHERE last_seq >= ?'
 /** INDEXED BY: to skip sorting for DISTINCT, the planner would walk the whole table in key order. */
@@ -48,9 +45,7 @@ export function createSqliteWriter(
   position: () => StorePosition | undefined,
 ): SqliteWriter {
   const s = {
-    insertBlock: db.prepare(
-      'INSERT INTO blocks VALUES (@num, @id, @previous, @ts, @producer, @trx_count, @action_count, @first_seq, @header)',
-    ),
+    insertBlock: db.prepare('INSERT INTO blocks VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)'),
     insertTrx: db.prepare('INSERT INTO transactions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)'),
     insertAction: db.prepare('INSERT INTO actions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)'),
     insertPosting: db.prepare('INSERT INTO postings VALUES (?, ?, ?, ?)'),
@@ -65,8 +60,7 @@ export function createSqliteWriter(
     insertRow: db.prepare('INSERT INTO row_versions VALUES (?, ?, ?, ?, ?, NULL, ?, ?, ?)'),
     insertApplyStep: db.prepare(INSERT_APPLY_STEP),
   }
-  const insertPosting = (c: PostingChunk) =>
-    s.insertPosting.run(c.termKey, c.lastSeq, c.firstSeq, bufferView(c.entries))
+  const insertPosting = (c: PostingChunk) => s.insertPosting.run(c.termKey, c.lastSeq, c.firstSeq, sql.bytes(c.entries))
 
   const startWrite = (): WriteCursor => {
     const pos = position()
@@ -93,66 +87,18 @@ export function createSqliteWriter(
     }
   }
 
-  const insertAction = (a: ActionRecord, trxIndex: number) =>
-    s.insertAction.run(
-      a.globalSequence,
-      a.blockNum,
-      trxIndex,
-      a.actionOrdinal,
-      a.creatorActionOrdinal,
-      a.receiver,
-      a.account,
-      a.name,
-      authText(a.authorization),
-      bufferView(a.data),
-      bufferView(a.returnValue),
-      a.actDigest,
-      a.recvSequence,
-      ramText(a.ramDeltas),
-      detailsText(a.trace),
-    )
-
   /** Writes one block of `write` (all of it is needed only to name it at a failpoint). */
   const apply = (batch: BlockBatch, cursor: WriteCursor, write: readonly BlockBatch[]) => {
     const b = batch.block
     assertLinks(cursor.head, b)
-    const ranges = sequenceRanges(batch)
-    s.insertBlock.run({
-      num: b.num,
-      id: b.id,
-      previous: b.previous,
-      ts: b.timestampMs,
-      producer: b.producer,
-      trx_count: b.transactionCount,
-      action_count: b.actionCount,
-      first_seq: ranges.blockFirstSeq,
-      header: detailsText(b.header),
-    })
-    const trxIndex = new Map<string, number>()
-    for (const t of batch.transactions) {
-      const range = ranges.trx.get(t.id)
-      trxIndex.set(t.id, t.blockIndex)
-      s.insertTrx.run(
-        t.blockNum,
-        t.blockIndex,
-        t.id,
-        trxIdKey(t.id),
-        t.status,
-        t.cpuUsageUs,
-        t.netUsageWords,
-        t.scheduled ? 1 : 0,
-        range?.firstSeq ?? null,
-        range?.count ?? 0,
-        detailsText(t.details),
-      )
-    }
-    for (const a of batch.actions) insertAction(a, trxIndex.get(a.trxId) ?? -1)
+    const rows = blockRows(batch, sql)
+    s.insertBlock.run(...rows.block)
+    for (const t of rows.transactions) s.insertTrx.run(...t)
+    for (const a of rows.actions) s.insertAction.run(...a)
     if (cursor.applied.length === 0) failpoint?.('between-statements', writtenBlocks(write))
-    for (const r of batch.rows) {
-      const pk = pkText(r.primaryKey)
-      const firstBlock = s.closeRow.get(b.num, r.code, r.table, r.scope, pk) as number | undefined
-      const value = r.value === undefined ? null : bufferView(r.value)
-      s.insertRow.run(r.code, r.table, r.scope, pk, b.num, r.payer, value, firstBlock ?? b.num)
+    for (const r of rows.rowVersions) {
+      const firstBlock = s.closeRow.get(b.num, ...r.slice(0, 4)) as number | undefined
+      s.insertRow.run(...r, firstBlock ?? b.num)
     }
     runSync(writeVersionChanges(sql, b.num, batch))
     cursor.head = { blockNum: b.num, blockId: b.id }
