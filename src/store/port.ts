@@ -144,7 +144,7 @@ export interface BatchReader {
   ): Promise<({ abi: Uint8Array; blockNum: number } | undefined)[]>
 }
 
-/** Search over the postings of every stored action (DESIGN §7 terms). */
+/** Search over the postings of every stored action (search/terms.ts; docs/ARCHITECTURE.md, Search postings). */
 export interface SearchReader {
   /** Matching actions in global-sequence order (or reverse), reading the lists only as far as the answer needs. */
   searchActions(args: { query: SearchExpr } & SearchRange): Promise<SearchMatch[]>

@@ -1,3 +1,5 @@
+import { blocksDdl, versionIndexes } from '../shared-schema.ts'
+
 /**
  * PostgreSQL schema: the same version model as SQLite (see sqlite/schema.ts), with the history
  * tables that grow with the chain (transactions, actions, row_versions) partitioned by block range,
@@ -41,14 +43,7 @@ export const PARTITION_BLOCKS = 1_000_000
 export const PARTITIONED_TABLES = ['transactions', 'actions', 'row_versions'] as const
 
 export const POSTGRES_SCHEMA = `
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-
-CREATE TABLE IF NOT EXISTS blocks (
-  num BIGINT PRIMARY KEY, id TEXT NOT NULL UNIQUE, previous TEXT NOT NULL, ts BIGINT NOT NULL,
-  producer TEXT NOT NULL, trx_count INTEGER NOT NULL, action_count INTEGER NOT NULL, first_seq BIGINT, header TEXT
-);
-CREATE INDEX IF NOT EXISTS blocks_ts ON blocks (ts);
-
+${blocksDdl('BIGINT')}
 CREATE TABLE IF NOT EXISTS transactions (
   block_num BIGINT NOT NULL, block_index INTEGER NOT NULL, id TEXT NOT NULL, id_key BIGINT NOT NULL, status SMALLINT NOT NULL,
   cpu_usage_us BIGINT NOT NULL, net_usage_words BIGINT NOT NULL, scheduled BOOLEAN NOT NULL,
@@ -81,31 +76,27 @@ CREATE INDEX IF NOT EXISTS row_versions_block ON row_versions (block_num);
 CREATE TABLE IF NOT EXISTS abi_versions (
   account TEXT NOT NULL, block_num BIGINT NOT NULL, valid_to BIGINT, abi BYTEA NOT NULL, PRIMARY KEY (account, block_num)
 );
-CREATE INDEX IF NOT EXISTS abi_versions_block ON abi_versions (block_num);
-CREATE INDEX IF NOT EXISTS abi_versions_valid_to ON abi_versions (valid_to);
+${versionIndexes('abi_versions')}
 
 CREATE TABLE IF NOT EXISTS permission_versions (
   owner TEXT NOT NULL, name TEXT NOT NULL, block_num BIGINT NOT NULL, valid_to BIGINT,
   parent TEXT NOT NULL, threshold BIGINT NOT NULL, keys TEXT NOT NULL, accounts TEXT NOT NULL, removed BOOLEAN NOT NULL,
   PRIMARY KEY (owner, name, block_num)
 );
-CREATE INDEX IF NOT EXISTS permission_versions_block ON permission_versions (block_num);
-CREATE INDEX IF NOT EXISTS permission_versions_valid_to ON permission_versions (valid_to);
+${versionIndexes('permission_versions')}
 
 CREATE TABLE IF NOT EXISTS key_versions (
   public_key TEXT NOT NULL, owner TEXT NOT NULL, permission TEXT NOT NULL, block_num BIGINT NOT NULL, valid_to BIGINT,
   PRIMARY KEY (public_key, owner, permission, block_num)
 );
 CREATE INDEX IF NOT EXISTS key_versions_owner ON key_versions (owner, permission) WHERE valid_to IS NULL;
-CREATE INDEX IF NOT EXISTS key_versions_block ON key_versions (block_num);
-CREATE INDEX IF NOT EXISTS key_versions_valid_to ON key_versions (valid_to);
+${versionIndexes('key_versions')}
 
 CREATE TABLE IF NOT EXISTS link_versions (
   account TEXT NOT NULL, code TEXT NOT NULL, type TEXT NOT NULL, block_num BIGINT NOT NULL, valid_to BIGINT, required TEXT,
   PRIMARY KEY (account, code, type, block_num)
 );
-CREATE INDEX IF NOT EXISTS link_versions_block ON link_versions (block_num);
-CREATE INDEX IF NOT EXISTS link_versions_valid_to ON link_versions (valid_to);
+${versionIndexes('link_versions')}
 
 CREATE TABLE IF NOT EXISTS steps (seq BIGSERIAL PRIMARY KEY, type TEXT NOT NULL, block_num BIGINT NOT NULL, block_id TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS steps_block ON steps (block_id);

@@ -2,12 +2,15 @@ import { bigIntToName, sha256, toHex, type DecodeResult } from '../../antelope/i
 import type { ActionRecord, DeferredCreation, RowChangeRecord } from '../types.ts'
 
 /**
- * Search terms (DESIGN §7, reference/dfuse-wire.md §7.2): what ingest indexes for each executed
+ * Search terms (docs/ARCHITECTURE.md, Search postings): what ingest indexes for each executed
  * action, and what the query side recomputes to confirm a match. Kept here, in the store, so both
  * may import it.
  */
 
-/** Top-level action data fields indexed as `data.<field>` (dfuse's list, reference/dfuse-wire.md §7.2). */
+/**
+ * Top-level action data fields indexed as `data.<field>`: the whitelist dfuse's EOSIO search indexes, which the
+ * dfuse query language's users expect (nested objects addressable with dots, arrays flattened).
+ */
 export const SEARCH_DATA_FIELDS: ReadonlySet<string> = new Set([
   'account',
   'active',

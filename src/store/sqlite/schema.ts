@@ -1,3 +1,5 @@
+import { blocksDdl, versionIndexes } from '../shared-schema.ts'
+
 /**
  * SQLite schema. History that changes over time is kept as versions: a version is valid from the
  * block that wrote it (`block_num`) until the block that superseded it (`valid_to`, NULL while
@@ -53,14 +55,7 @@ export const BACKFILL_FIRST_BLOCK = {
 }
 
 export const SQLITE_SCHEMA = `
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-
-CREATE TABLE IF NOT EXISTS blocks (
-  num INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, previous TEXT NOT NULL, ts INTEGER NOT NULL,
-  producer TEXT NOT NULL, trx_count INTEGER NOT NULL, action_count INTEGER NOT NULL, first_seq INTEGER, header TEXT
-);
-CREATE INDEX IF NOT EXISTS blocks_ts ON blocks (ts);
-
+${blocksDdl('INTEGER')}
 -- Transactions are stored in block order (their key grows with ingest) and found by id through
 -- the integer key of its first 13 hex digits (row-mapping.ts trxIdKey): random inserts go to a
 -- small index, not to a tree of 64-character ids.
@@ -99,32 +94,28 @@ CREATE TABLE IF NOT EXISTS abi_versions (
   account TEXT NOT NULL, block_num INTEGER NOT NULL, valid_to INTEGER, abi BLOB NOT NULL,
   PRIMARY KEY (account, block_num)
 ) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS abi_versions_block ON abi_versions (block_num);
-CREATE INDEX IF NOT EXISTS abi_versions_valid_to ON abi_versions (valid_to);
+${versionIndexes('abi_versions')}
 
 CREATE TABLE IF NOT EXISTS permission_versions (
   owner TEXT NOT NULL, name TEXT NOT NULL, block_num INTEGER NOT NULL, valid_to INTEGER,
   parent TEXT NOT NULL, threshold INTEGER NOT NULL, keys TEXT NOT NULL, accounts TEXT NOT NULL, removed INTEGER NOT NULL,
   PRIMARY KEY (owner, name, block_num)
 ) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS permission_versions_block ON permission_versions (block_num);
-CREATE INDEX IF NOT EXISTS permission_versions_valid_to ON permission_versions (valid_to);
+${versionIndexes('permission_versions')}
 
 CREATE TABLE IF NOT EXISTS key_versions (
   public_key TEXT NOT NULL, owner TEXT NOT NULL, permission TEXT NOT NULL, block_num INTEGER NOT NULL, valid_to INTEGER,
   PRIMARY KEY (public_key, owner, permission, block_num)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS key_versions_owner ON key_versions (owner, permission) WHERE valid_to IS NULL;
-CREATE INDEX IF NOT EXISTS key_versions_block ON key_versions (block_num);
-CREATE INDEX IF NOT EXISTS key_versions_valid_to ON key_versions (valid_to);
+${versionIndexes('key_versions')}
 
 CREATE TABLE IF NOT EXISTS link_versions (
   account TEXT NOT NULL, code TEXT NOT NULL, type TEXT NOT NULL, block_num INTEGER NOT NULL, valid_to INTEGER,
   required TEXT,
   PRIMARY KEY (account, code, type, block_num)
 ) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS link_versions_block ON link_versions (block_num);
-CREATE INDEX IF NOT EXISTS link_versions_valid_to ON link_versions (valid_to);
+${versionIndexes('link_versions')}
 
 CREATE TABLE IF NOT EXISTS steps (
   seq INTEGER PRIMARY KEY AUTOINCREMENT, type TEXT NOT NULL, block_num INTEGER NOT NULL, block_id TEXT NOT NULL
