@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { startDevchain, type Devchain, type DevchainConfig } from '../../src/devchain/index.ts'
 import { onCleanup } from './cleanup.ts'
+import { openFilesUnder } from './open-files.ts'
 
 /** A devchain on free ports (in memory, instant blocks, no workload unless overridden), closed after the test. */
 export async function withDevchain(t: TestContext, overrides: Partial<DevchainConfig> = {}): Promise<Devchain> {
@@ -27,12 +28,17 @@ export async function withDevchain(t: TestContext, overrides: Partial<DevchainCo
 
 /**
  * A fresh temporary directory, removed after the test once everything registered with `onCleanup`
- * after it has stopped (stores, servers, processes writing into it): register those with `onCleanup`,
- * not `t.after`, which would run after the removal.
+ * after it has stopped (stores, servers, processes writing into it). Closing those in `t.after`
+ * instead would run after the removal: a file still open in the directory then fails the test.
  */
 export function tempDir(t: TestContext, prefix = 'antler-test-'): string {
   const dir = mkdtempSync(join(tmpdir(), prefix))
-  onCleanup(t, () => rm(dir, { recursive: true, force: true, maxRetries: 3 }))
+  onCleanup(t, async () => {
+    const open = openFilesUnder(dir)
+    await rm(dir, { recursive: true, force: true, maxRetries: 3 })
+    if (open.length > 0)
+      throw new Error(`${open.join(', ')} still open when its folder was removed: close it with onCleanup, not t.after`)
+  })
   return dir
 }
 

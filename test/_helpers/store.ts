@@ -1,16 +1,25 @@
 import Database from 'better-sqlite3'
 import { join } from 'node:path'
 import type { TestContext } from 'node:test'
-import { decodeEntries, openSqliteStore, type Store } from '../../src/store/index.ts'
+import { decodeEntries, openSqliteStore, type OpenStoreOptions, type Store } from '../../src/store/index.ts'
 import { onCleanup } from './cleanup.ts'
 import { tempDir } from './devchain.ts'
 
-/** A SQLite store in a fresh temporary directory; closed (its checkpoint thread ended) before the directory goes. */
-export function tempSqliteStore(t: TestContext, file = 'store.sqlite'): Store {
-  const store = openSqliteStore(join(tempDir(t), file))
-  onCleanup(t, () => store.close())
-  return store
+/**
+ * Opens stores on one SQLite file in a fresh temporary directory; each is closed (its checkpoint
+ * thread ended) before the directory is removed.
+ */
+export function tempSqliteFile(t: TestContext, file = 'store.sqlite'): (options?: OpenStoreOptions) => Store {
+  const path = join(tempDir(t), file)
+  return (options) => {
+    const store = openSqliteStore(path, options)
+    onCleanup(t, () => store.close())
+    return store
+  }
 }
+
+/** A SQLite store in a fresh temporary directory, closed before the directory is removed. */
+export const tempSqliteStore = (t: TestContext, file = 'store.sqlite'): Store => tempSqliteFile(t, file)()
 
 const DATA_TABLES = [
   'blocks',
