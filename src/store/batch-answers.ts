@@ -9,7 +9,7 @@ type DbRow = Record<string, unknown>
 export const blocksByNum = (rows: readonly DbRow[]): Map<number, BlockRecord> =>
   new Map(rows.map((r) => [Number(r.num), blockFromRow(r)]))
 
-/** Row changes by the block of column `at`, in the rows' order: an entry for each of `nums`, empty if it changed none. */
+/** Row changes by the block of column `at`, in the rows' order: an entry for each of `nums` (empty: none). */
 export function rowChangesByBlock(nums: readonly number[], rows: readonly DbRow[]): Map<number, RowChange[]> {
   const out = new Map<number, RowChange[]>(nums.map((n) => [n, []]))
   for (const r of rows) out.get(Number(r.at))?.push(rowChangeFromRow(r))

@@ -12,8 +12,8 @@ export interface UndoDialect {
   /** Deletes the actions from global sequence `cut` (block `blockNum`'s first) and cuts the postings there. */
   cutActions(cut: number, blockNum: number): Maybe<void>
   /**
-   * Reopens the versions the undone blocks closed: only a key's last version below `blockNum` can have been closed at or
-   * after it, found by one backward seek (a balance may have millions of versions).
+   * Reopens the row versions the undone blocks closed: only a key's last version below `blockNum` can have been
+   * closed at or after it, found by one backward seek (a balance may have millions of versions).
    */
   reopenRows(blockNum: number): Maybe<void>
   /** Tells step listeners, inside the transaction (PostgreSQL's NOTIFY). */
