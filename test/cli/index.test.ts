@@ -6,6 +6,8 @@ import Database from 'better-sqlite3'
 import { ANTLER_BIN } from '../_helpers/cli.ts'
 import { tempDir, withDevchain } from '../_helpers/devchain.ts'
 import { until } from '../_helpers/store.ts'
+import { onCleanup } from '../_helpers/cleanup.ts'
+import { stopChild } from '../_helpers/child.ts'
 
 test('antler index takes ANTLER_SHIP and ANTLER_START_BLOCK, logs JSON lines on stderr (stdout stays empty) and exits 0 on SIGTERM', async (t) => {
   const devchain = await withDevchain(t)
@@ -15,9 +17,7 @@ test('antler index takes ANTLER_SHIP and ANTLER_START_BLOCK, logs JSON lines on 
   const child = spawn(process.execPath, [ANTLER_BIN, 'index', '--data-dir', dataDir], {
     env: { ...env, ANTLER_SHIP: devchain.ship, ANTLER_START_BLOCK: '5', ANTLER_LOG_LEVEL: 'debug' },
   })
-  t.after(() => {
-    if (child.exitCode === null) child.kill('SIGKILL')
-  })
+  onCleanup(t, () => stopChild(child))
   let stdout = ''
   let stderr = ''
   child.stdout.on('data', (d) => (stdout += d))

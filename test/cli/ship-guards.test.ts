@@ -7,6 +7,8 @@ import { ANTLER_BIN, spawnAntler } from '../_helpers/cli.ts'
 import { postJson, tempDir, withDevchain } from '../_helpers/devchain.ts'
 import { startShipProxy } from '../_helpers/ship-proxy.ts'
 import { until } from '../_helpers/store.ts'
+import { onCleanup } from '../_helpers/cleanup.ts'
+import { stopChild } from '../_helpers/child.ts'
 
 /** The environment without the caller's ANTLER_* variables, plus `env`. */
 const cleanEnv = (env: Record<string, string> = {}): Record<string, string> => ({
@@ -127,9 +129,7 @@ for (const how of ['--irreversible-only', 'ANTLER_IRREVERSIBLE_ONLY=1'] as const
     })
     let stderr = ''
     child.stderr.on('data', (d) => (stderr += d))
-    t.after(() => {
-      if (child.exitCode === null) child.kill('SIGKILL')
-    })
+    onCleanup(t, () => stopChild(child))
     const exited = new Promise<number | null>((resolve) => child.once('exit', resolve))
     const lib = devchain.chain.lib.blockNum
     assert.equal(lib, devchain.chain.head.num - 5)

@@ -15,6 +15,7 @@ import {
 } from '../../src/ship/index.ts'
 import { postJson, tempDir, withDevchain } from '../_helpers/devchain.ts'
 import { finalityDataAsJson, finalityExtensionAsJson, normalizeUint64 } from '../_helpers/savanna.ts'
+import { onCleanup } from '../_helpers/cleanup.ts'
 
 type Json = Record<string, unknown>
 type V<T> = [string, T]
@@ -240,7 +241,7 @@ test('devchain --savanna over HTTP and SHiP: LIB at head − 2, Spring get_info,
 
   // SHiP: a v1 reader asking for finality data gets it for every Savanna block, none for block 1.
   const reader = createShipReader({ url: devchain.ship, startBlockNum: 1, fetchFinalityData: true })
-  t.after(() => reader.close())
+  onCleanup(t, () => reader.close())
   const status = await reader.ready
   assert.equal(status.v1, true)
   assert.deepEqual([status.finalityDataBeginBlock, status.finalityDataEndBlock], [2, chain.head.num + 1])
@@ -262,7 +263,7 @@ test('devchain --savanna over HTTP and SHiP: LIB at head − 2, Spring get_info,
   }
   // A v0 reader (a Leap-era client) gets v0 results: no finality data, and normalize leaves the action root empty.
   const v0 = createShipReader({ url: devchain.ship, startBlockNum: 3, endBlockNum: 4 })
-  t.after(() => v0.close())
+  onCleanup(t, () => v0.close())
   for await (const r of v0.blocks()) {
     assert.equal(r.v1, false)
     assert.equal(r.finalityData, undefined)
@@ -335,7 +336,7 @@ test('a legacy devchain: no finalizer endpoint, no finality stall, no finality d
   // Restarted without the flag: still Savanna (the chain remembers), every block replays to the same id, stalled ones
   // included.
   devchain = await startDevchain(config)
-  t.after(() => devchain.close())
+  onCleanup(t, () => devchain.close())
   assert.equal(devchain.chain.head.id, head.id)
   assert.ok(devchain.chain.savanna)
   assert.equal(devchain.chain.lib.blockNum, head.num - 2)

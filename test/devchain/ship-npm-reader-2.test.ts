@@ -5,6 +5,7 @@ import { createEosioShipReader, type EosioReaderBlock } from '@blockmatic/eosio-
 import { startDevchain, pushSigned, token, type Devchain, type DevchainConfig } from '../../src/devchain/index.ts'
 import { decodeShipType } from '../../src/ship/index.ts'
 import { tempDir } from '../_helpers/devchain.ts'
+import { onCleanup } from '../_helpers/cleanup.ts'
 
 // A second SHiP reader from npm, independent of hyperion-sequential-reader (ship-npm-reader.test.ts):
 // @blockmatic/eosio-ship-reader, written for nodeos 2.x, decodes with eosjs in worker threads from
@@ -78,7 +79,7 @@ for (const mode of ['legacy', 'Savanna', 'legacy reopened as Savanna'] as Mode[]
         devchain = await startDevchain({ ...config, savanna: true })
       }
       const closeDevchain = devchain
-      t.after(() => closeDevchain.close())
+      onCleanup(t, () => closeDevchain.close())
       for (let i = 0; i < 3; i++) memos.set(`then ${i}`, transfer(devchain, `then ${i}`))
       const savannaFrom = devchain.chain.savanna?.from
       if (mode === 'legacy') assert.equal(savannaFrom, undefined)
@@ -111,7 +112,7 @@ for (const mode of ['legacy', 'Savanna', 'legacy reopened as Savanna'] as Mode[]
       reader.errors$.subscribe((error) => errors.push(error))
       reader.start()
       assert.equal(pools.length, 0)
-      t.after(async () => {
+      onCleanup(t, async () => {
         reader.stop()
         await Promise.all(pools.splice(0).map((pool) => pool.destroy()))
       })

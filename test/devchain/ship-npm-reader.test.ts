@@ -4,6 +4,7 @@ import { HyperionSequentialReader } from '@eosrio/hyperion-sequential-reader'
 import { ABI } from '@greymass/eosio'
 import { startDevchain, pushSigned, token, type Devchain } from '../../src/devchain/index.ts'
 import { tempDir } from '../_helpers/devchain.ts'
+import { onCleanup } from '../_helpers/cleanup.ts'
 
 interface ReaderBlock {
   blockInfo: {
@@ -58,7 +59,7 @@ for (const savanna of [false, true])
     }
     let devchain = await startDevchain(config)
     const ports = { chainPort: Number(new URL(devchain.chainApi).port), shipPort: Number(new URL(devchain.ship).port) }
-    t.after(() => devchain.close())
+    onCleanup(t, () => devchain.close())
     for (let i = 0; i < 3; i++) transfer(devchain, `before ${i}`)
 
     const reader = new HyperionSequentialReader({
@@ -79,7 +80,7 @@ for (const savanna of [false, true])
       if (!stopped) reader.restart(300)
     }
     reader.start()
-    t.after(() => {
+    onCleanup(t, () => {
       stopped = true
       reader.stop()
     })

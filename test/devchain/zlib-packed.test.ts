@@ -13,6 +13,7 @@ import { fromHex, packContextFreeData, signingDigest } from '../../src/antelope/
 import { createShipReader, decodeShipType } from '../../src/ship/index.ts'
 import { DEV_PRIVATE_KEY, startDevchain, token, type DevchainConfig } from '../../src/devchain/index.ts'
 import { postJson, tempDir, withDevchain } from '../_helpers/devchain.ts'
+import { onCleanup } from '../_helpers/cleanup.ts'
 
 const key = PrivateKey.from(DEV_PRIVATE_KEY)
 
@@ -86,7 +87,7 @@ test('a zlib-packed transfer pushed by wharfkit is answered by get_block (number
     onError: (error) => console.error('devchain error:', error),
   }
   let devchain = await startDevchain(config)
-  t.after(() => devchain.close())
+  onCleanup(t, () => devchain.close())
   const client = new APIClient({ url: devchain.chainApi })
 
   const signed = await signedTransfer(client, 'zlib')
@@ -112,7 +113,7 @@ test('a zlib-packed transfer pushed by wharfkit is answered by get_block (number
 
   // SHiP delivers the block as pushed (zlib receipt) and the trace under the same id.
   const reader = createShipReader({ url: devchain.ship, startBlockNum: num, endBlockNum: num + 1 })
-  t.after(() => reader.close())
+  onCleanup(t, () => reader.close())
   const result = (await reader.blocks().next()).value!
   assert.equal(result.thisBlock?.blockId, id)
   const receipts = decodeShipType<{ transactions: ShipReceipt[] }>('signed_block', result.block!).transactions

@@ -24,6 +24,8 @@ import { ANTLER_BIN } from '../_helpers/cli.ts'
 import { tempDir, withDevchain } from '../_helpers/devchain.ts'
 import { PG_SKIP_REASON, withPostgresDatabase } from '../_helpers/postgres.ts'
 import { dumpPostgresStore, dumpSqliteStore } from '../_helpers/store.ts'
+import { onCleanup } from '../_helpers/cleanup.ts'
+import { stopChild } from '../_helpers/child.ts'
 
 /**
  * Crash atomicity at every write boundary (src/store/failpoints.ts). One `antler index` process
@@ -343,7 +345,7 @@ async function crashAtEveryFailpoint(t: TestContext, adapter: (typeof ADAPTERS)[
     running.catch(() => undefined) // awaited (and thrown) before it matters
     return running
   }
-  t.after(async () => {
+  onCleanup(t, async () => {
     await referenceIndexer?.stop() // still running when the test failed early
     await referenceStore.close()
   })
@@ -371,7 +373,7 @@ async function crashAtEveryFailpoint(t: TestContext, adapter: (typeof ADAPTERS)[
   ]
 
   let liveRead: Store | undefined
-  t.after(() => liveRead?.close())
+  onCleanup(t, () => liveRead?.close())
   const liveHead = async () => {
     try {
       liveRead ??= await live.open(true)
@@ -394,9 +396,7 @@ async function crashAtEveryFailpoint(t: TestContext, adapter: (typeof ADAPTERS)[
     const exited = new Promise<NonNullable<typeof exit>>((resolve) =>
       child.once('exit', (code, signal) => resolve((exit = { code, signal }))),
     )
-    t.after(() => {
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
-    })
+    onCleanup(t, () => stopChild(child))
     /** Waits for the store to reach the chain's head; fails at once should the process exit first. */
     const catchUp = async (what: string) => {
       const target = devchain.chain.head.id

@@ -9,6 +9,7 @@ import { openPostgresStore, openSqliteStore, type Step, type StepPayload, type S
 import { tempDir, withDevchain } from '../_helpers/devchain.ts'
 import { dumpPostgresStore, dumpSqliteStore, seededRandom, until } from '../_helpers/store.ts'
 import { PG_SKIP_REASON, withPostgresDatabase } from '../_helpers/postgres.ts'
+import { onCleanup } from '../_helpers/cleanup.ts'
 
 const SEED = Number(process.env.ANTLER_SEED ?? 20261125)
 /** Steps read (and their payloads) per call, as a live hub reads them; small, so a run crosses many batches. */
@@ -274,7 +275,7 @@ for (const adapter of ADAPTERS) {
       const devchain = await withDevchain(t, { libDepth: 6 })
       const liveBacking = await adapter.make(t, 'live')
       const liveStore = await liveBacking.open()
-      t.after(() => liveStore.close())
+      onCleanup(t, () => liveStore.close())
       let undone = 0
       const live = createIndexer({
         shipUrl: devchain.ship,
@@ -282,9 +283,9 @@ for (const adapter of ADAPTERS) {
         onFork: (fork) => (undone += fork.undone),
       })
       const running = live.run()
-      t.after(() => live.stop())
+      onCleanup(t, () => live.stop())
       const tailStore = await liveBacking.open()
-      t.after(() => tailStore.close())
+      onCleanup(t, () => tailStore.close())
       const tail = tailSteps(tailStore)
 
       for (let step = 0; step < 60; step++) {
@@ -352,7 +353,7 @@ for (const adapter of ADAPTERS) {
       // left applied, with the same content, and the same blocks became irreversible.
       const freshBacking = await adapter.make(t, 'fresh')
       const freshStore = await freshBacking.open()
-      t.after(() => freshStore.close())
+      onCleanup(t, () => freshStore.close())
       await createIndexer({ shipUrl: devchain.ship, store: freshStore, endBlockNum: head.num }).run()
       const fresh = await readSteps(freshStore)
       assert.deepEqual(

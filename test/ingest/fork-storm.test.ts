@@ -10,6 +10,7 @@ import { tempDir, withDevchain } from '../_helpers/devchain.ts'
 import { dumpPostgresStore, dumpSqliteStore, seededRandom, until } from '../_helpers/store.ts'
 import { PG_SKIP_REASON, withPostgresDatabase } from '../_helpers/postgres.ts'
 import type { TestContext } from 'node:test'
+import { onCleanup } from '../_helpers/cleanup.ts'
 
 const SEED = Number(process.env.ANTLER_SEED ?? 20261122)
 
@@ -202,11 +203,11 @@ for (const adapter of ADAPTERS) {
       const devchain = await withDevchain(t, { libDepth: 6 })
       const liveBacking = await adapter.make(t, 'live')
       const liveStore = await liveBacking.open()
-      t.after(() => liveStore.close())
+      onCleanup(t, () => liveStore.close())
       let forksSeen = 0
       const live = createIndexer({ shipUrl: devchain.ship, store: liveStore, onFork: () => forksSeen++ })
       const running = live.run()
-      t.after(() => live.stop())
+      onCleanup(t, () => live.stop())
 
       let forksInjected = 0
       for (let step = 0; step < 80; step++) {

@@ -9,6 +9,7 @@ import { CATCH_UP_BATCH } from '../../src/ingest/indexer.ts'
 import { openSqliteStore } from '../../src/store/index.ts'
 import { tempDir } from '../_helpers/devchain.ts'
 import { dumpSqliteStore, until } from '../_helpers/store.ts'
+import { onCleanup } from '../_helpers/cleanup.ts'
 
 test('the indexer survives SHiP disconnects and a devchain restart mid-stream without a gap', async (t) => {
   const dir = tempDir(t)
@@ -24,7 +25,7 @@ test('the indexer survives SHiP disconnects and a devchain restart mid-stream wi
     workload: 'none' as const,
   }
   let devchain = await startDevchain(config)
-  t.after(() => devchain.close())
+  onCleanup(t, () => devchain.close())
   const ports = { chainPort: Number(new URL(devchain.chainApi).port), shipPort: Number(new URL(devchain.ship).port) }
   const transfer = (memo: string) => {
     pushSigned(devchain.chain, [
@@ -39,7 +40,7 @@ test('the indexer survives SHiP disconnects and a devchain restart mid-stream wi
   }
   for (let i = 0; i < 5; i++) transfer(`a${i}`)
   const store = openSqliteStore(join(dir, 'live.sqlite'))
-  t.after(() => store.close())
+  onCleanup(t, () => store.close())
   const events: string[] = []
   const indexer = createIndexer({
     shipUrl: devchain.ship,
@@ -48,7 +49,7 @@ test('the indexer survives SHiP disconnects and a devchain restart mid-stream wi
     onReaderEvent: (e) => events.push(e.type),
   })
   const running = indexer.run()
-  t.after(() => indexer.stop())
+  onCleanup(t, () => indexer.stop())
   await until(async () => (await store.position())?.head.blockNum === devchain.chain.head.num, 'catch-up')
 
   await devchain.close()
@@ -98,7 +99,7 @@ async function fakeShip(t: import('node:test').TestContext, blockFrame: () => Ui
       if (message.kind === 'blocks') ws.send(blockFrame())
     })
   })
-  t.after(() => new Promise<void>((r) => wss.close(() => r())))
+  onCleanup(t, () => new Promise<void>((r) => wss.close(() => r())))
   return `ws://127.0.0.1:${(wss.address() as { port: number }).port}`
 }
 
@@ -155,7 +156,7 @@ for (const [what, frame, code] of [
   test(`the indexer stops on ${what} with ${code} and writes no partial block`, async (t) => {
     const url = await fakeShip(t, frame)
     const store = openSqliteStore(join(tempDir(t), 'store.sqlite'))
-    t.after(() => store.close())
+    onCleanup(t, () => store.close())
     await assert.rejects(
       createIndexer({ shipUrl: url, store, reconnect: { maxAttempts: 1, minDelayMs: 10 } }).run(),
       (e: { code?: string; message: string }) => e.code === code && !/\n\s+at /.test(e.message),
@@ -178,10 +179,10 @@ test('a batch write that fails while the next batch is being read stops the inde
     forkRate: 0,
     workload: 'none',
   })
-  t.after(() => devchain.close())
+  onCleanup(t, () => devchain.close())
   for (let i = 0; i < 450; i++) devchain.chain.produceBlock()
   const store = openSqliteStore(join(dir, 'store.sqlite'))
-  t.after(() => store.close())
+  onCleanup(t, () => store.close())
   let writes = 0
   const diskFull = new Error('disk full (injected)')
   // The real store, with its second catch-up write failing as a full disk would make it fail.

@@ -8,6 +8,7 @@ import { tempDir, withDevchain } from '../_helpers/devchain.ts'
 import { startShipProxy } from '../_helpers/ship-proxy.ts'
 import { dumpSqliteStore, until } from '../_helpers/store.ts'
 import { mulberry32 } from '../_helpers/random.ts'
+import { onCleanup } from '../_helpers/cleanup.ts'
 
 test('with irreversibleOnly the store never holds a block above LIB and no fork reaches it; it ends equal to a normal index of the same blocks', async (t) => {
   const libDepth = 4
@@ -28,7 +29,7 @@ test('with irreversibleOnly the store never holds a block above LIB and no fork 
   }
   const dir = tempDir(t)
   const store = openSqliteStore(join(dir, 'live.sqlite'))
-  t.after(() => store.close())
+  onCleanup(t, () => store.close())
   const proxy = await startShipProxy(t, devchain.ship)
   let forks = 0
   const aboveLib: string[] = []
@@ -44,7 +45,7 @@ test('with irreversibleOnly the store never holds a block above LIB and no fork 
     },
   })
   const running = indexer.run()
-  t.after(() => indexer.stop())
+  onCleanup(t, () => indexer.stop())
 
   // Forks of every reversible depth while the indexer follows: none may reach the store.
   const random = mulberry32(19)

@@ -10,6 +10,8 @@ import { openSqliteStore } from '../../src/store/index.ts'
 import { ANTLER_BIN } from '../_helpers/cli.ts'
 import { tempDir, withDevchain } from '../_helpers/devchain.ts'
 import { dumpSqliteStore, seededRandom, until } from '../_helpers/store.ts'
+import { onCleanup } from '../_helpers/cleanup.ts'
+import { stopChild } from '../_helpers/child.ts'
 
 const SEED = Number(process.env.ANTLER_SEED ?? 7)
 const KILLS = 22
@@ -44,7 +46,7 @@ test(`the indexer killed with SIGKILL ${KILLS} times (seed ${SEED}) loses and du
   const storePath = join(dir, 'store.sqlite')
 
   let producing = true
-  t.after(() => (producing = false))
+  onCleanup(t, () => (producing = false))
   const producer = (async () => {
     let step = 0
     while (producing) {
@@ -77,10 +79,13 @@ test(`the indexer killed with SIGKILL ${KILLS} times (seed ${SEED}) loses and du
     }
   })()
 
-  const spawnIndexer = () =>
-    spawn(process.execPath, [ANTLER_BIN, 'index', '--ship', devchain.ship, '--data-dir', dir], {
+  const spawnIndexer = () => {
+    const child = spawn(process.execPath, [ANTLER_BIN, 'index', '--ship', devchain.ship, '--data-dir', dir], {
       stdio: ['ignore', 'ignore', 'pipe'],
     })
+    onCleanup(t, () => stopChild(child))
+    return child
+  }
   // The first indexer runs until it has stored a block before it is killed: on a loaded machine
   // starting up can take longer than the kill delays (one full-suite run stored nothing in 22 kills).
   const firstStarted = Date.now()
@@ -120,7 +125,6 @@ test(`the indexer killed with SIGKILL ${KILLS} times (seed ${SEED}) loses and du
   assert.ok(lastHead > 20, `the indexer made progress between kills (head ${lastHead})`)
 
   const final = spawnIndexer()
-  t.after(() => final.kill('SIGKILL'))
   const target = devchain.chain.head
   await until(
     () => {

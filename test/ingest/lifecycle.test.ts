@@ -6,6 +6,7 @@ import { startShipServer } from '../../src/devchain/ship-server.ts'
 import { createIndexer } from '../../src/ingest/index.ts'
 import { TRANSACTION_CANCELED, openSqliteStore } from '../../src/store/index.ts'
 import { tempDir } from '../_helpers/devchain.ts'
+import { onCleanup } from '../_helpers/cleanup.ts'
 
 const transfer = (memo: string) => ({
   account: 'eosio.token',
@@ -17,7 +18,7 @@ const transfer = (memo: string) => ({
 test('ingest records delayed, executed-as-scheduled and canceled transactions, and row changes per block', async (t) => {
   let now = Date.parse('2030-01-01T00:00:00Z')
   const chain = new Chain({ dataDir: undefined, producers: 1, libDepth: 12, now: () => now })
-  t.after(() => chain.close())
+  onCleanup(t, () => chain.close())
   bootChain(chain)
   const runs = pushSigned(chain, [transfer('runs later')], { delaySec: 1 }).trace.id
   const canceled = pushSigned(chain, [transfer('canceled')], { delaySec: 1 }).trace.id
@@ -36,9 +37,9 @@ test('ingest records delayed, executed-as-scheduled and canceled transactions, a
     chain.produceBlock()
   }
   const server = await startShipServer({ chain, host: '127.0.0.1', port: 0 })
-  t.after(() => server.close())
+  onCleanup(t, () => server.close())
   const store = openSqliteStore(join(tempDir(t), 'store.sqlite'))
-  t.after(() => store.close())
+  onCleanup(t, () => store.close())
   await createIndexer({ shipUrl: `ws://127.0.0.1:${server.port}`, store, endBlockNum: chain.head.num }).run()
 
   const ran = await store.transactionHistory(runs)

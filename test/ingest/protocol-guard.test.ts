@@ -7,6 +7,7 @@ import type { ShipReaderEvent } from '../../src/ship/index.ts'
 import { openSqliteStore } from '../../src/store/index.ts'
 import { tempDir, withDevchain } from '../_helpers/devchain.ts'
 import { startShipProxy } from '../_helpers/ship-proxy.ts'
+import { onCleanup } from '../_helpers/cleanup.ts'
 
 interface AbiJson {
   structs: { name: string; fields: { name: string; type: string }[] }[]
@@ -31,7 +32,7 @@ test('a node whose SHiP ABI has action_trace_v2 is refused at connect with ship_
     abi: withVariant('action_trace', 'action_trace_v2', 'action_trace_v1'),
   })
   const store = openSqliteStore(join(tempDir(t), 'store.sqlite'))
-  t.after(() => store.close())
+  onCleanup(t, () => store.close())
   const events: ShipReaderEvent[] = []
   const indexer = createIndexer({
     shipUrl: proxy.url,
@@ -63,7 +64,7 @@ test('a node whose ABI adds chain_config_v2 (Spring 2.0-dev global_property) is 
     abi: withVariant('chain_config', 'chain_config_v2', 'chain_config_v1'),
   })
   const store = openSqliteStore(join(tempDir(t), 'store.sqlite'))
-  t.after(() => store.close())
+  onCleanup(t, () => store.close())
   await createIndexer({ shipUrl: proxy.url, store, endBlockNum: devchain.chain.head.num }).run()
   assert.equal((await store.position())?.head.blockId, devchain.chain.head.id)
 })

@@ -10,6 +10,7 @@ import { openPostgresStore, openSqliteStore, type Store } from '../../src/store/
 import { tempDir, withDevchain } from '../_helpers/devchain.ts'
 import { dumpPostgresStore, dumpSqliteStore, seededRandom, until } from '../_helpers/store.ts'
 import { PG_SKIP_REASON, withPostgresDatabase } from '../_helpers/postgres.ts'
+import { onCleanup } from '../_helpers/cleanup.ts'
 
 // The fork-storm differential (test/ingest/fork-storm.test.ts) on a Savanna devchain: LIB two
 // blocks behind head, then a finality stall of 500 blocks during which forks up to 100 deep cut
@@ -136,7 +137,7 @@ for (const adapter of ADAPTERS) {
       const { chain } = devchain
       const liveBacking = await adapter.make(t, 'live')
       const liveStore = await liveBacking.open()
-      t.after(() => liveStore.close())
+      onCleanup(t, () => liveStore.close())
       const forkDepthsSeen: number[] = []
       const libsSeen: number[] = []
       const live = createIndexer({
@@ -146,7 +147,7 @@ for (const adapter of ADAPTERS) {
         onBlock: (b) => libsSeen.push(b.lib),
       })
       const running = live.run()
-      t.after(() => live.stop())
+      onCleanup(t, () => live.stop())
 
       const push = (step: number) => {
         const actions = randomActions(devchain, random, step)

@@ -7,6 +7,7 @@ import { pushSigned, rawdb } from '../../src/devchain/index.ts'
 import { createIndexer } from '../../src/ingest/index.ts'
 import { openSqliteStore, type SearchExpr } from '../../src/store/index.ts'
 import { tempDir, withDevchain } from '../_helpers/devchain.ts'
+import { onCleanup } from '../_helpers/cleanup.ts'
 
 const noteAbi = (fields: [string, string][]) =>
   ABI.from({
@@ -94,7 +95,7 @@ test('ingest indexes the search terms, decoding action data with the ABI in forc
   ])
 
   const store = openSqliteStore(join(tempDir(t), 'store.sqlite'))
-  t.after(() => store.close())
+  onCleanup(t, () => store.close())
   await createIndexer({ shipUrl: devchain.ship, store, endBlockNum: chain.head.num }).run()
 
   const search = async (query: SearchExpr, direction: 'forward' | 'backward' = 'forward', limit = 100) => {

@@ -4,6 +4,7 @@ import { createLiveHub, type LiveStep } from '../../src/live/index.ts'
 import { openStore } from '../../src/store/index.ts'
 import { startIndexerThread } from '../../src/cli/indexer-thread.ts'
 import { createLogger } from '../../src/cli/logger.ts'
+import { onCleanup } from '../_helpers/cleanup.ts'
 import { tempDir, withDevchain } from '../_helpers/devchain.ts'
 import { until } from './fake-source.ts'
 
@@ -11,6 +12,7 @@ test('in-process wake-up: the indexer thread wakes a non-polling hub after each 
   const devchain = await withDevchain(t, { blockTimeMs: 40, forkRate: 0.15, workload: 'demo' })
   const dataDir = tempDir(t)
   const store = await openStore({ store: 'sqlite', dataDir })
+  onCleanup(t, () => store.close())
   const hub = createLiveHub({ source: store, pollIntervalMs: 0 })
   let wakeUps = 0
   const indexer = startIndexerThread(

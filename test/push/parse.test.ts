@@ -12,6 +12,7 @@ import {
 } from '../../src/push/index.ts'
 import { openSqliteStore } from '../../src/store/index.ts'
 import { tempDir } from '../_helpers/devchain.ts'
+import { onCleanup } from '../_helpers/cleanup.ts'
 
 test('parsePushGuarantee() accepts dfuse header values and nothing else', () => {
   const table: [string, PushGuarantee | undefined][] = [
@@ -84,7 +85,7 @@ test('readPackedTransaction() computes the id the chain computes, inflating zlib
 
 test('push() refuses bodies that are not packed transactions with push_invalid_transaction_error, before calling the chain', async (t) => {
   const store = openSqliteStore(join(tempDir(t), 'store.sqlite'))
-  t.after(() => store.close())
+  onCleanup(t, () => store.close())
   // Nothing listens on port 9: a body that got past validation would fail as push_chain_unavailable_error.
   const service = createPushService({ chainApi: 'http://127.0.0.1:9', store })
   const good = hex(packedTransfer(1_700_000_000))

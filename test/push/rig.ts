@@ -1,6 +1,4 @@
 import type { TestContext } from 'node:test'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import {
   APIClient,
@@ -15,7 +13,8 @@ import { DEV_PRIVATE_KEY, token, type Devchain, type DevchainConfig } from '../.
 import { createIndexer } from '../../src/ingest/index.ts'
 import { createPushService, type PushService, type PushServiceDeps } from '../../src/push/index.ts'
 import { openSqliteStore, type Store } from '../../src/store/index.ts'
-import { withDevchain } from '../_helpers/devchain.ts'
+import { onCleanup } from '../_helpers/cleanup.ts'
+import { tempDir, withDevchain } from '../_helpers/devchain.ts'
 
 /**
  * A devchain producing on a timer, an indexer writing its blocks into a SQLite file, and a push service reading that
@@ -30,7 +29,7 @@ export interface PushRig {
 
 /**
  * Starts the rig. After the test, pushes still waiting are aborted, then the indexer stops, the
- * store closes and its directory goes (the devchain, registered first, has closed by then).
+ * store closes, its directory goes and the devchain closes (`onCleanup`: last started, first stopped).
  */
 export async function withPushRig(
   t: TestContext,
@@ -38,17 +37,15 @@ export async function withPushRig(
   service: Partial<PushServiceDeps> = {},
 ): Promise<PushRig> {
   const devchain = await withDevchain(t, { blockTimeMs: 50, libDepth: 6, ...chain })
-  const dir = mkdtempSync(join(tmpdir(), 'antler-push-'))
-  const store = openSqliteStore(join(dir, 'store.sqlite'))
+  const store = openSqliteStore(join(tempDir(t, 'antler-push-'), 'store.sqlite'))
   const indexer = createIndexer({ shipUrl: devchain.ship, store, reconnect: { minDelayMs: 20, maxDelayMs: 100 } })
   const running = indexer.run().catch((error) => console.error('indexer stopped:', error))
   const teardown = new AbortController()
-  t.after(async () => {
+  onCleanup(t, async () => {
     teardown.abort()
     await indexer.stop()
     await running
     await store.close()
-    rmSync(dir, { recursive: true, force: true, maxRetries: 5 })
   })
   const pushService = createPushService({ chainApi: devchain.chainApi, store, pollIntervalMs: 20, ...service })
   return {

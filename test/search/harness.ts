@@ -5,6 +5,7 @@ import { createIndexer } from '../../src/ingest/index.ts'
 import type { LifecycleService, TransactionLifecycle } from '../../src/lifecycle/index.ts'
 import { createSearchService, type SearchService } from '../../src/search/index.ts'
 import { openPostgresStore, openSqliteStore, type Store } from '../../src/store/index.ts'
+import { onCleanup } from '../_helpers/cleanup.ts'
 import { tempDir, withDevchain } from '../_helpers/devchain.ts'
 import { withPostgresDatabase } from '../_helpers/postgres.ts'
 import { until } from '../_helpers/store.ts'
@@ -50,10 +51,6 @@ export async function startHarness(
   t: TestContext,
   options: { libDepth?: number; adapter?: Adapter } = {},
 ): Promise<SearchHarness> {
-  // Registered first, so it runs first: the indexer and the store close before the devchain
-  // stops and the PostgreSQL database is dropped.
-  let close = async () => {}
-  t.after(() => close())
   const devchain = await withDevchain(t, { libDepth: options.libDepth ?? 12 })
   const store =
     options.adapter === 'postgres'
@@ -61,11 +58,12 @@ export async function startHarness(
       : openSqliteStore(join(tempDir(t), 'search.sqlite'))
   const indexer = createIndexer({ shipUrl: devchain.ship, store })
   const running = indexer.run()
-  close = async () => {
+  // Before the store's folder (or database) and the devchain go: `onCleanup` runs last registered first.
+  onCleanup(t, async () => {
     await indexer.stop()
     await running.catch(() => undefined)
     await store.close()
-  }
+  })
   const cursorKey = await store.secret('cursor_key')
   const search = createSearchService({ store, lifecycle: fakeLifecycles, cursorKey })
   const chain = devchain.chain

@@ -11,6 +11,7 @@ import {
 } from '../../src/ship/index.ts'
 import { startDevchain } from '../../src/devchain/index.ts'
 import { tempDir } from '../_helpers/devchain.ts'
+import { onCleanup } from '../_helpers/cleanup.ts'
 
 test('createShipReader() reconnects with have_positions and is rewound past a fork it missed', async (t) => {
   const config = {
@@ -25,7 +26,7 @@ test('createShipReader() reconnects with have_positions and is rewound past a fo
     workload: 'none' as const,
   }
   let devchain = await startDevchain(config)
-  t.after(() => devchain.close())
+  onCleanup(t, () => devchain.close())
   for (let i = 0; i < 6; i++) devchain.chain.produceBlock()
   const ports = { chainPort: Number(new URL(devchain.chainApi).port), shipPort: Number(new URL(devchain.ship).port) }
 
@@ -39,7 +40,7 @@ test('createShipReader() reconnects with have_positions and is rewound past a fo
     reconnect: { minDelayMs: 50, maxDelayMs: 200 },
     onEvent: (e) => events.push(e.type),
   })
-  t.after(() => reader.close())
+  onCleanup(t, () => reader.close())
   const iterator = reader.blocks()
   const next = async () => {
     const { value } = await iterator.next()
@@ -77,7 +78,7 @@ async function fakeShip(
   const wss = new WebSocketServer({ host: '127.0.0.1', port: 0 })
   await new Promise((r) => wss.once('listening', r))
   wss.on('connection', (ws) => onConnection((data) => ws.send(data)))
-  t.after(() => new Promise<void>((r) => wss.close(() => r())))
+  onCleanup(t, () => new Promise<void>((r) => wss.close(() => r())))
   return `ws://127.0.0.1:${(wss.address() as { port: number }).port}`
 }
 
@@ -104,7 +105,7 @@ for (const [what, frames] of [
       for (const frame of frames) send(frame)
     })
     const reader = createShipReader({ url, startBlockNum: 1, reconnect: { maxAttempts: 1, minDelayMs: 10 } })
-    t.after(() => reader.close())
+    onCleanup(t, () => reader.close())
     await assert.rejects(reader.blocks().next(), (e: { code?: string }) => e.code === 'ship_protocol_error')
   })
 }
@@ -117,7 +118,7 @@ test('createShipReader() gives up with ship_unavailable_error after its attempts
     startBlockNum: 1,
     reconnect: { maxAttempts: 2, minDelayMs: 10, maxDelayMs: 20 },
   })
-  t.after(() => reader.close())
+  onCleanup(t, () => reader.close())
   await assert.rejects(reader.blocks().next(), (e: { code?: string }) => e.code === 'ship_unavailable_error')
 })
 
@@ -130,7 +131,8 @@ test('createShipReader() acks consumed results in groups and never lets the serv
   const ref = (n: number) => ({ blockNum: n, blockId: n.toString(16).padStart(64, '0') })
   const wss = new WebSocketServer({ host: '127.0.0.1', port: 0 })
   await new Promise((r) => wss.once('listening', r))
-  t.after(
+  onCleanup(
+    t,
     () =>
       new Promise<void>((r) => {
         for (const client of wss.clients) client.terminate()
@@ -172,7 +174,7 @@ test('createShipReader() acks consumed results in groups and never lets the serv
   })
   const url = `ws://127.0.0.1:${(wss.address() as { port: number }).port}`
   const reader = createShipReader({ url, startBlockNum: 1, endBlockNum: blocks + 1, maxMessagesInFlight: credits })
-  t.after(() => reader.close())
+  onCleanup(t, () => reader.close())
   const seen: number[] = []
   for await (const result of reader.blocks()) {
     seen.push(result.thisBlock!.blockNum)

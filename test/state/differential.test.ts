@@ -21,6 +21,7 @@ import {
   type ModelRow,
 } from './chain-replay.ts'
 import { mulberry32 } from '../_helpers/random.ts'
+import { onCleanup } from '../_helpers/cleanup.ts'
 
 /*
  * A randomized differential test of the REST state endpoints. A devchain runs a seeded workload
@@ -748,7 +749,7 @@ async function startPlatform(t: TestContext, devchain: { ship: string; chainApi:
     chainApi: devchain.chainApi,
     logger: pino({ level: 'error' }),
   })
-  t.after(async () => {
+  onCleanup(t, async () => {
     await api.close()
     await indexer.stop()
     await running

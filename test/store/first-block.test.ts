@@ -5,12 +5,13 @@ import Database from 'better-sqlite3'
 import pg from 'pg'
 import { openPostgresStore, openSqliteStore, type Store } from '../../src/store/index.ts'
 import { tempDir } from '../_helpers/devchain.ts'
+import { tempSqliteFile } from '../_helpers/store.ts'
 import { PG_SKIP_REASON, withPostgresDatabase } from '../_helpers/postgres.ts'
 import { ModelChain, assertEveryHeight, runFirstBlockContract, type RowWrite } from './contract/first-block-contract.ts'
 
 runFirstBlockContract('sqlite', async (t) => {
-  const path = join(tempDir(t), 'store.sqlite')
-  return { open: async () => openSqliteStore(path) }
+  const open = tempSqliteFile(t)
+  return { open: async () => open() }
 })
 
 runFirstBlockContract(

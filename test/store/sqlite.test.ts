@@ -1,4 +1,4 @@
-import { test } from 'node:test'
+import { test, type TestContext } from 'node:test'
 import assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
 import { existsSync } from 'node:fs'
@@ -7,7 +7,9 @@ import { setImmediate as nextTurn } from 'node:timers/promises'
 import { promisify } from 'node:util'
 import Database from 'better-sqlite3'
 import { openSqliteStore, openStore } from '../../src/store/index.ts'
+import { onCleanup } from '../_helpers/cleanup.ts'
 import { tempDir } from '../_helpers/devchain.ts'
+import { tempSqliteFile } from '../_helpers/store.ts'
 import { runStoreContract } from './contract/store-contract.ts'
 import { runSearchContract } from './contract/search-contract.ts'
 import { runStepPayloadContract } from './contract/step-payload-contract.ts'
@@ -15,33 +17,21 @@ import { runBatchContract } from './contract/batch-contract.ts'
 import { emptyBlock, hash, key, runKeysContract } from './contract/keys-contract.ts'
 import { assertDetailsReadBack, detailedBlock } from './contract/details-fixture.ts'
 
-runStoreContract('sqlite', async (t) => {
-  const path = join(tempDir(t), 'store.sqlite')
-  return { open: async () => openSqliteStore(path) }
-})
+/** A store file in a fresh folder for the contracts: each store they open closes before the folder goes. */
+async function sqliteFactory(t: TestContext) {
+  const open = tempSqliteFile(t)
+  return { open: async () => open(), openReadOnly: async () => open({ readOnly: true }) }
+}
 
-runSearchContract('sqlite', async (t) => {
-  const path = join(tempDir(t), 'store.sqlite')
-  return { open: async () => openSqliteStore(path) }
-})
+runStoreContract('sqlite', sqliteFactory)
 
-runStepPayloadContract('sqlite', async (t) => {
-  const path = join(tempDir(t), 'store.sqlite')
-  return { open: async () => openSqliteStore(path) }
-})
+runSearchContract('sqlite', sqliteFactory)
 
-runBatchContract('sqlite', async (t) => {
-  const path = join(tempDir(t), 'store.sqlite')
-  return { open: async () => openSqliteStore(path) }
-})
+runStepPayloadContract('sqlite', sqliteFactory)
 
-runKeysContract('sqlite', async (t) => {
-  const path = join(tempDir(t), 'store.sqlite')
-  return {
-    open: async () => openSqliteStore(path),
-    openReadOnly: async () => openSqliteStore(path, { readOnly: true }),
-  }
-})
+runBatchContract('sqlite', sqliteFactory)
+
+runKeysContract('sqlite', sqliteFactory)
 
 /** Runs SQL on the file directly, as an operator with the sqlite3 CLI would. */
 function raw<T>(path: string, fn: (db: Database.Database) => T): T {
@@ -101,7 +91,7 @@ test('sqlite: a writer upgrades a store of the previous schema version in place;
   assert.equal(version(path), '3', 'the refused read-only open wrote nothing')
 
   const upgraded = openSqliteStore(path)
-  t.after(() => upgraded.close())
+  onCleanup(t, () => upgraded.close())
   assert.equal(version(path), '6')
   assert.deepEqual(tables(path), ['api_keys', 'secrets'])
   assert.equal((await upgraded.position())?.head.blockNum, 1)
@@ -151,10 +141,10 @@ await store.close()
 test('sqlite: another process inserts keys while this one indexes and an API reads, all on one file', async (t) => {
   const path = join(tempDir(t), 'store.sqlite')
   const indexer = openSqliteStore(path)
-  t.after(() => indexer.close())
+  onCleanup(t, () => indexer.close())
   await indexer.applyBlock(emptyBlock(1), 0)
   const api = openSqliteStore(path, { readOnly: true })
-  t.after(() => api.close())
+  onCleanup(t, () => api.close())
   let exited = false
   const child = promisify(execFile)(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', CHILD, path], {
     timeout: 60_000,
