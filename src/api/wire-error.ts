@@ -12,7 +12,7 @@ import {
   UnsupportedMediaTypeError,
 } from './errors.ts'
 
-/** The one error shape of every REST and WebSocket error (spec: Errors). */
+/** The one error shape of every REST and WebSocket error (docs/ERRORS.md). */
 export interface WireError {
   code: string
   trace_id: string
