@@ -2,9 +2,19 @@ import { AbiCache, unpackTransaction, type CompiledAbi } from '../antelope/index
 import type { ActionRecord, BlockRecord, Store, TransactionHistory } from '../store/index.ts'
 import type { ActionDataDecoder } from './action-traces.ts'
 import { assembleLifecycle, keyRecords, type LifecycleFacts } from './assemble.ts'
+import {
+  addRunners,
+  BLOCK_ACTIONS_PAGE,
+  blockReceiverRunners,
+  receiversRunByOthers,
+  type ReceiverRunners,
+} from './block-actions.ts'
 import type { KnownReads, TransactionLifecycle } from './types.ts'
 
-/** What a batch of lifecycles reads: the batch reads of the store (port.ts BatchReader) and the position. */
+/**
+ * What a batch of lifecycles reads: the batch reads of the store (port.ts BatchReader), the position, and the actions
+ * of a block by sequence (a block too large to read its receivers whole is read in pages).
+ */
 export type LifecycleBatchStore = Pick<
   Store,
   | 'position'
@@ -14,10 +24,9 @@ export type LifecycleBatchStore = Pick<
   | 'rowChangesOfBlocks'
   | 'actionReceiversOfBlocks'
   | 'abisAt'
+  | 'firstSeqFromBlock'
+  | 'actionsBySeq'
 >
-
-/** Blocks with more actions than this are not read whole to attribute row changes (dbops then stay empty). */
-export const MAX_BLOCK_ACTIONS_READ = 5_000
 
 /** One lifecycle's facts before its row changes and decoder are known. */
 interface Pending {
@@ -42,14 +51,17 @@ interface Pending {
  * however many of the page's transactions it holds) with the ABIs of every (account, block) the
  * page decodes with, each ABI version compiled once (an AbiCache). The lifecycles are the ones
  * `lifecycle(id)` assembles (service.ts): the same facts, read in bulk. A transaction with a
- * cancelation is left to `single` (its canceling action is searched in the canceling block).
+ * cancelation is left to `single` (its canceling action is searched in the canceling block). The
+ * receivers of a block of more than `blockActionsPage` actions are read a page at a time instead
+ * (block-actions.ts), once per block.
  */
 export function createLifecycleBatch(
   store: LifecycleBatchStore,
   single: (id: string) => Promise<TransactionLifecycle | undefined>,
-  cacheSize = 256,
+  options: { cacheSize?: number; blockActionsPage?: number } = {},
 ) {
-  const abis = new AbiCache(cacheSize)
+  const abis = new AbiCache(options.cacheSize ?? 256)
+  const pageSize = options.blockActionsPage ?? BLOCK_ACTIONS_PAGE
 
   return async function lifecycles(
     ids: readonly string[],
@@ -112,19 +124,26 @@ export function createLifecycleBatch(
       })
     }
 
-    // Row changes of every execution block not too large to read whole (one without actions has no other receivers).
+    // Row changes of every execution block; the receivers of each in one read, or in pages for a large one (a block
+    // without actions has no other receivers).
     const executionBlocks = new Map<number, BlockRecord>()
-    for (const p of pending)
-      if (p.execution && p.execution.block.actionCount <= MAX_BLOCK_ACTIONS_READ)
-        executionBlocks.set(p.execution.block.num, p.execution.block)
-    const withActions = [...executionBlocks.values()].filter((b) => b.actionCount > 0).map((b) => b.num)
+    for (const p of pending) if (p.execution) executionBlocks.set(p.execution.block.num, p.execution.block)
+    const withActions = [...executionBlocks.values()].filter((b) => b.actionCount > 0)
+    const small = withActions.filter((b) => b.actionCount <= pageSize).map((b) => b.num)
+    const large = withActions.filter((b) => b.actionCount > pageSize)
     const abiRequests = new Map<string, { account: string; blockNum: number }>()
     for (const p of pending)
       for (const account of p.accounts) abiRequests.set(`${account}:${p.abiBlock}`, { account, blockNum: p.abiBlock })
     const requests = [...abiRequests.values()]
-    const [rowChanges, receivers, abiAnswers] = await Promise.all([
+    const [rowChanges, receivers, largeRunners, abiAnswers] = await Promise.all([
       store.rowChangesOfBlocks([...executionBlocks.keys()]),
-      store.actionReceiversOfBlocks(withActions),
+      store.actionReceiversOfBlocks(small),
+      // One large block after another: one page of actions in memory at a time.
+      (async () => {
+        const byBlock = new Map<number, ReceiverRunners>()
+        for (const b of large) byBlock.set(b.num, await blockReceiverRunners(store, b, pageSize))
+        return byBlock
+      })(),
       store.abisAt(requests),
       Promise.all([...singles].map(async (id) => [id, await single(id)] as const)).then((found) => {
         for (const [id, lifecycle] of found) if (lifecycle) out.set(id, lifecycle)
@@ -137,14 +156,17 @@ export function createLifecycleBatch(
       compiled.set(`${r.account}:${r.blockNum}`, result?.ok ? result.value : undefined)
     })
 
+    const runners = new Map<number, ReceiverRunners>(largeRunners)
+    for (const [num, list] of receivers) runners.set(num, addRunners(new Map(), list))
+
     const assembled = new Map<string, TransactionLifecycle>()
     for (const p of pending) {
       const e = p.execution
-      const readable = e !== undefined && e.block.actionCount <= MAX_BLOCK_ACTIONS_READ
-      const otherReceivers = new Set<string>()
-      if (readable)
-        for (const a of receivers.get(e.block.num) ?? []) if (a.trxId !== p.id) otherReceivers.add(a.receiver)
-      const execution = e && { ...e, rowChanges: readable ? (rowChanges.get(e.block.num) ?? []) : [], otherReceivers }
+      const execution = e && {
+        ...e,
+        rowChanges: rowChanges.get(e.block.num) ?? [],
+        otherReceivers: receiversRunByOthers(runners.get(e.block.num) ?? new Map(), p.id),
+      }
       const decode = decoderOf(p.accounts, (account) => compiled.get(`${account}:${p.abiBlock}`))
       const lifecycle = assembleLifecycle({
         id: p.id,

@@ -1,9 +1,9 @@
 import { unpackTransaction } from '../antelope/index.ts'
-import type { ActionRecord, BlockRecord, Store, TransactionRecord } from '../store/index.ts'
+import type { ActionRecord, Store, TransactionRecord } from '../store/index.ts'
 import { createDecoderSource } from './decoder.ts'
-import { receiversOfOthers } from './row-attribution.ts'
 import { assembleLifecycle, keyRecords, type RecordInBlock } from './assemble.ts'
-import { createLifecycleBatch, MAX_BLOCK_ACTIONS_READ, type LifecycleBatchStore } from './batch.ts'
+import { createLifecycleBatch, type LifecycleBatchStore } from './batch.ts'
+import { BLOCK_ACTIONS_PAGE, blockReceiverRunners, findBlockAction, receiversRunByOthers } from './block-actions.ts'
 import type { LifecycleService, TransactionLifecycle } from './types.ts'
 
 /**
@@ -25,21 +25,14 @@ export type LifecycleStore = Pick<
 
 /**
  * Lifecycles assembled from the store. Reads are not one snapshot: the position (LIB) is read first,
- * so a block that became irreversible meanwhile is at worst reported reversible.
+ * so a block that became irreversible meanwhile is at worst reported reversible. A block's actions
+ * (for dbops attribution and the canceling action) are read `blockActionsPage` at a time, whatever
+ * the block's size.
  */
-export function createLifecycleService(args: { store: LifecycleStore }): LifecycleService {
+export function createLifecycleService(args: { store: LifecycleStore; blockActionsPage?: number }): LifecycleService {
   const { store } = args
+  const pageSize = args.blockActionsPage ?? BLOCK_ACTIONS_PAGE
   const decoderAt = createDecoderSource(store)
-
-  /** The block's actions, in execution order; undefined when the block is too large to read whole. */
-  async function actionsOfBlock(block: BlockRecord): Promise<ActionRecord[] | undefined> {
-    if (block.actionCount === 0) return []
-    if (block.actionCount > MAX_BLOCK_ACTIONS_READ) return undefined
-    const first = await store.firstSeqFromBlock(block.num)
-    if (first === undefined) return []
-    const seqs = Array.from({ length: block.actionCount }, (_, i) => first + i)
-    return (await store.actionsBySeq(seqs)).filter((a) => a.blockNum === block.num)
-  }
 
   async function inBlock(record: TransactionRecord | undefined): Promise<RecordInBlock | undefined> {
     if (!record) return undefined
@@ -57,9 +50,11 @@ export function createLifecycleService(args: { store: LifecycleStore }): Lifecyc
     const executed = await inBlock(key.execution)
     if (executed) {
       const actions = (await store.actionsOfTransaction(id)).filter((a) => a.blockNum === executed.block.num)
-      const blockActions = await actionsOfBlock(executed.block)
-      const rowChanges = blockActions ? await store.rowChanges(executed.block.num) : []
-      const otherReceivers = receiversOfOthers(blockActions ?? [], id)
+      const [rowChanges, runners] = await Promise.all([
+        store.rowChanges(executed.block.num),
+        blockReceiverRunners(store, executed.block, pageSize),
+      ])
+      const otherReceivers = receiversRunByOthers(runners, id)
       execution = { ...executed, actions, rowChanges, otherReceivers }
     }
     const creation = await inBlock(key.creation)
@@ -67,13 +62,12 @@ export function createLifecycleService(args: { store: LifecycleStore }): Lifecyc
     const canceled = await inBlock(key.cancelation)
     if (canceled) {
       // The canceling action: an eosio::canceldelay of the block naming this id (its data ends with the id).
-      const by = (await actionsOfBlock(canceled.block))?.find(
-        (a) =>
-          a.receiver === 'eosio' &&
-          a.account === 'eosio' &&
-          a.name === 'canceldelay' &&
-          Buffer.from(a.data).toString('hex').endsWith(id),
-      )
+      const cancels = (a: ActionRecord) =>
+        a.receiver === 'eosio' &&
+        a.account === 'eosio' &&
+        a.name === 'canceldelay' &&
+        Buffer.from(a.data).toString('hex').endsWith(id)
+      const by = await findBlockAction(store, canceled.block, cancels, pageSize)
       const byActions = by ? await store.actionsOfTransaction(by.trxId) : []
       cancelation = {
         ...canceled,
@@ -96,5 +90,5 @@ export function createLifecycleService(args: { store: LifecycleStore }): Lifecyc
     return assembleLifecycle({ id, history, lib, execution, creation, cancelation, decode })
   }
 
-  return { lifecycle, lifecycles: createLifecycleBatch(store, lifecycle) }
+  return { lifecycle, lifecycles: createLifecycleBatch(store, lifecycle, { blockActionsPage: pageSize }) }
 }
