@@ -179,7 +179,8 @@ function executionTrace(
       net_usage_words: e.record.netUsageWords,
     },
     elapsed: d?.elapsedUs ?? 0,
-    net_usage: d?.netUsage ?? 0,
+    // Records stored before schema version 5 lack the trace's net_usage: net_usage_words × 8 is what nodeos bills.
+    net_usage: d?.netUsage ?? e.record.netUsageWords * 8,
     scheduled: e.record.scheduled,
     action_traces: traces,
     failed_dtrx_trace: d?.failedDtrx

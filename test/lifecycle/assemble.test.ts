@@ -183,3 +183,24 @@ test('dbops: a row change is attributed only when no other transaction of the bl
     'another transaction of the block ran rawdb: its changes are not attributed',
   )
 })
+
+test("execution_trace.net_usage is the stored trace's; a record stored before schema version 5 shows net_usage_words × 8", () => {
+  const netUsageOf = (executed: TransactionRecord) =>
+    assembleLifecycle(
+      facts({
+        history: { records: [executed], forkedOut: [] },
+        execution: { record: executed, block: block(10), actions: [], rowChanges: [], otherReceivers: new Set() },
+      }),
+    )!.execution_trace!.net_usage
+  assert.equal(netUsageOf(record(10, 0)), 80)
+  const details = {
+    elapsedUs: 9,
+    netUsage: 96,
+    except: undefined,
+    header: undefined,
+    unreceipted: [],
+    failedDtrx: undefined,
+    deferred: undefined,
+  }
+  assert.equal(netUsageOf(record(10, 0, 0, { details })), 96)
+})
