@@ -23,7 +23,7 @@ function byOrdinal(traces: readonly LifecycleAction[]): Map<number, LifecycleAct
   return out
 }
 
-/** A receipt's trace fields in one spelling: the push answers u64s as nodeos does (numbers), the lifecycle as strings. */
+/** A receipt's trace fields in one spelling: push answers u64s as nodeos does (numbers), the lifecycle strings. */
 const sequences = (r: Receipt) => ({
   auth_sequence: r.auth_sequence.map(([account, seq]) => [account, String(seq)]),
   code_sequence: r.code_sequence,
