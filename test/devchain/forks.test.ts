@@ -2,6 +2,7 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { createShipReader, decodeShipType } from '../../src/ship/index.ts'
 import { pushSigned, type Devchain } from '../../src/devchain/index.ts'
+import { onCleanup } from '../_helpers/cleanup.ts'
 import { postJson, withDevchain } from '../_helpers/devchain.ts'
 
 function transfer(devchain: Devchain, memo: string) {
@@ -33,7 +34,7 @@ test('POST /v1/devchain/fork replaces the last N blocks with a longer branch see
     devchain.chain.produceBlock()
   }
   const reader = createShipReader({ url: devchain.ship, startBlockNum: 1, maxMessagesInFlight: 3 })
-  t.after(() => reader.close())
+  onCleanup(t, () => reader.close())
   const seen: { num: number; id: string; prev: string | undefined }[] = []
   const iterator = reader.blocks()
   const next = async () => {
@@ -87,7 +88,7 @@ test('--fork-rate forks at random while a reader follows the head, and LIB never
   const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31
   const devchain = await withDevchain(t, { forkRate: 0.3, libDepth: 4, random })
   const reader = createShipReader({ url: devchain.ship, startBlockNum: 1, maxMessagesInFlight: 5 })
-  t.after(() => reader.close())
+  onCleanup(t, () => reader.close())
   let producing = true
   const producer = (async () => {
     for (let i = 0; i < 60; i++) {

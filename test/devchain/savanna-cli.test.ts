@@ -1,6 +1,7 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { APIClient } from '@wharfkit/antelope'
+import { onCleanup } from '../_helpers/cleanup.ts'
 import { startPlatform } from '../_helpers/platform.ts'
 import { pushActions, waitIndexed } from '../_helpers/push.ts'
 import { createShipReader, decodeFinalityData } from '../../src/ship/index.ts'
@@ -65,7 +66,7 @@ test('antler dev --savanna --fetch-finality-data: the API shows the real action 
     endBlockNum: pushed.blockNum + 1,
     fetchFinalityData: true,
   })
-  t.after(() => reader.close())
+  onCleanup(t, () => reader.close())
   let actionMroot = ''
   for await (const r of reader.blocks()) actionMroot = decodeFinalityData(r.finalityData!).actionMroot
   const lifecycle = (await (await fetch(`${p.api}/v0/transactions/${pushed.id}`)).json()) as Json & {

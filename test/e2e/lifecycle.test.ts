@@ -9,6 +9,7 @@ import {
   type DfuseClient,
   type TransactionLifecycle,
 } from '@dfuse/client'
+import { onCleanup } from '../_helpers/cleanup.ts'
 import { isStandardError, issueToken, startPlatform } from '../_helpers/platform.ts'
 import { pollUntil, pushActions, waitIndexed } from '../_helpers/push.ts'
 
@@ -43,7 +44,7 @@ test('GET /v0/transactions/:id with @dfuse/client against a running antler dev: 
     secure: false,
     apiTokenStore: new InMemoryApiTokenStore(),
   })
-  t.after(() => client.release())
+  onCleanup(t, () => client.release())
   const lifecycle = async (id: string) => (await client.fetchTransaction(id)) as TransactionLifecycle & Json
 
   await t.test(

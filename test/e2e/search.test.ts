@@ -4,6 +4,7 @@ import WebSocket from 'ws'
 import { ABI, APIClient, Action, PrivateKey, SignedTransaction, Transaction } from '@wharfkit/antelope'
 import { createDfuseClient, InMemoryApiTokenStore, type DfuseClient, type SearchTransactionRow } from '@dfuse/client'
 import { DEV_PRIVATE_KEY } from '../../src/devchain/index.ts'
+import { onCleanup } from '../_helpers/cleanup.ts'
 import { expectError, send } from '../_helpers/http.ts'
 import { issueToken, startPlatform, type Platform } from '../_helpers/platform.ts'
 import { pollUntil } from '../_helpers/push.ts'
@@ -104,7 +105,7 @@ test('search end to end: @dfuse/client searchTransactions forward and backward w
     secure: false,
     apiTokenStore: new InMemoryApiTokenStore(),
   })
-  t.after(() => client.release())
+  onCleanup(t, () => client.release())
   const get = (query: string, headers: Record<string, string> = { authorization: `Bearer ${token}` }) =>
     send(`${p.api}/v0/search/transactions?${query}`, { headers })
 

@@ -4,6 +4,7 @@ import WebSocket from 'ws'
 import { ABI, APIClient, Action, PrivateKey, Serializer, SignedTransaction, Transaction } from '@wharfkit/antelope'
 import { createDfuseClient, InMemoryApiTokenStore, type DfuseClient } from '@dfuse/client'
 import { DEV_PRIVATE_KEY, RAWDB_ABI } from '../../src/devchain/index.ts'
+import { onCleanup } from '../_helpers/cleanup.ts'
 import { isStandardError, issueToken, startPlatform, type Platform } from '../_helpers/platform.ts'
 
 ;(globalThis as { WebSocket?: unknown }).WebSocket = WebSocket
@@ -122,7 +123,7 @@ test('REST state with @dfuse/client against a running antler dev: reads before a
     secure: false,
     apiTokenStore: new InMemoryApiTokenStore(),
   })
-  t.after(() => client.release())
+  onCleanup(t, () => client.release())
   const get = async (path: string) => {
     const response = await fetch(`${p.api}${path}`, { headers: { authorization: `Bearer ${token}` } })
     return { status: response.status, body: (await response.json()) as Record<string, unknown> }

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict'
 import WebSocket from 'ws'
 import { APIClient } from '@wharfkit/antelope'
 import { createDfuseClient, InMemoryApiTokenStore, type InboundMessage } from '@dfuse/client'
+import { onCleanup } from '../_helpers/cleanup.ts'
 import { mulberry32 } from '../_helpers/random.ts'
 import { issueToken, startPlatform } from '../_helpers/platform.ts'
 import { pollUntil, pushActions, waitIndexed } from '../_helpers/push.ts'
@@ -25,7 +26,7 @@ test(`streams under random forks (seed ${SEED}): a client applying every table d
     secure: false,
     apiTokenStore: new InMemoryApiTokenStore(),
   })
-  t.after(() => client.release())
+  onCleanup(t, () => client.release())
   const users = ['alice', 'bob', 'carol']
 
   // The client's copies: the token balances of every user (one scope each), and the transfers it holds.

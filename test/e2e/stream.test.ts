@@ -9,6 +9,7 @@ import {
   type InboundMessage,
   type Stream,
 } from '@dfuse/client'
+import { onCleanup } from '../_helpers/cleanup.ts'
 import { issueToken, startPlatform, type Platform } from '../_helpers/platform.ts'
 import { pollUntil, pushActions, waitIndexed } from '../_helpers/push.ts'
 
@@ -59,7 +60,7 @@ test('/v1/stream with @dfuse/client against a running antler dev: action traces 
   const p = await startPlatform(t, ['--lib-depth', '6'])
   const chain = new APIClient({ url: p.chainApi })
   const client = dfuse(p)
-  t.after(() => client.release())
+  onCleanup(t, () => client.release())
 
   await t.test(
     'streamActionTraces from a past block: the past transfers, then live ones, once each and in order',

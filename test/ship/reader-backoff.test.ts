@@ -1,6 +1,7 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { WebSocketServer } from 'ws'
+import { onCleanup } from '../_helpers/cleanup.ts'
 import {
   SHIP_ABI_TEXT,
   createShipReader,
@@ -25,7 +26,8 @@ const status = encodeStatusResult({
 test('createShipReader() backs off exponentially (bounded sessions per second) from a server that drops every connection after the handshake, even after it once delivered a block', async (t) => {
   const wss = new WebSocketServer({ host: '127.0.0.1', port: 0 })
   await new Promise((r) => wss.once('listening', r))
-  t.after(
+  onCleanup(
+    t,
     () =>
       new Promise<void>((r) => {
         for (const client of wss.clients) client.terminate()
@@ -64,7 +66,7 @@ test('createShipReader() backs off exponentially (bounded sessions per second) f
     reconnect: { minDelayMs: 20, maxDelayMs: 200 },
     onEvent: (e) => events.push(e),
   })
-  t.after(() => reader.close())
+  onCleanup(t, () => reader.close())
   const iterator = reader.blocks()
   assert.equal((await iterator.next()).value?.thisBlock?.blockNum, 1)
   const pending = iterator.next()
