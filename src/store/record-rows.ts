@@ -23,7 +23,10 @@ export interface BlockRows {
   readonly rowVersions: readonly Row[]
 }
 
-/** The rows of `batch`, values bound by `bind`. */
+/**
+ * The rows of `batch`, values bound by `bind`. Each tuple is one array literal (no part-arrays spread into it): ingest
+ * builds one per action, transaction and row change.
+ */
 export function blockRows(batch: BlockBatch, bind: ValueBinding): BlockRows {
   const { block: b } = batch
   const ranges = sequenceRanges(batch)
@@ -33,16 +36,37 @@ export function blockRows(batch: BlockBatch, bind: ValueBinding): BlockRows {
     block: [b.num, b.id, b.previous, b.timestampMs, b.producer, ...counts, detailsText(b.header)],
     transactions: batch.transactions.map((t) => {
       const range = ranges.trx.get(t.id)
-      const receipt = [t.status, t.cpuUsageUs, t.netUsageWords, bind.bool(t.scheduled)]
-      const actionSpan = [range?.firstSeq ?? null, range?.count ?? 0]
-      return [t.blockNum, t.blockIndex, t.id, trxIdKey(t.id), ...receipt, ...actionSpan, detailsText(t.details)]
+      return [
+        t.blockNum,
+        t.blockIndex,
+        t.id,
+        trxIdKey(t.id),
+        t.status,
+        t.cpuUsageUs,
+        t.netUsageWords,
+        bind.bool(t.scheduled),
+        range?.firstSeq ?? null,
+        range?.count ?? 0,
+        detailsText(t.details),
+      ]
     }),
-    actions: batch.actions.map((a) => {
-      const call = [a.actionOrdinal, a.creatorActionOrdinal, a.receiver, a.account, a.name, authText(a.authorization)]
-      const result = [bind.bytes(a.data), bind.bytes(a.returnValue), a.actDigest, bind.decimal(a.recvSequence)]
-      const effects = [ramText(a.ramDeltas), detailsText(a.trace)]
-      return [a.globalSequence, a.blockNum, trxIndex.get(a.trxId) ?? -1, ...call, ...result, ...effects]
-    }),
+    actions: batch.actions.map((a) => [
+      a.globalSequence,
+      a.blockNum,
+      trxIndex.get(a.trxId) ?? -1,
+      a.actionOrdinal,
+      a.creatorActionOrdinal,
+      a.receiver,
+      a.account,
+      a.name,
+      authText(a.authorization),
+      bind.bytes(a.data),
+      bind.bytes(a.returnValue),
+      a.actDigest,
+      bind.decimal(a.recvSequence),
+      ramText(a.ramDeltas),
+      detailsText(a.trace),
+    ]),
     rowVersions: batch.rows.map((r) => {
       const value = r.value === undefined ? null : bind.bytes(r.value)
       return [r.code, r.table, r.scope, pkText(r.primaryKey), b.num, r.payer, value]

@@ -15,23 +15,24 @@ export async function insertColumns(c: Queryable, table: string, columns: Column
   )
 }
 
-/** Inserts rows given as tuples in the table's column order, `types` the columns' SQL types: one statement. */
-export const insertRows = (
-  c: Queryable,
-  table: string,
-  types: readonly string[],
-  rows: readonly (readonly unknown[])[],
-) =>
-  insertColumns(
-    c,
-    table,
-    types.map((type, i) => [type, rows.map((row) => row[i])]),
-  )
+/**
+ * Tuples in a table's column order, `types` the columns' SQL types, kept column by column as they are added (no tuple
+ * outlives its add): `columns` is insertColumns' form of them all.
+ */
+export function columnsOf(types: readonly string[]): { add(row: readonly unknown[]): void; readonly columns: Columns } {
+  const values = types.map((): unknown[] => [])
+  return {
+    add(row) {
+      for (let i = 0; i < values.length; i++) values[i].push(row[i])
+    },
+    columns: types.map((type, i) => [type, values[i]] as const),
+  }
+}
 
 export const insertChunks = (c: Queryable, chunks: readonly PostingChunk[]) =>
   insertColumns(c, 'postings', [
     ['bigint', chunks.map((x) => x.termKey)],
     ['bigint', chunks.map((x) => x.lastSeq)],
     ['bigint', chunks.map((x) => x.firstSeq)],
-    ['bytea', chunks.map((x) => Buffer.from(x.entries))],
+    ['bytea', chunks.map((x) => x.entries)],
   ])

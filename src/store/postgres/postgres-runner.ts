@@ -17,7 +17,8 @@ export function createPostgresRunner(q: Queryable): AsyncSqlRunner {
       (await q.query(numberedOnce(sql), params as unknown[])).rows as T[],
     run: (sql, params = []) => q.query(numberedOnce(sql), params as unknown[]),
     bool: (value) => value,
-    bytes: (value) => Buffer.from(value),
+    // pg binds a Uint8Array (alone or in an array) as bytea from its own memory: a copy per blob would cost.
+    bytes: (value) => value,
     decimal: (value) => value.toString(),
   }
 }

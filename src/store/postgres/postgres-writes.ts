@@ -11,7 +11,7 @@ type Row = readonly unknown[]
 import { undoCommitted, undoFrom } from '../undo.ts'
 import { writeVersionChanges } from '../version-writes.ts'
 import { assertLinks, libMoves, writeSteps } from '../write-steps.ts'
-import { insertChunks, insertRows } from './column-insert.ts'
+import { columnsOf, insertChunks, insertColumns, type Columns } from './column-insert.ts'
 import { announceSteps, inTransaction } from './in-transaction.ts'
 import type { PlannerStatistics } from './planner-statistics.ts'
 import { setLibAndPrune } from './postgres-block-content.ts'
@@ -43,10 +43,10 @@ export function createPostgresWriter(
 ): Pick<StoreWriter, 'applyBlocks' | 'undoFrom'> {
   /** The partitions known to exist (created on the first write into each). */
   const partitions = new Set<string>()
-  /** insertRows for the tables ingest grows, counted for their planner statistics. */
-  const insertGrowing = (c: pg.PoolClient, table: string, types: readonly string[], rows: readonly Row[]) => {
-    statistics.wrote(table, rows.length)
-    return insertRows(c, table, types, rows)
+  /** insertColumns for the tables ingest grows, counted for their planner statistics. */
+  const insertGrowing = (c: pg.PoolClient, table: string, columns: Columns) => {
+    statistics.wrote(table, columns[0][1].length)
+    return insertColumns(c, table, columns)
   }
 
   async function createPartitions(c: pg.PoolClient, batches: readonly BlockBatch[]): Promise<void> {
@@ -63,31 +63,22 @@ export function createPostgresWriter(
 
   /** The block, transaction, action and row version records of a write: one statement per table. */
   async function insertRecords(c: pg.PoolClient, sql: SqlRunner, batches: readonly BlockBatch[]): Promise<void> {
-    const rows = batches.map((batch) => blockRows(batch, sql))
-    await insertGrowing(
-      c,
-      'blocks',
-      COLUMN_TYPES.blocks,
-      rows.map((r) => r.block),
-    )
-    await insertGrowing(
-      c,
-      'transactions',
-      COLUMN_TYPES.transactions,
-      rows.flatMap((r) => r.transactions),
-    )
-    await insertGrowing(
-      c,
-      'actions',
-      COLUMN_TYPES.actions,
-      rows.flatMap((r) => r.actions),
-    )
+    const blocks = columnsOf(COLUMN_TYPES.blocks)
+    const transactions = columnsOf(COLUMN_TYPES.transactions)
+    const actions = columnsOf(COLUMN_TYPES.actions)
+    const rowVersions: Row[] = []
+    for (const batch of batches) {
+      const rows = blockRows(batch, sql)
+      blocks.add(rows.block)
+      for (const row of rows.transactions) transactions.add(row)
+      for (const row of rows.actions) actions.add(row)
+      for (const row of rows.rowVersions) rowVersions.push(row)
+    }
+    await insertGrowing(c, 'blocks', blocks.columns)
+    await insertGrowing(c, 'transactions', transactions.columns)
+    await insertGrowing(c, 'actions', actions.columns)
     failpoint?.('between-statements', writtenBlocks(batches))
-    await writeRowVersions(
-      c,
-      rows.flatMap((r) => r.rowVersions),
-      (table, types, versions) => insertGrowing(c, table, types, versions),
-    )
+    await writeRowVersions(c, rowVersions, (columns) => insertGrowing(c, 'row_versions', columns))
   }
 
   /**
