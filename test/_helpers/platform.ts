@@ -1,5 +1,7 @@
 import type { TestContext } from 'node:test'
 import { spawnSync } from 'node:child_process'
+import { createDfuseClient, InMemoryApiTokenStore, type DfuseClient, type DfuseClientOptions } from '@dfuse/client'
+import { onCleanup } from './cleanup.ts'
 import { ANTLER_BIN, spawnAntler, type RunningCli } from './cli.ts'
 import { tempDir } from './devchain.ts'
 
@@ -97,4 +99,26 @@ export function isStandardError(
     (b.details === undefined || (typeof b.details === 'object' && b.details !== null)) &&
     keys.every((k) => allowed.includes(k))
   )
+}
+
+/**
+ * An `@dfuse/client` for the platform (its server key, a fresh token store; `options` override), released when `t`
+ * ends and before anything registered earlier stops: a client released after its server has gone reconnects forever,
+ * and the test file never exits.
+ */
+export function dfuseClient(
+  t: TestContext,
+  platform: Pick<Platform, 'api' | 'apiKey'>,
+  options: Partial<DfuseClientOptions> = {},
+): DfuseClient {
+  const client = createDfuseClient({
+    apiKey: platform.apiKey,
+    network: platform.api.replace('http://', ''),
+    authUrl: platform.api,
+    secure: false,
+    apiTokenStore: new InMemoryApiTokenStore(),
+    ...options,
+  })
+  onCleanup(t, () => client.release())
+  return client
 }

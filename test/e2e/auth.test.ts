@@ -3,8 +3,15 @@ import assert from 'node:assert/strict'
 import { createPublicKey } from 'node:crypto'
 import WebSocket from 'ws'
 import { SignJWT, decodeJwt, decodeProtectedHeader, generateKeyPair, type JWK } from 'jose'
-import { createDfuseClient, InMemoryApiTokenStore } from '@dfuse/client'
-import { antlerKeys, isStandardError, issueToken, startPlatform, type Platform } from '../_helpers/platform.ts'
+import { InMemoryApiTokenStore } from '@dfuse/client'
+import {
+  antlerKeys,
+  dfuseClient,
+  isStandardError,
+  issueToken,
+  type Platform,
+  startPlatform,
+} from '../_helpers/platform.ts'
 
 // @dfuse/client looks for a WebSocket class when it is created, even for REST-only use.
 ;(globalThis as { WebSocket?: unknown }).WebSocket = WebSocket
@@ -104,25 +111,15 @@ test('auth end to end on a running antler dev: @dfuse/client issue and refresh, 
 
   await t.test(
     '@dfuse/client authIssue (text/plain JSON) gets a token that works; expires_at is UNIX seconds, 24 h ahead by default',
-    async () => {
-      const client = createDfuseClient({
-        apiKey: p.apiKey,
-        network: p.api.replace('http://', ''),
-        authUrl: p.api,
-        secure: false,
-        apiTokenStore: new InMemoryApiTokenStore(),
-      })
-      try {
-        const issued = await client.authIssue(p.apiKey)
-        const nowS = Date.now() / 1000
-        assert.ok(Math.abs(issued.expires_at - (nowS + 86_400)) < 5, `expires_at ${issued.expires_at} ≈ now + 24 h`)
-        assert.equal((await getInfo(p, issued.token)).status, 200)
-        const claims = decodeJwt(issued.token)
-        assert.equal(claims.usg, 'server')
-        assert.equal(decodeProtectedHeader(issued.token).alg, 'ES256')
-      } finally {
-        client.release()
-      }
+    async (st) => {
+      const client = dfuseClient(st, p)
+      const issued = await client.authIssue(p.apiKey)
+      const nowS = Date.now() / 1000
+      assert.ok(Math.abs(issued.expires_at - (nowS + 86_400)) < 5, `expires_at ${issued.expires_at} ≈ now + 24 h`)
+      assert.equal((await getInfo(p, issued.token)).status, 200)
+      const claims = decodeJwt(issued.token)
+      assert.equal(claims.usg, 'server')
+      assert.equal(decodeProtectedHeader(issued.token).alg, 'ES256')
     },
   )
 
@@ -340,30 +337,20 @@ test('tokens of a short --token-ttl: @dfuse/client refreshes before expiry, an e
   const p = await startPlatform(t, ['--token-ttl', String(TOKEN_TTL_S)])
   await t.test(
     '@dfuse/client refreshes its token before expiry and keeps calling the passthrough with the new one',
-    async () => {
+    async (st) => {
       const mobileKey = antlerKeys(p, ['create', '--type', 'mobile', '--name', 'refresh']).trim().split('\n').at(-1)!
       const store = new InMemoryApiTokenStore()
-      const client = createDfuseClient({
-        apiKey: mobileKey,
-        network: p.api.replace('http://', ''),
-        authUrl: p.api,
-        secure: false,
-        apiTokenStore: store,
-      })
-      try {
-        const first = await client.apiRequest<{ chain_id: string }>('/v1/chain/get_info', 'POST')
-        assert.equal(first.chain_id, p.chainId)
-        const before = (await store.get())!.token
-        await new Promise((resolve) => setTimeout(resolve, TOKEN_TTL_S * 1000 + 500))
-        const after = (await store.get())!.token
-        assert.notEqual(after, before, 'the client issued a new token on its refresh timer')
-        assert.equal((await client.apiRequest<{ chain_id: string }>('/v1/chain/get_info', 'POST')).chain_id, p.chainId)
-        // The old token has expired meanwhile: refused, and the reason says so.
-        assertRefused(await getInfo(p, before), 401, 'auth_invalid_token_error', 'expired')
-        await assertUpgradeRefused(`${p.api.replace('http', 'ws')}/v1/stream?token=${before}`, {}, 'expired')
-      } finally {
-        client.release()
-      }
+      const client = dfuseClient(st, p, { apiKey: mobileKey, apiTokenStore: store })
+      const first = await client.apiRequest<{ chain_id: string }>('/v1/chain/get_info', 'POST')
+      assert.equal(first.chain_id, p.chainId)
+      const before = (await store.get())!.token
+      await new Promise((resolve) => setTimeout(resolve, TOKEN_TTL_S * 1000 + 500))
+      const after = (await store.get())!.token
+      assert.notEqual(after, before, 'the client issued a new token on its refresh timer')
+      assert.equal((await client.apiRequest<{ chain_id: string }>('/v1/chain/get_info', 'POST')).chain_id, p.chainId)
+      // The old token has expired meanwhile: refused, and the reason says so.
+      assertRefused(await getInfo(p, before), 401, 'auth_invalid_token_error', 'expired')
+      await assertUpgradeRefused(`${p.api.replace('http', 'ws')}/v1/stream?token=${before}`, {}, 'expired')
     },
   )
   await t.test('a token is checked once per connection: a stream socket outlives its token', async () => {

@@ -2,15 +2,8 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import WebSocket from 'ws'
 import { APIClient } from '@wharfkit/antelope'
-import {
-  createDfuseClient,
-  DfuseApiError,
-  InMemoryApiTokenStore,
-  type DfuseClient,
-  type TransactionLifecycle,
-} from '@dfuse/client'
-import { onCleanup } from '../_helpers/cleanup.ts'
-import { isStandardError, issueToken, startPlatform } from '../_helpers/platform.ts'
+import { DfuseApiError, type DfuseClient, type TransactionLifecycle } from '@dfuse/client'
+import { dfuseClient, isStandardError, issueToken, startPlatform } from '../_helpers/platform.ts'
 import { pollUntil, pushActions, waitIndexed } from '../_helpers/push.ts'
 
 ;(globalThis as { WebSocket?: unknown }).WebSocket = WebSocket
@@ -37,14 +30,7 @@ test('GET /v0/transactions/:id with @dfuse/client against a running antler dev: 
   // LIB 40 blocks (4 s) behind head: forks and the delayed states happen above it.
   const p = await startPlatform(t, ['--lib-depth', '40'])
   const chain = new APIClient({ url: p.chainApi })
-  const client: DfuseClient = createDfuseClient({
-    apiKey: p.apiKey,
-    network: p.api.replace('http://', ''),
-    authUrl: p.api,
-    secure: false,
-    apiTokenStore: new InMemoryApiTokenStore(),
-  })
-  onCleanup(t, () => client.release())
+  const client: DfuseClient = dfuseClient(t, p)
   const lifecycle = async (id: string) => (await client.fetchTransaction(id)) as TransactionLifecycle & Json
 
   await t.test(

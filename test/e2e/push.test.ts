@@ -1,7 +1,6 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import WebSocket from 'ws'
-import { createDfuseClient, InMemoryApiTokenStore } from '@dfuse/client'
 import {
   APIClient,
   Action,
@@ -13,7 +12,7 @@ import {
 } from '@wharfkit/antelope'
 import { DEV_PRIVATE_KEY, token as tokenContract } from '../../src/devchain/index.ts'
 import { until } from '../_helpers/store.ts'
-import { isStandardError, issueToken, startPlatform } from '../_helpers/platform.ts'
+import { dfuseClient, isStandardError, issueToken, startPlatform } from '../_helpers/platform.ts'
 
 // @dfuse/client looks for a WebSocket class when it is created, even for REST-only use.
 ;(globalThis as { WebSocket?: unknown }).WebSocket = WebSocket
@@ -198,7 +197,7 @@ test("guaranteed pushes over HTTP on a running antler dev: in-block, handoffs:1/
 
   await t.test(
     'handoffs:1 (and handoff:1 through @dfuse/client apiRequest): a later block of another producer links to the answered block',
-    async () => {
+    async (st) => {
       const assertHandedOff = async (result: GuaranteedAnswer) => {
         const block = await apiBlock(result.block_num)
         let previous = block
@@ -213,31 +212,18 @@ test("guaranteed pushes over HTTP on a running antler dev: in-block, handoffs:1/
       await assertHandedOff(await assertAnswered(await push(first.body, 'handoffs:1'), first.id))
 
       const second = await transfer(chain, 'handoff:1 via @dfuse/client')
-      const client = createDfuseClient({
-        apiKey: p.apiKey,
-        network: p.api.replace('http://', ''),
-        secure: false,
-        authUrl: p.api,
-        apiTokenStore: new InMemoryApiTokenStore(),
-      })
-      try {
-        // The client sends its JSON body as text/plain, with the token it issued itself.
-        const result = await client.apiRequest<GuaranteedAnswer>(
-          '/v1/chain/push_transaction',
-          'POST',
-          undefined,
-          second.body,
-          { 'X-Eos-Push-Guarantee': 'handoff:1' },
-        )
-        await assertHandedOff(
-          await assertAnswered(
-            { status: 200, body: result as unknown as Json, text: JSON.stringify(result) },
-            second.id,
-          ),
-        )
-      } finally {
-        client.release()
-      }
+      const client = dfuseClient(st, p)
+      // The client sends its JSON body as text/plain, with the token it issued itself.
+      const result = await client.apiRequest<GuaranteedAnswer>(
+        '/v1/chain/push_transaction',
+        'POST',
+        undefined,
+        second.body,
+        { 'X-Eos-Push-Guarantee': 'handoff:1' },
+      )
+      await assertHandedOff(
+        await assertAnswered({ status: 200, body: result as unknown as Json, text: JSON.stringify(result) }, second.id),
+      )
     },
   )
 

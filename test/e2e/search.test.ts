@@ -2,11 +2,10 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import WebSocket from 'ws'
 import { ABI, APIClient, Action, PrivateKey, SignedTransaction, Transaction } from '@wharfkit/antelope'
-import { createDfuseClient, InMemoryApiTokenStore, type DfuseClient, type SearchTransactionRow } from '@dfuse/client'
+import type { DfuseClient, SearchTransactionRow } from '@dfuse/client'
 import { DEV_PRIVATE_KEY } from '../../src/devchain/index.ts'
-import { onCleanup } from '../_helpers/cleanup.ts'
 import { expectError, send } from '../_helpers/http.ts'
-import { issueToken, startPlatform, type Platform } from '../_helpers/platform.ts'
+import { dfuseClient, issueToken, type Platform, startPlatform } from '../_helpers/platform.ts'
 import { pollUntil } from '../_helpers/push.ts'
 
 ;(globalThis as { WebSocket?: unknown }).WebSocket = WebSocket
@@ -98,14 +97,7 @@ test('search end to end: @dfuse/client searchTransactions forward and backward w
   const p = await startPlatform(t, ['--lib-depth', '30'])
   const chain = new APIClient({ url: p.chainApi })
   const token = await issueToken(p, p.apiKey)
-  const client = createDfuseClient({
-    apiKey: p.apiKey,
-    network: p.api.replace('http://', ''),
-    authUrl: p.api,
-    secure: false,
-    apiTokenStore: new InMemoryApiTokenStore(),
-  })
-  onCleanup(t, () => client.release())
+  const client = dfuseClient(t, p)
   const get = (query: string, headers: Record<string, string> = { authorization: `Bearer ${token}` }) =>
     send(`${p.api}/v0/search/transactions?${query}`, { headers })
 

@@ -2,10 +2,9 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import WebSocket from 'ws'
 import { ABI, APIClient, Action, PrivateKey, Serializer, SignedTransaction, Transaction } from '@wharfkit/antelope'
-import { createDfuseClient, InMemoryApiTokenStore, type DfuseClient } from '@dfuse/client'
+import type { DfuseClient } from '@dfuse/client'
 import { DEV_PRIVATE_KEY, RAWDB_ABI } from '../../src/devchain/index.ts'
-import { onCleanup } from '../_helpers/cleanup.ts'
-import { isStandardError, issueToken, startPlatform, type Platform } from '../_helpers/platform.ts'
+import { dfuseClient, isStandardError, issueToken, type Platform, startPlatform } from '../_helpers/platform.ts'
 
 ;(globalThis as { WebSocket?: unknown }).WebSocket = WebSocket
 
@@ -116,14 +115,7 @@ test('REST state with @dfuse/client against a running antler dev: reads before a
   const p = await startPlatform(t)
   const chain = new APIClient({ url: p.chainApi })
   const token = await issueToken(p, p.apiKey)
-  const client: DfuseClient = createDfuseClient({
-    apiKey: p.apiKey,
-    network: p.api.replace('http://', ''),
-    authUrl: p.api,
-    secure: false,
-    apiTokenStore: new InMemoryApiTokenStore(),
-  })
-  onCleanup(t, () => client.release())
+  const client: DfuseClient = dfuseClient(t, p)
   const get = async (path: string) => {
     const response = await fetch(`${p.api}${path}`, { headers: { authorization: `Bearer ${token}` } })
     return { status: response.status, body: (await response.json()) as Record<string, unknown> }

@@ -2,10 +2,9 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import WebSocket from 'ws'
 import { APIClient } from '@wharfkit/antelope'
-import { createDfuseClient, InMemoryApiTokenStore, type InboundMessage } from '@dfuse/client'
-import { onCleanup } from '../_helpers/cleanup.ts'
+import type { InboundMessage } from '@dfuse/client'
 import { mulberry32 } from '../_helpers/random.ts'
-import { issueToken, startPlatform } from '../_helpers/platform.ts'
+import { dfuseClient, issueToken, startPlatform } from '../_helpers/platform.ts'
 import { pollUntil, pushActions, waitIndexed } from '../_helpers/push.ts'
 
 ;(globalThis as { WebSocket?: unknown }).WebSocket = WebSocket
@@ -19,14 +18,7 @@ test(`streams under random forks (seed ${SEED}): a client applying every table d
   const random = mulberry32(SEED)
   const p = await startPlatform(t, ['--lib-depth', '30'])
   const chain = new APIClient({ url: p.chainApi })
-  const client = createDfuseClient({
-    apiKey: p.apiKey,
-    network: p.api.replace('http://', ''),
-    authUrl: p.api,
-    secure: false,
-    apiTokenStore: new InMemoryApiTokenStore(),
-  })
-  onCleanup(t, () => client.release())
+  const client = dfuseClient(t, p)
   const users = ['alice', 'bob', 'carol']
 
   // The client's copies: the token balances of every user (one scope each), and the transfers it holds.

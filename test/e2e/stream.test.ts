@@ -1,16 +1,9 @@
-import { test } from 'node:test'
+import { test, type TestContext } from 'node:test'
 import assert from 'node:assert/strict'
 import WebSocket from 'ws'
 import { APIClient } from '@wharfkit/antelope'
-import {
-  createDfuseClient,
-  InMemoryApiTokenStore,
-  type DfuseClient,
-  type InboundMessage,
-  type Stream,
-} from '@dfuse/client'
-import { onCleanup } from '../_helpers/cleanup.ts'
-import { issueToken, startPlatform, type Platform } from '../_helpers/platform.ts'
+import type { DfuseClient, InboundMessage, Stream } from '@dfuse/client'
+import { dfuseClient, issueToken, type Platform, startPlatform } from '../_helpers/platform.ts'
 import { pollUntil, pushActions, waitIndexed } from '../_helpers/push.ts'
 
 /** The sockets the client opens, so a test can cut one as a network failure would (close code 1006). */
@@ -31,15 +24,9 @@ const transfer = (memo: string, to = 'bob') => ({
   data: { from: 'alice', to, quantity: '0.0001 EOS', memo },
 })
 
-function dfuse(p: Platform): DfuseClient {
-  return createDfuseClient({
-    apiKey: p.apiKey,
-    network: p.api.replace('http://', ''),
-    authUrl: p.api,
-    secure: false,
-    apiTokenStore: new InMemoryApiTokenStore(),
-    streamClientOptions: { socketOptions: { reconnectDelayInMs: 200 } },
-  })
+/** A client that reconnects within 200 ms, so the reconnect check is quick. */
+function dfuse(t: TestContext, p: Platform): DfuseClient {
+  return dfuseClient(t, p, { streamClientOptions: { socketOptions: { reconnectDelayInMs: 200 } } })
 }
 
 /** Messages of one stream, with a wait for a condition on them. */
@@ -59,8 +46,7 @@ function collector() {
 test('/v1/stream with @dfuse/client against a running antler dev: action traces from the past into live, table rows, a transaction lifecycle, head info, reconnect; protocol errors', async (t) => {
   const p = await startPlatform(t, ['--lib-depth', '6'])
   const chain = new APIClient({ url: p.chainApi })
-  const client = dfuse(p)
-  onCleanup(t, () => client.release())
+  const client = dfuse(t, p)
 
   await t.test(
     'streamActionTraces from a past block: the past transfers, then live ones, once each and in order',
