@@ -51,7 +51,7 @@ function blockContentSql(dialect: 'sqlite' | 'postgres') {
       AND block_num ${inList('bigint')} ORDER BY global_seq`,
     /**
      * Their row changes, each with the version it closed: the key's version just below, one
-     * backward seek (shared-sql.ts ROW_CHANGES_OF_BLOCK; parameter: block numbers). PostgreSQL
+     * backward seek (common-sql.ts ROW_CHANGES_OF_BLOCK; parameter: block numbers). PostgreSQL
      * takes it with LATERAL, which reads it in that seek (the join on max() evaluated the max twice
      * per change and then probed the version: twice the time for a batch of 10,000 changes).
      */

@@ -18,7 +18,7 @@ import {
   ROW_CHANGES_OF_BLOCK,
   TRANSACTIONS_BY_ID_PREFIX,
   TRANSACTION_RECORDS,
-} from './shared-sql.ts'
+} from './common-sql.ts'
 import type { SqlRunner } from './sql-routine.ts'
 
 type DbRow = Record<string, unknown>

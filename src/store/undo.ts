@@ -1,6 +1,6 @@
 import { StoreIrreversibleUndoError } from './errors.ts'
 import { failpoint } from './failpoints.ts'
-import { GET_META, INSERT_STEP, RECORD_FORKED_TRANSACTIONS, SET_META } from './shared-sql.ts'
+import { GET_META, INSERT_STEP, RECORD_FORKED_TRANSACTIONS, SET_META } from './common-sql.ts'
 import { awaited, type Maybe, type SqlRoutine, type SqlRunner } from './sql-routine.ts'
 import { VERSIONED_TABLES } from './versioned-tables.ts'
 

@@ -6,13 +6,13 @@ import type { Queryable } from './column-insert.ts'
 
 type DbRow = Record<string, unknown>
 
-/** Every record of each id (shared-sql.ts TRANSACTION_RECORDS per id; parameters: id keys, ids). */
+/** Every record of each id (common-sql.ts TRANSACTION_RECORDS per id; parameters: id keys, ids). */
 const RECORDS = `SELECT t.* FROM unnest($1::bigint[], $2::text[]) AS r(k, id)
   CROSS JOIN LATERAL (SELECT * FROM transactions WHERE id_key = r.k AND id = r.id) t ORDER BY t.id, t.block_num, t.block_index`
 const FORKED_OUT =
   'SELECT id, block_num, block_id FROM forked_transactions WHERE id = ANY($1::text[]) ORDER BY id, block_num, block_id'
 /**
- * The actions of each id's latest record (shared-sql.ts LATEST_TRANSACTION_RECORD), as actionsOfTransaction reads them.
+ * The actions of each id's latest record (common-sql.ts LATEST_TRANSACTION_RECORD), as actionsOfTransaction reads them.
  */
 const ACTIONS = `SELECT r.id AS of_trx, a.* FROM unnest($1::bigint[], $2::text[]) AS r(k, id)
   CROSS JOIN LATERAL (SELECT first_seq, action_count, block_num FROM transactions WHERE id_key = r.k AND id = r.id ORDER BY block_num DESC, block_index ASC LIMIT 1) t
@@ -31,7 +31,7 @@ const EXECUTIONS = `WITH t AS (SELECT DISTINCT t.id, t.block_num, t.first_seq, t
   ORDER BY x.global_seq`
 const BLOCKS = 'SELECT * FROM blocks WHERE num = ANY($1::bigint[])'
 /**
- * shared-sql.ts ROW_CHANGES_OF_BLOCK for many blocks, in its order within each block (the closed version by one
+ * common-sql.ts ROW_CHANGES_OF_BLOCK for many blocks, in its order within each block (the closed version by one
  * backward seek, as block-content.ts reads it).
  */
 const ROW_CHANGES = `SELECT n.block_num AS at, n.code, n.tbl, n.scope, n.pk, n.payer, n.value, o.payer AS old_payer, o.value AS old_value, o.block_num AS old_block

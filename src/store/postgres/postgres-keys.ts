@@ -3,7 +3,7 @@ import { API_KEY_SQL, apiKeyFromRow, apiKeyParams } from '../api-keys-sql.ts'
 import { StoreApiKeyExistsError } from '../errors.ts'
 import type { KeyStore } from '../port.ts'
 import { u8 } from '../row-mapping.ts'
-import { numbered } from '../shared-sql.ts'
+import { numbered } from '../common-sql.ts'
 
 /** PostgreSQL's unique_violation: the id (primary key) or the key hash is taken. */
 const UNIQUE_VIOLATION = '23505'

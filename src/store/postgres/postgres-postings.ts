@@ -1,7 +1,7 @@
 import type pg from 'pg'
 import { trxIdKey, u8 } from '../row-mapping.ts'
 import type { PostingChunk } from '../search/postings.ts'
-import { TRANSACTION_SPANS, numbered } from '../shared-sql.ts'
+import { TRANSACTION_SPANS, numbered } from '../common-sql.ts'
 import type { PostingSource } from '../search/query.ts'
 
 /** A `postings` row as pg returns it (BIGINT columns as strings). */

@@ -1,7 +1,7 @@
 import type { SnapshotReader } from '../port.ts'
 import { createCommonReads } from '../common-reads.ts'
 import { blockFromRow, permissionLinksFromRows, permissionsFromRows, pkText, positionOf, u8 } from '../row-mapping.ts'
-import { GET_META, PERMISSIONS_AT, PERMISSION_LINKS_AT, numbered } from '../shared-sql.ts'
+import { GET_META, PERMISSIONS_AT, PERMISSION_LINKS_AT, numbered } from '../common-sql.ts'
 import type pg from 'pg'
 import type { BlockRecord, StorePosition } from '../types.ts'
 import type { Queryable } from './column-insert.ts'

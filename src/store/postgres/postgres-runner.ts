@@ -1,4 +1,4 @@
-import { numbered } from '../shared-sql.ts'
+import { numbered } from '../common-sql.ts'
 import type { AsyncSqlRunner } from '../sql-routine.ts'
 import type { Queryable } from './column-insert.ts'
 

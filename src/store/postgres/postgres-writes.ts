@@ -3,7 +3,7 @@ import { failpoint, writtenBlocks } from '../failpoints.ts'
 import type { StoreWriter } from '../port.ts'
 import { blockRows } from '../record-rows.ts'
 import { postingChunks } from '../search/postings.ts'
-import { SET_META } from '../shared-sql.ts'
+import { SET_META } from '../common-sql.ts'
 import { runAsync, type SqlRunner } from '../sql-routine.ts'
 import type { BlockBatch } from '../types.ts'
 

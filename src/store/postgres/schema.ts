@@ -1,4 +1,4 @@
-import { blocksDdl, versionIndexes } from '../shared-schema.ts'
+import { blocksDdl, versionIndexes } from '../common-schema.ts'
 
 /**
  * PostgreSQL schema: the same version model as SQLite (see sqlite/schema.ts), with the history

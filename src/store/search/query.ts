@@ -9,7 +9,7 @@ import {
 } from './postings.ts'
 import { NO_FILTER, PREFETCH_CANDIDATES, TermCursor, type Cursor, type FlagFilter } from './term-cursor.ts'
 import { TRX_ID_PREFIX } from './terms.ts'
-import { TRX_ID } from '../shared-sql.ts'
+import { TRX_ID } from '../common-sql.ts'
 
 /** A search query as the store evaluates it; the API parses the query language into this. */
 export type SearchExpr =

@@ -1,4 +1,4 @@
-import { blocksDdl, versionIndexes } from '../shared-schema.ts'
+import { blocksDdl, versionIndexes } from '../common-schema.ts'
 
 /**
  * SQLite schema. History that changes over time is kept as versions: a version is valid from the

@@ -2,7 +2,7 @@ import type Database from 'better-sqlite3'
 import type { BatchReader, ExecutionActions } from '../port.ts'
 import { blocksByNum, forkedOutFromRow, rowChangesByBlock } from '../batch-answers.ts'
 import { TRX_ID_OF_ACTION, actionFromRow, transactionFromRow, trxIdKey, u8 } from '../row-mapping.ts'
-import { LATEST_TRANSACTION_RECORD, TRANSACTION_RECORDS } from '../shared-sql.ts'
+import { LATEST_TRANSACTION_RECORD, TRANSACTION_RECORDS } from '../common-sql.ts'
 import type { ActionRecord, TransactionHistory } from '../types.ts'
 
 type DbRow = Record<string, unknown>
@@ -28,7 +28,7 @@ export function createSqliteBatchReaders(db: Database.Database): BatchReader {
       'SELECT t.id, t.block_num, t.first_seq, t.action_count FROM actions a JOIN transactions t ON t.block_num = a.block_num AND t.block_index = a.trx_index WHERE a.global_seq = ?',
     ),
     blocks: db.prepare('SELECT * FROM blocks WHERE num IN (SELECT value FROM json_each(?))'),
-    // shared-sql.ts ROW_CHANGES_OF_BLOCK for a list of blocks, in its order within each block.
+    // common-sql.ts ROW_CHANGES_OF_BLOCK for a list of blocks, in its order within each block.
     rowChanges:
       db.prepare(`SELECT n.block_num AS at, n.code, n.tbl, n.scope, n.pk, n.payer, n.value, o.payer AS old_payer, o.value AS old_value, o.block_num AS old_block
       FROM row_versions n LEFT JOIN row_versions o ON o.code = n.code AND o.tbl = n.tbl AND o.scope = n.scope AND o.pk = n.pk

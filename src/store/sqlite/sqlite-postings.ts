@@ -1,7 +1,7 @@
 import type Database from 'better-sqlite3'
 import { trxIdKey, u8 } from '../row-mapping.ts'
 import type { PostingChunk } from '../search/postings.ts'
-import { TRANSACTION_SPANS } from '../shared-sql.ts'
+import { TRANSACTION_SPANS } from '../common-sql.ts'
 import type { PostingSource, SeqSpan } from '../search/query.ts'
 
 /** A `postings` row as better-sqlite3 returns it. */

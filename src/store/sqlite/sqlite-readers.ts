@@ -1,7 +1,7 @@
 import type Database from 'better-sqlite3'
 import type { StateReader } from '../port.ts'
 import { permissionLinksFromRows, permissionsFromRows, pkText, u8 } from '../row-mapping.ts'
-import { PERMISSIONS_AT, PERMISSION_LINKS_AT } from '../shared-sql.ts'
+import { PERMISSIONS_AT, PERMISSION_LINKS_AT } from '../common-sql.ts'
 import type { StorePosition } from '../types.ts'
 
 /**
