@@ -2,13 +2,8 @@ import { AbiCache, unpackTransaction, type CompiledAbi } from '../antelope/index
 import type { ActionRecord, BlockRecord, Store, TransactionHistory } from '../store/index.ts'
 import type { ActionDataDecoder } from './action-traces.ts'
 import { assembleLifecycle, keyRecords, type LifecycleFacts } from './assemble.ts'
-import {
-  addRunners,
-  BLOCK_ACTIONS_PAGE,
-  blockReceiverRunners,
-  receiversRunByOthers,
-  type ReceiverRunners,
-} from './block-actions.ts'
+import { BLOCK_ACTIONS_PAGE, blockReceiverRunners } from './block-actions.ts'
+import { addRunners, receiversRunByOthers, type ReceiverRunners } from './row-attribution.ts'
 import type { KnownReads, TransactionLifecycle } from './types.ts'
 
 /**

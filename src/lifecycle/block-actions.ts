@@ -1,4 +1,5 @@
 import type { ActionRecord, BlockRecord, Store } from '../store/index.ts'
+import { addRunners, type ReceiverRunners } from './row-attribution.ts'
 
 /** How many of a block's actions are read at a time: memory stays bounded whatever the block's size. */
 export const BLOCK_ACTIONS_PAGE = 5_000
@@ -38,32 +39,6 @@ export async function findBlockAction(
   let found: ActionRecord | undefined
   await scanBlockActions(store, block, (page) => (found = page.find(match)) !== undefined, pageSize)
   return found
-}
-
-/**
- * Which transactions of a block ran each receiver, in as little as the attribution needs: the one transaction id, or
- * `null` once two or more did (row-attribution.ts asks only whether another transaction ran it).
- */
-export type ReceiverRunners = Map<string, string | null>
-
-/** Adds the actions' receivers to `runners`. */
-export function addRunners(
-  runners: ReceiverRunners,
-  actions: Iterable<{ readonly trxId: string; readonly receiver: string }>,
-): ReceiverRunners {
-  for (const a of actions) {
-    const known = runners.get(a.receiver)
-    if (known === undefined) runners.set(a.receiver, a.trxId)
-    else if (known !== null && known !== a.trxId) runners.set(a.receiver, null)
-  }
-  return runners
-}
-
-/** The receivers another transaction than `trxId` ran (row-attribution.ts's `otherReceivers`). */
-export function receiversRunByOthers(runners: ReceiverRunners, trxId: string): Set<string> {
-  const out = new Set<string>()
-  for (const [receiver, runner] of runners) if (runner !== trxId) out.add(receiver)
-  return out
 }
 
 /** The runners of every receiver of the block, its actions read a page at a time. */

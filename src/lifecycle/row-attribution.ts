@@ -19,7 +19,33 @@ export function attributeRowChanges(
   })
 }
 
+/**
+ * Which transactions of a block ran each receiver, in as little as the attribution needs: the one transaction id, or
+ * `null` once two or more did (attribution asks only whether another transaction ran it).
+ */
+export type ReceiverRunners = Map<string, string | null>
+
+/** Adds the actions' receivers to `runners`. */
+export function addRunners(
+  runners: ReceiverRunners,
+  actions: Iterable<{ readonly trxId: string; readonly receiver: string }>,
+): ReceiverRunners {
+  for (const a of actions) {
+    const known = runners.get(a.receiver)
+    if (known === undefined) runners.set(a.receiver, a.trxId)
+    else if (known !== null && known !== a.trxId) runners.set(a.receiver, null)
+  }
+  return runners
+}
+
+/** The receivers another transaction than `trxId` ran (`attributeRowChanges`'s `otherReceivers`). */
+export function receiversRunByOthers(runners: ReceiverRunners, trxId: string): Set<string> {
+  const out = new Set<string>()
+  for (const [receiver, runner] of runners) if (runner !== trxId) out.add(receiver)
+  return out
+}
+
 /** The receivers of every action of the block that belongs to another transaction than `trxId`. */
 export function receiversOfOthers(blockActions: readonly ActionRecord[], trxId: string): Set<string> {
-  return new Set(blockActions.filter((a) => a.trxId !== trxId).map((a) => a.receiver))
+  return receiversRunByOthers(addRunners(new Map(), blockActions), trxId)
 }

@@ -3,7 +3,8 @@ import type { ActionRecord, Store, TransactionRecord } from '../store/index.ts'
 import { createDecoderSource } from './decoder.ts'
 import { assembleLifecycle, keyRecords, type RecordInBlock } from './assemble.ts'
 import { createLifecycleBatch, type LifecycleBatchStore } from './batch.ts'
-import { BLOCK_ACTIONS_PAGE, blockReceiverRunners, findBlockAction, receiversRunByOthers } from './block-actions.ts'
+import { BLOCK_ACTIONS_PAGE, blockReceiverRunners, findBlockAction } from './block-actions.ts'
+import { receiversRunByOthers } from './row-attribution.ts'
 import type { LifecycleService, TransactionLifecycle } from './types.ts'
 
 /**
