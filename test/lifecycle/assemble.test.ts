@@ -2,48 +2,26 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { assembleLifecycle, type LifecycleFacts } from '../../src/lifecycle/assemble.ts'
 import type { ActionRecord, BlockRecord, RowChange, TransactionRecord } from '../../src/store/index.ts'
+import { actionRecord, blockRecord, transactionRecord } from '../_helpers/records.ts'
 
 const ID = 'a'.repeat(64)
-const block = (num: number): BlockRecord => ({
-  num,
-  id: num.toString(16).padStart(8, '0') + 'c'.repeat(56),
-  previous: '0'.repeat(64),
-  timestampMs: Date.UTC(2030, 0, 1) + num * 500,
-  producer: 'eosio',
-  transactionCount: 1,
-  actionCount: 2,
-})
+const block = (num: number): BlockRecord =>
+  blockRecord({ num, timestampMs: Date.UTC(2030, 0, 1) + num * 500, actionCount: 2 })
 const record = (
   blockNum: number,
   status: number,
   blockIndex = 0,
   extra: Partial<TransactionRecord> = {},
-): TransactionRecord => ({
-  id: ID,
-  blockNum,
-  blockIndex,
-  status,
-  cpuUsageUs: 100,
-  netUsageWords: 10,
-  scheduled: false,
-  ...extra,
-})
-const action = (seq: number, ordinal: number, creator: number, receiver: string): ActionRecord => ({
-  globalSequence: seq,
-  blockNum: 10,
-  trxId: ID,
-  actionOrdinal: ordinal,
-  creatorActionOrdinal: creator,
-  receiver,
-  account: 'rawdb',
-  name: 'put',
-  authorization: [{ actor: 'rawdb', permission: 'active' }],
-  data: new Uint8Array([1]),
-  returnValue: new Uint8Array(0),
-  actDigest: '0'.repeat(64),
-  recvSequence: 1n,
-  ramDeltas: [],
-})
+): TransactionRecord => transactionRecord({ id: ID, blockNum, blockIndex, status, ...extra })
+const action = (seq: number, ordinal: number, creator: number, receiver: string): ActionRecord =>
+  actionRecord({
+    globalSequence: seq,
+    blockNum: 10,
+    trxId: ID,
+    actionOrdinal: ordinal,
+    creatorActionOrdinal: creator,
+    receiver,
+  })
 const change = (code: string, old: boolean, value: boolean): RowChange => ({
   code,
   table: 't',

@@ -2,45 +2,15 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { AbiCache } from '../../src/antelope/index.ts'
 import { buildProcessed } from '../../src/push/processed.ts'
-import type { ActionRecord, BlockRecord, TransactionRecord } from '../../src/store/index.ts'
+import type { ActionRecord, TransactionRecord } from '../../src/store/index.ts'
+import { actionRecord, blockRecord, transactionRecord } from '../_helpers/records.ts'
 
 const ID = 'b'.repeat(64)
-const block: BlockRecord = {
-  num: 7,
-  id: '00000007' + 'c'.repeat(56),
-  previous: '0'.repeat(64),
-  timestampMs: Date.UTC(2030, 0, 1),
-  producer: 'eosio',
-  transactionCount: 1,
-  actionCount: 1,
-}
-const record = (details?: TransactionRecord['details']): TransactionRecord => ({
-  id: ID,
-  blockNum: 7,
-  blockIndex: 1,
-  status: 0,
-  cpuUsageUs: 100,
-  netUsageWords: 12,
-  scheduled: false,
-  ...(details ? { details } : {}),
-})
-const action = (trace?: ActionRecord['trace']): ActionRecord => ({
-  globalSequence: 90,
-  blockNum: 7,
-  trxId: ID,
-  actionOrdinal: 1,
-  creatorActionOrdinal: 0,
-  receiver: 'rawdb',
-  account: 'rawdb',
-  name: 'put',
-  authorization: [{ actor: 'rawdb', permission: 'active' }],
-  data: new Uint8Array([1]),
-  returnValue: new Uint8Array(0),
-  actDigest: '0'.repeat(64),
-  recvSequence: 5n,
-  ramDeltas: [],
-  ...(trace ? { trace } : {}),
-})
+const block = blockRecord({ num: 7 })
+const record = (details?: TransactionRecord['details']): TransactionRecord =>
+  transactionRecord({ id: ID, blockIndex: 1, netUsageWords: 12, ...(details ? { details } : {}) })
+const action = (trace?: ActionRecord['trace']): ActionRecord =>
+  actionRecord({ globalSequence: 90, trxId: ID, recvSequence: 5n, ...(trace ? { trace } : {}) })
 
 async function processedOf(a: ActionRecord, r: TransactionRecord) {
   const processed = await buildProcessed({
