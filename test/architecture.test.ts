@@ -35,7 +35,8 @@ const ALLOWED: Record<string, string[]> = {
   lifecycle: ['antelope', 'store'],
   search: ['antelope', 'store', 'lifecycle'],
   live: ['antelope', 'store'],
-  api: ['antelope', 'store', 'auth', 'push', 'state', 'lifecycle', 'search', 'live'],
+  graphql: ['antelope', 'store', 'lifecycle', 'search', 'live'],
+  api: ['antelope', 'store', 'auth', 'push', 'state', 'lifecycle', 'search', 'live', 'graphql'],
   cli: [
     'antelope',
     'ship',
@@ -48,6 +49,7 @@ const ALLOWED: Record<string, string[]> = {
     'lifecycle',
     'search',
     'live',
+    'graphql',
     'api',
   ],
 }

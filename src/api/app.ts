@@ -11,6 +11,7 @@ import type { StateService } from '../state/index.ts'
 import type { LifecycleService } from '../lifecycle/index.ts'
 import type { SearchService } from '../search/index.ts'
 import type { LiveHub } from '../live/index.ts'
+import type { GraphqlRuntime } from '../graphql/index.ts'
 import type { SnapshotSource } from '../store/index.ts'
 import formbody from '@fastify/formbody'
 import { InvalidJsonError, ServiceUnavailableError } from './errors.ts'
@@ -26,6 +27,7 @@ import { stateRoutes } from './routes/state.ts'
 import { transactionRoutes } from './routes/transactions.ts'
 import { searchRoutes } from './routes/search.ts'
 import { streamUpgradeRoutes } from './routes/stream-upgrades.ts'
+import { graphqlRoutes } from './routes/graphql.ts'
 import { createStreamHandlers, type StreamServices } from './stream/handlers.ts'
 import { ErrorObject } from './schemas.ts'
 import { clientErrorHandler, wsClientErrorHandler } from './client-errors.ts'
@@ -60,6 +62,8 @@ export interface ApiServices {
   readonly snapshots: SnapshotSource
   /** The live hub: one tail of the step log fanned out to every stream subscription. */
   readonly live: LiveHub
+  /** The GraphQL schema and its services (HTTP and WebSocket here; gRPC beside the app). */
+  readonly graphql: GraphqlRuntime
 }
 
 /** JSON bodies whatever their Content-Type: @dfuse/client posts JSON as text/plain. */
@@ -159,6 +163,11 @@ export async function buildApp(args: {
       lifecycle: services.lifecycle,
     })
     await json.register(streamUpgradeRoutes, { auth: services.auth, noAuth: config.noAuth, streams })
+  })
+  await app.register(async (graphql) => {
+    graphql.removeContentTypeParser(['application/json', 'text/plain'])
+    graphql.addContentTypeParser('*', { parseAs: 'string' }, parseJsonBody)
+    await graphql.register(graphqlRoutes, { runtime: services.graphql, auth: services.auth, noAuth: config.noAuth })
   })
   // The REST reads: JSON bodies whatever their Content-Type (bin_to_json), form bodies for the multi-table POSTs.
   await app.register(async (rest) => {

@@ -15,6 +15,7 @@ import { createStateService } from '../state/index.ts'
 import { createLifecycleService } from '../lifecycle/index.ts'
 import { createSearchService } from '../search/index.ts'
 import { createLiveHub, type LiveHub } from '../live/index.ts'
+import { createGraphqlRuntime } from '../graphql/index.ts'
 import type { Store } from '../store/index.ts'
 import type { ApiFlags } from './api-options.ts'
 
@@ -105,7 +106,9 @@ export async function startApi(args: {
   // Streams' live hub: given when the indexer shares the process (it wakes the hub), else polling the store.
   const live = args.live ?? createLiveHub({ source: store, onReadError: liveReadError(logger) })
   const lifecycle = createLifecycleService({ store })
-  const search = createSearchService({ store, lifecycle, cursorKey: await store.secret('cursor_key') })
+  const cursorKey = await store.secret('cursor_key')
+  const search = createSearchService({ store, lifecycle, cursorKey })
+  const graphql = createGraphqlRuntime({ search, store, live, cursorKey })
   const app = await buildApp({
     config: {
       noAuth: !flags.auth,
@@ -125,6 +128,7 @@ export async function startApi(args: {
       snapshots: store,
       streamStore: store,
       live,
+      graphql,
       health: { storeKind: args.storeKind, store, chainHead: chainHeadCache(chainApi) },
     },
     logger,

@@ -37,7 +37,7 @@ export interface BlockRange {
 const isInt = (n: number, min: number, max: number) => Number.isInteger(n) && n >= min && n <= max
 
 /** Checks the numeric parameters against their rules (what any caller, REST or GraphQL, must respect). */
-export function checkRangeParams(p: RangeParams & { limit: number }): void {
+export function checkRangeParams(p: RangeParams & { limit: number }, maxLimit: number = SEARCH_LIMITS.maxLimit): void {
   if (!isInt(p.startBlock, -SEARCH_LIMITS.maxBlock, SEARCH_LIMITS.maxBlock))
     throw SearchParamError({
       param: 'start_block',
@@ -48,11 +48,8 @@ export function checkRangeParams(p: RangeParams & { limit: number }): void {
       param: 'block_count',
       sentence: `The block_count field must be an integer from 1 to ${SEARCH_LIMITS.maxBlock}`,
     })
-  if (!isInt(p.limit, 1, SEARCH_LIMITS.maxLimit))
-    throw SearchParamError({
-      param: 'limit',
-      sentence: `The limit field must be an integer from 1 to ${SEARCH_LIMITS.maxLimit}`,
-    })
+  if (!isInt(p.limit, 1, maxLimit))
+    throw SearchParamError({ param: 'limit', sentence: `The limit field must be an integer from 1 to ${maxLimit}` })
 }
 
 /**
@@ -77,4 +74,30 @@ export function blockRange(p: RangeParams, position: StorePosition | undefined):
   }
   const start = relative ?? (p.startBlock === 0 ? virtualHead : p.startBlock)
   return { low: Math.max(1, start - p.blockCount), high: Math.min(start, virtualHead), sort: 'desc', virtualHead }
+}
+
+/** GraphQL's bounds (dfuse's block-range rules, docs/API.md "GraphQL"): both ends optional, negatives from the head. */
+export interface BoundsParams {
+  readonly lowBlockNum?: number
+  readonly highBlockNum?: number
+  readonly sort: SearchSort
+  readonly withReversible: boolean
+}
+
+/**
+ * The blocks of a GraphQL search. The searchable head is the head, or LIB for irreversible-only searches; a negative
+ * bound n is `head + n + 1` (−1 = the head). An absent low bound is block 1, an absent high bound the searchable head;
+ * a high bound past it is cut to it ascending and refused descending (a descending search cannot start in the future).
+ */
+export function boundedRange(p: BoundsParams, position: StorePosition | undefined): BlockRange {
+  const virtualHead = position ? (p.withReversible ? position.head.blockNum : position.lib) : 0
+  const resolve = (n: number) => (n < 0 ? virtualHead + n + 1 : n)
+  const low = Math.max(1, p.lowBlockNum === undefined ? 1 : resolve(p.lowBlockNum))
+  const high = p.highBlockNum === undefined ? virtualHead : resolve(p.highBlockNum)
+  if (p.sort === 'desc' && high > virtualHead)
+    throw SearchParamError({
+      param: 'highBlockNum',
+      sentence: `highBlockNum ${high} is above the ${p.withReversible ? 'head' : 'last irreversible'} block ${virtualHead}; use -1 to follow the HEAD`,
+    })
+  return { low, high: Math.min(high, virtualHead), sort: p.sort, virtualHead }
 }

@@ -3,7 +3,15 @@ import type { ActionRecord, BlockRecord, SearchExpr, Store, StorePosition } from
 import { createCursorCodec, type CursorCodec } from './cursor.ts'
 import { collectRows, type PageStore, type RowDraft } from './page.ts'
 import { parseSearchQuery } from './parser.ts'
-import { blockRange, checkRangeParams, SEARCH_LIMITS, type BlockRange, type SearchSort } from './range.ts'
+import {
+  blockRange,
+  boundedRange,
+  checkRangeParams,
+  SEARCH_LIMITS,
+  type BlockRange,
+  type BoundsParams,
+  type SearchSort,
+} from './range.ts'
 import { SearchForkRaceError } from './request-errors.ts'
 import { pageBounds, type BoundsStore, type CursorState } from './resume.ts'
 
@@ -26,6 +34,10 @@ export interface SearchRequest {
   readonly cursor?: string
   /** Default false: only irreversible blocks. */
   readonly withReversible?: boolean
+  /** GraphQL's bounds instead of `startBlock`/`blockCount` (range.ts, boundedRange). */
+  readonly bounds?: Pick<BoundsParams, 'lowBlockNum' | 'highBlockNum'>
+  /** The largest `limit` accepted: default 100 (REST); GraphQL allows 1,000. */
+  readonly maxLimit?: number
 }
 
 /** One transaction of a page: its matching actions. */
@@ -41,6 +53,10 @@ export interface SearchRow {
   readonly actionIdx: readonly number[]
   /** Resumes right after this transaction (GraphQL gives one per row). */
   readonly cursor: string
+  /** Every action of the transaction's execution, in execution order. */
+  readonly execution: readonly ActionRecord[]
+  /** The stored block holding it. */
+  readonly block: BlockRecord
 }
 
 /** A page of rows, for REST and GraphQL alike. */
@@ -50,6 +66,8 @@ export interface SearchRowsPage {
   readonly cursor: string
   /** The request's cursor named a block that was forked out: the page continues on the store's chain. */
   readonly forkedHeadWarning: boolean
+  /** The store's LIB when the page was read (0 for an empty store). */
+  readonly lib: number
 }
 
 /** `GET /v0/search/transactions`'s answer, as dfuse sent it (docs/API.md, "Wire facts"). */
@@ -77,12 +95,14 @@ const MAX_ATTEMPTS = 4
 interface Checked {
   readonly expr: SearchExpr
   readonly params: { startBlock: number; blockCount: number; limit: number; sort: SearchSort; withReversible: boolean }
+  readonly bounds: SearchRequest['bounds']
   readonly cursor: ReturnType<CursorCodec['decode']> | undefined
 }
 
 /** A page read on one chain, and what pins that chain. */
 interface Attempt {
-  readonly rows: (RowDraft & { blockId: string; actionIdx: number[] })[]
+  readonly rows: (RowDraft & { block: BlockRecord; actionIdx: number[] })[]
+  readonly lib: number
   readonly more: boolean
   readonly forked: boolean
   readonly lifecycles: Map<string, TransactionLifecycle> | undefined
@@ -118,10 +138,10 @@ export function createSearchService(args: {
       sort: request.sort ?? 'asc',
       withReversible: request.withReversible ?? false,
     }
-    checkRangeParams(params)
+    checkRangeParams(params, request.maxLimit)
     const expr = parseSearchQuery(request.query)
     const cursor = request.cursor ? codec.decode(request.cursor) : undefined
-    return { expr, params, cursor }
+    return { expr, params, bounds: request.bounds, cursor }
   }
 
   /**
@@ -142,20 +162,24 @@ export function createSearchService(args: {
     | undefined
   > {
     const at = checked.cursor
+    const rangeAt = (position: StorePosition) =>
+      checked.bounds
+        ? boundedRange({ ...checked.params, ...checked.bounds }, position)
+        : blockRange(checked.params, position)
     const pinnedAt = (range: BlockRange, lib: number) => range.high <= lib && (!at || at.blockNum <= lib)
     const standing = async (reader: Pick<Store, 'blockByNum'>): Promise<CursorState | undefined> =>
       at && { position: at, forked: (await reader.blockByNum(at.blockNum))?.id !== at.blockId }
     if (!checked.params.withReversible) {
       const position = await store.position()
       if (!position) return undefined
-      const range = blockRange(checked.params, position)
+      const range = rangeAt(position)
       if (pinnedAt(range, position.lib))
         return { position, range, anchorId: undefined, cursor: await standing(store), pinned: true }
     }
     return store.snapshot(async (reader) => {
       const position = await reader.position()
       if (!position) return undefined
-      const range = blockRange(checked.params, position)
+      const range = rangeAt(position)
       const anchorId = range.high >= 1 ? (await reader.blockByNum(range.high))?.id : undefined
       return { position, range, anchorId, cursor: await standing(reader), pinned: pinnedAt(range, position.lib) }
     })
@@ -204,7 +228,8 @@ export function createSearchService(args: {
         return true
       }))
     if (!check || withIdx.some((r) => blocks.get(r.blockNum) === undefined)) return 'forked'
-    return { rows: withIdx.map((r) => ({ ...r, blockId: blocks.get(r.blockNum)!.id })), more, forked, lifecycles }
+    const rows = withIdx.map((r) => ({ ...r, block: blocks.get(r.blockNum)! }))
+    return { rows, more, forked, lifecycles, lib: position.lib }
   }
 
   async function read(
@@ -216,25 +241,29 @@ export function createSearchService(args: {
     for (let i = 0; i < MAX_ATTEMPTS; i++) {
       const result = await attempt(checked, withLifecycles)
       if (result === 'forked') continue
-      if (result === 'empty') return { page: { rows: [], cursor: '', forkedHeadWarning: false }, lifecycles: undefined }
+      if (result === 'empty')
+        return { page: { rows: [], cursor: '', forkedHeadWarning: false, lib: 0 }, lifecycles: undefined }
       // The last match delivered in the direction of travel: a cursor resumes after its transaction.
       const cursorOf = (r: Attempt['rows'][number]) =>
         codec.encode({
           blockNum: r.blockNum,
-          blockId: r.blockId,
+          blockId: r.block.id,
           seq: (forward ? r.actions[r.actions.length - 1] : r.actions[0]).globalSequence,
         })
       // A row's own cursor (GraphQL's) costs an HMAC: the REST answer needs only the page's.
       const rows = result.rows.map((r) => ({
         trxId: r.trxId,
         blockNum: r.blockNum,
-        blockId: r.blockId,
+        blockId: r.block.id,
         actions: r.actions,
         actionIdx: r.actionIdx,
         cursor: withLifecycles ? '' : cursorOf(r),
+        execution: r.execution,
+        block: r.block,
       }))
       const cursor = result.more && rows.length ? cursorOf(result.rows[result.rows.length - 1]) : ''
-      return { page: { rows, cursor, forkedHeadWarning: result.forked }, lifecycles: result.lifecycles }
+      const page = { rows, cursor, forkedHeadWarning: result.forked, lib: result.lib }
+      return { page, lifecycles: result.lifecycles }
     }
     throw SearchForkRaceError({ attempts: MAX_ATTEMPTS })
   }

@@ -42,12 +42,6 @@ export function presentedToken(request: FastifyRequest): { token: string | undef
   return { token: fromQuery, malformed: header !== undefined && header !== '' && fromQuery === undefined }
 }
 
-/** Whether a request offers a token at all. */
-export const offersToken = (request: FastifyRequest): boolean => {
-  const { token, malformed } = presentedToken(request)
-  return token !== undefined || malformed || request.headers.authorization !== undefined
-}
-
 /** `X-RateLimit-*` of a limiter decision, on an admitted call or (from the error handler) on a refusal. */
 export function rateHeaders(reply: FastifyReply, rate: RateLimitDecision): void {
   reply.header('x-ratelimit-limit', String(rate.limit))

@@ -1,0 +1,90 @@
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
+import mercurius from 'mercurius'
+import type { WebSocket } from 'ws'
+import type { AuthService } from '../../auth/index.ts'
+import { graphqlWireError, type GraphqlRuntime } from '../../graphql/index.ts'
+import { presentedToken, rateHeaders } from '../plugins/auth.ts'
+import { toAntlerError } from '../wire-error.ts'
+import { guardGraphqlSocket } from './graphql-socket.ts'
+
+/** Bytes a GraphQL WebSocket may hold unsent before its subscriptions end as too slow (as `/v1/stream`). */
+export const GRAPHQL_MAX_BUFFERED_BYTES = 16 * 1024 * 1024
+/** Nesting a query may reach (createdActions and creatorAction recurse). */
+const MAX_QUERY_DEPTH = 16
+
+interface MercuriusErrors {
+  errors?: readonly (Error & { originalError?: Error & { errors?: readonly Error[] } })[]
+  data?: unknown
+}
+
+/**
+ * GraphQL over HTTP and WebSocket, served by mercurius on the runtime's schema:
+ * - `POST /graphql` (a JSON body whatever its Content-Type) and `GET /graphql?query=`: always 200 with
+ *   `{data, errors}`, as dfuse answered; a refused token is an error with `extensions.code` `Unauthenticated`, and
+ *   each call counts against the key's limits (`X-RateLimit-*` headers);
+ * - the WebSocket upgrade of `/graphql`, in the legacy `graphql-ws` subprotocol (@dfuse/client) or the modern
+ *   `graphql-transport-ws`, chosen by the client's `Sec-WebSocket-Protocol`; admission and dfuse's protocol details
+ *   are in graphql-socket.ts.
+ * Registered in its own context: the routes are public to the auth hook, which this plugin replaces.
+ */
+export const graphqlRoutes: FastifyPluginAsync<{
+  runtime: GraphqlRuntime
+  auth: AuthService
+  noAuth: boolean
+}> = async (app, opts) => {
+  const log = (error: unknown, traceId: string) =>
+    app.log.error({ err: error, trace_id: traceId }, 'graphql: unexpected error')
+  // Mercurius's validation errors carry the real ones inside.
+  const flatten = (errors: MercuriusErrors['errors']) =>
+    (errors ?? []).flatMap((e) => (Array.isArray(e.originalError?.errors) ? e.originalError.errors : [e]))
+
+  // Whatever fails before execution (a refused token, a body that is not JSON) is a GraphQL error too, with 200.
+  app.setErrorHandler((error, _request, reply) => {
+    const { error: known, unexpected } = toAntlerError(error)
+    if (unexpected) app.log.error({ err: error }, 'graphql: unexpected error before execution')
+    return reply.code(200).send({ data: null, errors: [graphqlWireError(known)] })
+  })
+  app.addHook('onRoute', (route) => {
+    if (route.url !== '/graphql' || !route.wsHandler) return
+    const handler = route.wsHandler
+    route.wsHandler = function (this: unknown, socket: WebSocket, request) {
+      guardGraphqlSocket(socket, request, { auth: opts.auth, noAuth: opts.noAuth })
+      return handler.call(this as never, socket, request)
+    }
+  })
+
+  await app.register(mercurius, {
+    schema: opts.runtime.schema,
+    path: '/graphql',
+    graphiql: false,
+    jit: 0,
+    queryDepth: MAX_QUERY_DEPTH,
+    additionalRouteOptions: { config: { public: true } },
+    context: async (request: FastifyRequest, reply: FastifyReply) => {
+      if (!opts.noAuth) {
+        const { token, malformed } = presentedToken(request)
+        const admission = await opts.auth.admit({
+          token: malformed ? 'malformed' : token,
+          caller: { ip: request.ip, origin: request.headers.origin },
+        })
+        rateHeaders(reply, admission.rate)
+      }
+      return opts.runtime.context()
+    },
+    errorFormatter: (execution: MercuriusErrors) => ({
+      statusCode: 200,
+      response: {
+        data: execution.data ?? null,
+        errors: flatten(execution.errors).map((e) => graphqlWireError(e, log)),
+      },
+    }),
+    subscription: {
+      fullWsTransport: true,
+      context: (socket: WebSocket) =>
+        opts.runtime.context({
+          bufferedBytes: () => socket.bufferedAmount,
+          maxBufferedBytes: GRAPHQL_MAX_BUFFERED_BYTES,
+        }),
+    },
+  } as never)
+}

@@ -1,0 +1,39 @@
+import type { GraphQLSchema } from 'graphql'
+import { createDecoderSource } from '../lifecycle/index.ts'
+import type { LiveHub } from '../live/index.ts'
+import { createCursorCodec, type SearchService } from '../search/index.ts'
+import type { GraphqlContext, GraphqlServices, GraphqlStore, TransportBacklog } from './context.ts'
+import { createLiveMatcher } from './live-match.ts'
+import { createGraphqlSchema } from './schema.ts'
+
+export type { GraphqlContext, GraphqlServices, GraphqlStore, TransportBacklog } from './context.ts'
+export { graphqlWireError, grpcCodeName, type GraphqlWireError } from './errors.ts'
+export { prepare, runGraphql, GraphqlRequestError, GRAPHQL_QUERY_LIMITS, type GraphqlRequest } from './execute.ts'
+export { SCHEMA_SDL } from './schema-sdl.ts'
+
+/** The GraphQL surface every transport serves: one schema and the services its resolvers use. */
+export interface GraphqlRuntime {
+  readonly schema: GraphQLSchema
+  readonly services: GraphqlServices
+  /** The context of one operation (or one WebSocket connection's operations). */
+  context(backlog?: TransportBacklog): GraphqlContext
+}
+
+export function createGraphqlRuntime(deps: {
+  search: SearchService
+  store: GraphqlStore & Parameters<typeof createDecoderSource>[0]
+  live: Pick<LiveHub, 'subscribe'>
+  cursorKey: Uint8Array
+}): GraphqlRuntime {
+  const decoders = createDecoderSource(deps.store)
+  const services: GraphqlServices = {
+    search: deps.search,
+    store: deps.store,
+    live: deps.live,
+    decoders,
+    cursors: createCursorCodec(deps.cursorKey),
+    matcher: createLiveMatcher({ decoders, store: deps.store }),
+  }
+  const schema = createGraphqlSchema()
+  return { schema, services, context: (backlog) => ({ services, backlog }) }
+}

@@ -1,0 +1,60 @@
+import { buildSchema, GraphQLObjectType, GraphQLScalarType, type GraphQLSchema } from 'graphql'
+import type { SearchResult } from './results.ts'
+import { accountHistoryActions } from './account-history.ts'
+import { searchBackwardStream, type BackwardStreamArgs } from './backward-stream.ts'
+import { blockQuery } from './block-query.ts'
+import type { GraphqlContext } from './context.ts'
+import { withFormattedErrors } from './errors.ts'
+import { ForwardStream, type ForwardStreamArgs } from './forward-stream.ts'
+import { searchQueryResolvers } from './query-resolvers.ts'
+import { Int64, JSONScalar, Time, Uint32, Uint64 } from './scalars.ts'
+import { SCHEMA_SDL } from './schema-sdl.ts'
+
+const SCALARS: readonly GraphQLScalarType[] = [Int64, Uint64, Uint32, JSONScalar, Time]
+
+type Resolver = (source: unknown, args: never, ctx: GraphqlContext) => unknown
+
+const QUERY: Record<string, Resolver> = {
+  ...searchQueryResolvers,
+  getAccountHistoryActions: accountHistoryActions,
+  block: blockQuery,
+}
+
+/** Subscriptions: `subscribe` makes the stream, each value is the field's result as it is. */
+const SUBSCRIPTION: Record<string, (source: unknown, args: never, ctx: GraphqlContext) => AsyncIterable<SearchResult>> =
+  {
+    searchTransactionsForward: (_: unknown, args: ForwardStreamArgs, ctx: GraphqlContext) =>
+      withFormattedErrors(new ForwardStream(ctx.services, args, ctx.backlog)),
+    searchTransactionsBackward: (_: unknown, args: BackwardStreamArgs, ctx: GraphqlContext) =>
+      withFormattedErrors(searchBackwardStream(args, ctx)),
+  }
+
+/**
+ * The executable schema: the SDL (schema-sdl.ts) with the scalars' implementations and the root resolvers; every
+ * other field is read from the objects the resolvers return (trace-model.ts: methods take the field's arguments).
+ */
+export function createGraphqlSchema(): GraphQLSchema {
+  const schema = buildSchema(SCHEMA_SDL)
+  for (const scalar of SCALARS) {
+    const declared = schema.getType(scalar.name)
+    if (!(declared instanceof GraphQLScalarType)) throw new Error(`schema: scalar ${scalar.name} is not declared`)
+    Object.assign(declared, {
+      description: scalar.description,
+      serialize: scalar.serialize,
+      parseValue: scalar.parseValue,
+      parseLiteral: scalar.parseLiteral,
+    })
+  }
+  const fields = (type: GraphQLObjectType | null | undefined) => {
+    if (!type) throw new Error('schema: a root type is missing')
+    return type.getFields()
+  }
+  const query = fields(schema.getQueryType())
+  for (const [name, resolve] of Object.entries(QUERY)) query[name].resolve = resolve as never
+  const subscription = fields(schema.getSubscriptionType())
+  for (const [name, subscribe] of Object.entries(SUBSCRIPTION)) {
+    subscription[name].subscribe = subscribe as never
+    subscription[name].resolve = (value: unknown) => value
+  }
+  return schema
+}
