@@ -28,6 +28,8 @@ import { transactionRoutes } from './routes/transactions.ts'
 import { searchRoutes } from './routes/search.ts'
 import { streamUpgradeRoutes } from './routes/stream-upgrades.ts'
 import { graphqlRoutes } from './routes/graphql.ts'
+import { graphqlProtoRoutes } from './routes/graphql-proto.ts'
+import { graphiqlRoutes } from './routes/graphiql.ts'
 import { createStreamHandlers, type StreamServices } from './stream/handlers.ts'
 import { ErrorObject } from './schemas.ts'
 import { clientErrorHandler, wsClientErrorHandler } from './client-errors.ts'
@@ -168,6 +170,8 @@ export async function buildApp(args: {
     graphql.removeContentTypeParser(['application/json', 'text/plain'])
     graphql.addContentTypeParser('*', { parseAs: 'string' }, parseJsonBody)
     await graphql.register(graphqlRoutes, { runtime: services.graphql, auth: services.auth, noAuth: config.noAuth })
+    await graphql.register(graphqlProtoRoutes)
+    await graphql.register(graphiqlRoutes)
   })
   // The REST reads: JSON bodies whatever their Content-Type (bin_to_json), form bodies for the multi-table POSTs.
   await app.register(async (rest) => {

@@ -1,3 +1,4 @@
+import { fileURLToPath } from 'node:url'
 import type { GraphQLSchema } from 'graphql'
 import { createDecoderSource } from '../lifecycle/index.ts'
 import type { LiveHub } from '../live/index.ts'
@@ -10,6 +11,9 @@ export type { GraphqlContext, GraphqlServices, GraphqlStore, TransportBacklog } 
 export { graphqlWireError, grpcCodeName, type GraphqlWireError } from './errors.ts'
 export { prepare, runGraphql, GraphqlRequestError, GRAPHQL_QUERY_LIMITS, type GraphqlRequest } from './execute.ts'
 export { SCHEMA_SDL } from './schema-sdl.ts'
+
+/** The gRPC service's proto file (served at `/graphql/graphql.proto`, loaded by the gRPC server). */
+export const GRAPHQL_PROTO_PATH = fileURLToPath(new URL('./graphql.proto', import.meta.url))
 
 /** The GraphQL surface every transport serves: one schema and the services its resolvers use. */
 export interface GraphqlRuntime {

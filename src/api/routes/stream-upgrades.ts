@@ -34,5 +34,4 @@ export const streamUpgradeRoutes: FastifyPluginAsync<{
       serveStreamConnection(socket, opts.streams, opts.limits)
     },
   )
-
 }
