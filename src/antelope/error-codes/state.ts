@@ -55,10 +55,6 @@ export const STATE_ERRORS = {
     status: 404,
     message: (d) => `No stored block is ${d.comparator} ${d.time}.`,
   }),
-  data_block_not_found_error: defineError<{ block: string }>({
-    status: 404,
-    message: (d) => `No stored block is ${d.block}.`,
-  }),
   data_account_creation_not_found_error: defineError<{ account: string }>({
     status: 404,
     message: (d) => `No stored block created the account ${d.account}.`,
