@@ -51,3 +51,22 @@ test('every altered character, truncation, extension and garbage is a request_va
     assert.throws(() => codec.decode(garbage), refusedAsInvalid, JSON.stringify(garbage))
   }
 })
+
+test("a subscription's cursor (version 2) carries its step, survives a round trip, and refuses alteration", () => {
+  const codec = createCursorCodec(randomBytes(32))
+  const base = { blockNum: 77, blockId: 'cd'.repeat(32), seq: 5000 }
+  for (const step of [
+    { seq: 1, undo: false },
+    { seq: Number.MAX_SAFE_INTEGER, undo: true },
+  ]) {
+    const cursor = codec.encode({ ...base, step })
+    assert.notEqual(cursor.length, codec.encode(base).length)
+    assert.deepEqual(codec.decode(cursor), { ...base, step })
+    for (let i = 0; i < cursor.length - 1; i++) {
+      const altered = cursor.slice(0, i) + (cursor[i] === 'A' ? 'B' : 'A') + cursor.slice(i + 1)
+      assert.throws(() => codec.decode(altered), refusedAsInvalid, `character ${i} altered`)
+    }
+  }
+  // A version-1 cursor decodes without a step: searches and subscriptions accept both.
+  assert.equal(codec.decode(codec.encode(base)).step, undefined)
+})
