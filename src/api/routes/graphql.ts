@@ -5,17 +5,13 @@ import type { AuthService } from '../../auth/index.ts'
 import { graphqlWireError, type GraphqlRuntime } from '../../graphql/index.ts'
 import { presentedToken, rateHeaders } from '../plugins/auth.ts'
 import { toAntlerError } from '../wire-error.ts'
+import { asRefusal, checkGraphqlRequest, flattenErrors, type MercuriusErrors } from './graphql-request.ts'
 import { guardGraphqlSocket } from './graphql-socket.ts'
 
 /** Bytes a GraphQL WebSocket may hold unsent before its subscriptions end as too slow (as `/v1/stream`). */
 export const GRAPHQL_MAX_BUFFERED_BYTES = 16 * 1024 * 1024
 /** Nesting a query may reach (createdActions and creatorAction recurse). */
 const MAX_QUERY_DEPTH = 16
-
-interface MercuriusErrors {
-  errors?: readonly (Error & { originalError?: Error & { errors?: readonly Error[] } })[]
-  data?: unknown
-}
 
 /**
  * GraphQL over HTTP and WebSocket, served by mercurius on the runtime's schema:
@@ -34,15 +30,16 @@ export const graphqlRoutes: FastifyPluginAsync<{
 }> = async (app, opts) => {
   const log = (error: unknown, traceId: string) =>
     app.log.error({ err: error, trace_id: traceId }, 'graphql: unexpected error')
-  // Mercurius's validation errors carry the real ones inside.
-  const flatten = (errors: MercuriusErrors['errors']) =>
-    (errors ?? []).flatMap((e) => (Array.isArray(e.originalError?.errors) ? e.originalError.errors : [e]))
-
   // Whatever fails before execution (a refused token, a body that is not JSON) is a GraphQL error too, with 200.
   app.setErrorHandler((error, _request, reply) => {
+    const refused = asRefusal(error as Error)
+    if (refused !== error) return reply.code(200).send({ data: null, errors: [graphqlWireError(refused)] })
     const { error: known, unexpected } = toAntlerError(error)
     if (unexpected) app.log.error({ err: error }, 'graphql: unexpected error before execution')
     return reply.code(200).send({ data: null, errors: [graphqlWireError(known)] })
+  })
+  app.addHook('preValidation', async (request) => {
+    if (request.routeOptions.url === '/graphql') await checkGraphqlRequest(request)
   })
   app.addHook('onRoute', (route) => {
     if (route.url !== '/graphql' || !route.wsHandler) return
@@ -75,7 +72,7 @@ export const graphqlRoutes: FastifyPluginAsync<{
       statusCode: 200,
       response: {
         data: execution.data ?? null,
-        errors: flatten(execution.errors).map((e) => graphqlWireError(e, log)),
+        errors: flattenErrors(execution.errors).map((e) => graphqlWireError(asRefusal(e), log)),
       },
     }),
     subscription: {
