@@ -8,6 +8,9 @@ import { presentedToken } from '../plugins/auth.ts'
 import { newTraceId } from '../plugins/errors.ts'
 import { wireError } from '../wire-error.ts'
 
+/** How long a restarted operation waits for the one it replaces to end. */
+const RESTART_WAIT_MS = 2_000
+
 /** The legacy Apollo subprotocol (`subscriptions-transport-ws`), which @dfuse/client speaks. */
 export const LEGACY_PROTOCOL = 'graphql-ws'
 
@@ -54,6 +57,8 @@ export function guardGraphqlSocket(
   let token: string | undefined = upgrade.malformed ? 'malformed' : upgrade.token
   let admitted = false
   const running = new Set<string>()
+  /** Operations being stopped for a restart: their closing frame is not sent, and the restart waits for it. */
+  const restarting = new Map<string, () => void>()
   const emit = socket.emit.bind(socket) as (event: string, ...args: unknown[]) => boolean
   const send = socket.send.bind(socket) as (data: string, cb?: (error?: Error) => void) => void
 
@@ -63,6 +68,14 @@ export function guardGraphqlSocket(
   const refusal = (error: unknown) => {
     const known = error instanceof AntlerError ? error : UnexpectedError()
     return wireError(known, newTraceId())
+  }
+
+  /** Stops the running operation `id` and waits until mercurius has ended it (its closing frame is swallowed). */
+  async function restart(id: string): Promise<void> {
+    const ended = new Promise<void>((resolve) => restarting.set(id, resolve))
+    emit('message', Buffer.from(JSON.stringify({ type: 'stop', id })), false)
+    await Promise.race([ended, new Promise((resolve) => setTimeout(resolve, RESTART_WAIT_MS))])
+    restarting.delete(id)
   }
 
   /** Whether mercurius gets the frame. */
@@ -91,8 +104,7 @@ export function guardGraphqlSocket(
         return false
       }
     }
-    if (legacy && running.has(frame.id))
-      emit('message', Buffer.from(JSON.stringify({ type: 'stop', id: frame.id })), false)
+    if (legacy && running.has(frame.id)) await restart(frame.id)
     running.add(frame.id)
     return true
   }
@@ -113,7 +125,14 @@ export function guardGraphqlSocket(
   socket.send = ((data: string, cb?: (error?: Error) => void) => {
     const frame = legacy ? parse(data) : undefined
     if (frame && (frame.type === 'error' || frame.type === 'complete')) {
-      running.delete(String(frame.id))
+      const id = String(frame.id)
+      running.delete(id)
+      const ended = restarting.get(id)
+      if (ended) {
+        restarting.delete(id)
+        ended()
+        return cb?.()
+      }
       if (frame.type === 'error' && Array.isArray(frame.payload))
         return send(JSON.stringify({ ...frame, payload: frame.payload[0] ?? { message: 'error' } }), cb)
     }

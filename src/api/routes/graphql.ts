@@ -1,3 +1,4 @@
+import type { IncomingMessage } from 'node:http'
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
 import mercurius from 'mercurius'
 import type { WebSocket } from 'ws'
@@ -41,13 +42,17 @@ export const graphqlRoutes: FastifyPluginAsync<{
   app.addHook('preValidation', async (request) => {
     if (request.routeOptions.url === '/graphql') await checkGraphqlRequest(request)
   })
-  app.addHook('onRoute', (route) => {
-    if (route.url !== '/graphql' || !route.wsHandler) return
-    const handler = route.wsHandler
-    route.wsHandler = function (this: unknown, socket: WebSocket, request) {
-      guardGraphqlSocket(socket, request, { auth: opts.auth, noAuth: opts.noAuth })
-      return handler.call(this as never, socket, request)
-    }
+  // Each /graphql socket is guarded before mercurius reads it: @fastify/websocket emits `connection` right before it
+  // calls the route's handler, with the raw request, which the upgrade's Fastify request was kept under.
+  const upgrading = new WeakMap<IncomingMessage, FastifyRequest>()
+  app.addHook('onRequest', async (request) => {
+    if (request.ws && request.routeOptions.url === '/graphql') upgrading.set(request.raw, request)
+  })
+  app.websocketServer.on('connection', (socket: WebSocket, raw: IncomingMessage) => {
+    const request = upgrading.get(raw)
+    if (!request) return
+    upgrading.delete(raw)
+    guardGraphqlSocket(socket, request, { auth: opts.auth, noAuth: opts.noAuth })
   })
 
   await app.register(mercurius, {
