@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util'
 import { benchApi } from './api.ts'
 import { benchDevchain } from './devchain.ts'
+import { benchGraphql } from './graphql.ts'
 import { benchIngest, benchIngestSavanna } from './ingest.ts'
 import { benchSearchOfPostgres, benchSearchOfSqlite } from './search.ts'
 import { benchSearchApi } from './search-api.ts'
@@ -20,6 +21,9 @@ import { benchStoreReads } from './store-reads.ts'
  * ingest of a Savanna chain with a legacy one (`--ingest-actions`, `--savanna-rounds`).
  * `--only search-api --sqlite PATH --postgres URL` (either or both) runs the search figures of
  * issue 16 through `GET /v0/search/transactions` on such stores (`--api-seconds`, `--api-rounds`).
+ * `--only graphql` runs the GraphQL figures on `antler dev` (subscription fan-out over WebSocket and gRPC,
+ * `--graphql-seconds`, `--graphql-subscribers 1,100,1000`; query against REST, `--api-seconds`, `--api-connections`,
+ * `--graphql-rounds`).
  */
 const { values } = parseArgs({
   options: {
@@ -38,6 +42,9 @@ const { values } = parseArgs({
     'api-connections': { type: 'string', default: '10' },
     'api-rounds': { type: 'string', default: '4' },
     'api-backlog': { type: 'string', default: '6000' },
+    'graphql-seconds': { type: 'string', default: '30' },
+    'graphql-subscribers': { type: 'string', default: '1,100,1000' },
+    'graphql-rounds': { type: 'string', default: '3' },
   },
 })
 
@@ -155,4 +162,25 @@ if (values.only === 'search-api') {
     `# search-api: ${[values.sqlite, values.postgres].filter(Boolean).join(' and ')}; autocannon (own process, 1 connection) against antler api --no-auth, warmed up 3 s, then ${rounds} runs of ${seconds} s each, configurations taking turns`,
   )
   print(await benchSearchApi({ sqlite: values.sqlite, postgres: values.postgres, seconds, rounds, warmupSeconds: 3 }))
+}
+if (values.only === 'graphql') {
+  const subscriberSeconds = Number(values['graphql-seconds'])
+  const subscriberCounts = (values['graphql-subscribers'] as string).split(',').map(Number)
+  const querySeconds = Number(values['api-seconds'])
+  const queryRounds = Number(values['graphql-rounds'])
+  const connections = Number(values['api-connections'])
+  if (
+    ![subscriberSeconds, querySeconds, queryRounds, connections, ...subscriberCounts].every(
+      (n) => Number.isInteger(n) && n >= 1,
+    )
+  ) {
+    console.error(
+      'bench: --graphql-seconds, --graphql-subscribers (a list), --graphql-rounds, --api-seconds and --api-connections must be whole numbers of at least 1',
+    )
+    process.exit(2)
+  }
+  console.log(
+    `# graphql: antler dev (--workload demo, 500 ms blocks); ${subscriberCounts.join(', ')} live subscribers over WebSocket then gRPC (own process), ${subscriberSeconds} s each; then the same search through GraphQL and REST, autocannon (own process), ${connections} connections, warmed up 3 s, ${queryRounds} runs of ${querySeconds} s each, taking turns`,
+  )
+  print(await benchGraphql({ subscriberSeconds, subscriberCounts, querySeconds, queryRounds, connections }))
 }
