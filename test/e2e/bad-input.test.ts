@@ -760,8 +760,11 @@ test('bad input at every route gets the standard error object, never a crash, a 
     const refusal = await nextMessage(graphql.socket)
     assert.equal(refusal.type, 'connection_error')
     assert.ok(isStandardError(refusal.payload), JSON.stringify(refusal))
+    // A frame that is not JSON is answered with an error frame; the socket stays usable.
     graphql.socket.send('{not json')
-    await new Promise((resolve) => graphql.socket.once('close', resolve))
+    const notJson = await nextMessage(graphql.socket)
+    assert.equal(notJson.type, 'error', JSON.stringify(notJson))
+    graphql.socket.close()
 
     // An admitted /v1/stream answers garbage frames with error messages carrying the standard object.
     const stream = await upgrade(`${ws}/v1/stream?token=${token}`)
@@ -801,10 +804,15 @@ test('bad input at every route gets the standard error object, never a crash, a 
     }
     // dfuse's code and status for a plain GET of its WebSocket endpoint, with the reason its library gave.
     const notUpgraded = /^the client is not using the websocket protocol/
-    for (const path of [`/v1/stream?token=${token}`, '/graphql']) {
-      const body = expectError(await send(`${api}${path}`), 400, 'ws_upgrade_failed_error')
-      assert.match(String(body.details?.reason), notUpgraded, path)
-    }
+    const body = expectError(await send(`${api}/v1/stream?token=${token}`), 400, 'ws_upgrade_failed_error')
+    assert.match(String(body.details?.reason), notUpgraded)
+    // /graphql answers GET queries: a plain GET without one is a GraphQL error (HTTP 200, as dfuse answered).
+    const plain = await send(`${api}/graphql`, { headers: { authorization: `Bearer ${token}` } })
+    assert.equal(plain.status, 200)
+    assert.equal(
+      (plain.body as { errors: { extensions: { code: string } }[] }).errors[0].extensions.code,
+      'InvalidArgument',
+    )
     expectError(await send(`${api}/v1/stream`), 401, 'auth_invalid_token_error', { reason: 'missing' })
     await assertAlive(platform)
   })

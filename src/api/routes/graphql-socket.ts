@@ -51,7 +51,8 @@ export function guardGraphqlSocket(
   request: FastifyRequest,
   opts: { auth: AuthService; noAuth: boolean },
 ): void {
-  const legacy = socket.protocol === LEGACY_PROTOCOL
+  // No subprotocol named: mercurius speaks the legacy one (routes/graphql.ts).
+  const legacy = socket.protocol === LEGACY_PROTOCOL || socket.protocol === ''
   const caller = { ip: request.ip, origin: request.headers.origin }
   const upgrade = presentedToken(request)
   let token: string | undefined = upgrade.malformed ? 'malformed' : upgrade.token

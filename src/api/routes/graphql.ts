@@ -5,9 +5,9 @@ import type { WebSocket } from 'ws'
 import type { AuthService } from '../../auth/index.ts'
 import { graphqlWireError, type GraphqlRuntime } from '../../graphql/index.ts'
 import { presentedToken, rateHeaders } from '../plugins/auth.ts'
-import { toAntlerError } from '../wire-error.ts'
+import { toAntlerError, wireError } from '../wire-error.ts'
 import { asRefusal, checkGraphqlRequest, flattenErrors, type MercuriusErrors } from './graphql-request.ts'
-import { guardGraphqlSocket } from './graphql-socket.ts'
+import { guardGraphqlSocket, LEGACY_PROTOCOL } from './graphql-socket.ts'
 
 /** Bytes a GraphQL WebSocket may hold unsent before its subscriptions end as too slow (as `/v1/stream`). */
 export const GRAPHQL_MAX_BUFFERED_BYTES = 16 * 1024 * 1024
@@ -45,8 +45,22 @@ export const graphqlRoutes: FastifyPluginAsync<{
   // Each /graphql socket is guarded before mercurius reads it: @fastify/websocket emits `connection` right before it
   // calls the route's handler, with the raw request, which the upgrade's Fastify request was kept under.
   const upgrading = new WeakMap<IncomingMessage, FastifyRequest>()
-  app.addHook('onRequest', async (request) => {
-    if (request.ws && request.routeOptions.url === '/graphql') upgrading.set(request.raw, request)
+  app.addHook('onRequest', async (request, reply) => {
+    if (!request.ws || request.routeOptions.url !== '/graphql') return
+    upgrading.set(request.raw, request)
+    // A token offered at the upgrade is checked there: a bad one is an HTTP 401 with the error object, no socket.
+    const { token, malformed } = presentedToken(request)
+    if (opts.noAuth || (token === undefined && !malformed && request.headers.authorization === undefined)) return
+    try {
+      await opts.auth.admit({
+        token: malformed ? 'malformed' : token,
+        caller: { ip: request.ip, origin: request.headers.origin },
+      })
+    } catch (error) {
+      upgrading.delete(request.raw)
+      const refused = toAntlerError(error).error
+      return reply.code(refused.status).send(wireError(refused, String(request.id)))
+    }
   })
   app.websocketServer.on('connection', (socket: WebSocket, raw: IncomingMessage) => {
     const request = upgrading.get(raw)
@@ -82,6 +96,8 @@ export const graphqlRoutes: FastifyPluginAsync<{
     }),
     subscription: {
       fullWsTransport: true,
+      // A client that names no subprotocol speaks dfuse's (legacy Apollo) one.
+      wsDefaultSubprotocol: LEGACY_PROTOCOL,
       context: (socket: WebSocket) =>
         opts.runtime.context({
           bufferedBytes: () => socket.bufferedAmount,
