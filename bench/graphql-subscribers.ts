@@ -42,6 +42,8 @@ export interface SubscribersResult {
   readonly sinceShip: Percentiles
   /** The block's arrival at the SHiP reader minus its timestamp, ms, per block of the window with a match. */
   readonly timestampOffset: Percentiles & { readonly min: number }
+  /** Per block of the window with a match: last receipt minus first, all subscribers, ms (the fan-out's spread). */
+  readonly spread: Percentiles
   /** Messages received in the window, all subscribers, per second. */
   readonly perSecond: number
   /** Blocks produced in the window, and those with a match. */
@@ -277,6 +279,7 @@ async function main(config: SubscribersConfig): Promise<SubscribersResult> {
   const sinceShip: number[] = []
   const matched = new Set<string>()
   const offsets = new Map<number, number>()
+  const firstLast = new Map<number, [number, number]>()
   let inWindow = 0
   let undos = 0
   for (const s of subscribers)
@@ -288,6 +291,12 @@ async function main(config: SubscribersConfig): Promise<SubscribersResult> {
       sinceTimestamp.push(r.wall - r.timestamp)
       sinceShip.push(r.at - ship.arrivals.get(r.num)!)
       offsets.set(r.num, ship.walls.get(r.num)! - r.timestamp)
+      const seen = firstLast.get(r.num)
+      if (!seen) firstLast.set(r.num, [r.at, r.at])
+      else {
+        seen[0] = Math.min(seen[0], r.at)
+        seen[1] = Math.max(seen[1], r.at)
+      }
     }
   let missed = 0
   for (const s of subscribers) {
@@ -299,6 +308,7 @@ async function main(config: SubscribersConfig): Promise<SubscribersResult> {
   return {
     sinceTimestamp: percentiles(sinceTimestamp),
     sinceShip: percentiles(sinceShip),
+    spread: percentiles([...firstLast.values()].map(([first, last]) => last - first)),
     timestampOffset: { ...percentiles([...offsets.values()]), min: Math.min(...offsets.values()) },
     perSecond: inWindow / ((end - start) / 1000),
     blocks: blocks.length,

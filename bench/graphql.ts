@@ -153,7 +153,8 @@ function describe(
   const offset = r.timestampOffset
   figures[`${label}: latency since the block reached a SHiP reader`] =
     `${ms(r.sinceShip)} (${fmt(r.sinceShip.samples)} messages); p99 ${gap(r.sinceShip.p99, limit.sinceShip.p99)} ` +
-    `ms against the lone subscriber`
+    `ms against the lone subscriber; a block's first to last receipt p50 ${f1(r.spread.p50)} ms, max ` +
+    `${f1(r.spread.max)} ms`
   figures[`${label}: latency since the block timestamp`] =
     `${ms(r.sinceTimestamp)}; p99 ${gap(r.sinceTimestamp.p99, limit.sinceTimestamp.p99)} ms against the lone ` +
     `subscriber (SHiP arrival − timestamp: ${f1(offset.min)}–${f1(offset.max)} ms, p50 ${f1(offset.p50)} ms)`
@@ -171,7 +172,8 @@ function describe(
     const over = r.sinceShip.p99 - limit.sinceShip.p99
     figures[`${label}: bar p99 within ${BAR_P99_MS} ms of the lone subscriber's (by SHiP arrival)`] =
       `${over <= BAR_P99_MS ? 'holds' : 'NOT HELD'} (${gap(r.sinceShip.p99, limit.sinceShip.p99)} ms; by ` +
-      `timestamp ${gap(r.sinceTimestamp.p99, limit.sinceTimestamp.p99)} ms, of which the timestamp offset's p50 moved ` +
+      `timestamp ${gap(r.sinceTimestamp.p99, limit.sinceTimestamp.p99)} ms, of which the timestamp offset's p50 ` +
+      `moved ` +
       `${gap(offset.p50, limit.timestampOffset.p50)} ms)`
   }
   if (run.peakRssMiB !== undefined)

@@ -175,12 +175,16 @@ if (values.only === 'graphql') {
     )
   ) {
     console.error(
-      'bench: --graphql-seconds, --graphql-subscribers (a list), --graphql-rounds, --api-seconds and --api-connections must be whole numbers of at least 1',
+      'bench: --graphql-seconds, --graphql-subscribers (a list), --graphql-rounds, --api-seconds and ' +
+        '--api-connections must be whole numbers of at least 1',
     )
     process.exit(2)
   }
   console.log(
-    `# graphql: antler dev (--workload demo, 500 ms blocks); ${subscriberCounts.join(', ')} live subscribers over WebSocket then gRPC (own process), ${subscriberSeconds} s each; then the same search through GraphQL and REST, autocannon (own process), ${connections} connections, warmed up 3 s, ${queryRounds} runs of ${querySeconds} s each, taking turns`,
+    `# graphql: antler dev (--workload demo, 500 ms blocks); live subscribers (${subscriberCounts.join(', ')}) ` +
+      `over WebSocket then gRPC (own process), ${subscriberSeconds} s each; then the same search through GraphQL ` +
+      `and REST, autocannon (own process), ${connections} connections, warmed up 3 s, ${queryRounds} rounds of ` +
+      `${querySeconds} s runs (each alone, taking turns, then both interleaved)`,
   )
   print(await benchGraphql({ subscriberSeconds, subscriberCounts, querySeconds, queryRounds, connections }))
 }
