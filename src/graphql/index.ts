@@ -11,6 +11,13 @@ export type { GraphqlContext, GraphqlServices, GraphqlStore, TransportBacklog } 
 export { graphqlWireError, grpcCodeName, type GraphqlWireError } from './errors.ts'
 export { prepare, runGraphql, GraphqlRequestError, GRAPHQL_QUERY_LIMITS, type GraphqlRequest } from './execute.ts'
 export { SCHEMA_SDL } from './schema-sdl.ts'
+export {
+  addGraphqlGrpcService,
+  GRAPHQL_GRPC_SERVICE,
+  GRAPHQL_GRPC_EARLIER_SERVICES,
+  type GraphqlGrpcService,
+  type GrpcAdmit,
+} from './grpc.ts'
 
 /** The gRPC service's proto file (served at `/graphql/graphql.proto`, loaded by the gRPC server). */
 export const GRAPHQL_PROTO_PATH = fileURLToPath(new URL('./graphql.proto', import.meta.url))
