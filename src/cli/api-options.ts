@@ -37,7 +37,7 @@ export function addApiOptions(command: Command): Command {
   option(
     command,
     '--grpc-port <port>',
-    'gRPC port: grpc.health.v1.Health now, GraphQL over gRPC later (0 = a free port)',
+    'gRPC port: GraphQL (antler.graphql.v1.GraphQL) and grpc.health.v1.Health (0 = a free port)',
     parseIntArg(0, 65535),
     9000,
   )

@@ -1,5 +1,5 @@
 import { Server, ServerCredentials } from '@grpc/grpc-js'
-import { HealthImplementation } from 'grpc-health-check'
+import { HealthImplementation, protoPath as healthProtoPath } from 'grpc-health-check'
 import type { Logger } from 'pino'
 import { buildApp } from '../api/index.ts'
 import {
@@ -9,13 +9,19 @@ import {
   createRedisRateLimiter,
   createRevocationWatch,
   signingKeyFromSecret,
+  type AuthService,
 } from '../auth/index.ts'
 import { createPushService } from '../push/index.ts'
 import { createStateService } from '../state/index.ts'
 import { createLifecycleService } from '../lifecycle/index.ts'
 import { createSearchService } from '../search/index.ts'
 import { createLiveHub, type LiveHub } from '../live/index.ts'
-import { createGraphqlRuntime } from '../graphql/index.ts'
+import {
+  addGraphqlGrpcService,
+  createGraphqlRuntime,
+  GRAPHQL_GRPC_SERVICE,
+  type GraphqlRuntime,
+} from '../graphql/index.ts'
 import type { Store } from '../store/index.ts'
 import type { ApiFlags } from './api-options.ts'
 
@@ -55,24 +61,57 @@ export const liveReadError =
   (error: unknown): void =>
     logger.warn({ reason: (error as Error).message }, 'live hub: reading the step log failed; retrying')
 
-/** The gRPC server: `grpc.health.v1.Health` answers SERVING (GraphQL over gRPC joins it later). */
-async function startGrpc(host: string, port: number): Promise<{ address: string; close(): Promise<void> }> {
-  const server = new Server()
-  new HealthImplementation({ '': 'SERVING', 'antler.graphql.v1.GraphQL': 'NOT_SERVING' }).addToServer(server)
+/** How long a stopping gRPC server waits for its calls to end before it cuts them. */
+const GRPC_SHUTDOWN_GRACE_MS = 5_000
+
+/**
+ * The gRPC server: GraphQL over gRPC (`antler.graphql.v1.GraphQL/Execute`, also under dfuse's service names; each
+ * call admitted with the token of its `authorization` metadata unless `noAuth`), `grpc.health.v1.Health` (the
+ * server and the GraphQL service SERVING) and server reflection (both services). close() ends the open GraphQL calls
+ * (`UNAVAILABLE`), then waits for the server to stop (cutting what is left after a grace period).
+ */
+async function startGrpc(args: {
+  host: string
+  port: number
+  graphql: GraphqlRuntime
+  auth: AuthService
+  noAuth: boolean
+  logger: Logger
+}): Promise<{ address: string; close(): Promise<void> }> {
+  const server = new Server({ 'grpc.max_receive_message_length': 1024 * 1024 })
+  const graphql = addGraphqlGrpcService(server, {
+    runtime: args.graphql,
+    admit: args.noAuth ? undefined : (admission) => args.auth.admit(admission),
+    onUnexpected: (error, traceId) =>
+      args.logger.error({ err: error, trace_id: traceId }, 'graphql over grpc: unexpected error'),
+    reflectedProtos: [healthProtoPath],
+  })
+  new HealthImplementation({ '': 'SERVING', [GRAPHQL_GRPC_SERVICE]: 'SERVING' }).addToServer(server)
   const bound = await new Promise<number>((resolve, reject) =>
-    server.bindAsync(`${host}:${port}`, ServerCredentials.createInsecure(), (error, p) =>
+    server.bindAsync(`${args.host}:${args.port}`, ServerCredentials.createInsecure(), (error, p) =>
       error ? reject(error) : resolve(p),
     ),
   )
-  return { address: `${host}:${bound}`, close: () => new Promise((resolve) => server.tryShutdown(() => resolve())) }
+  return {
+    address: `${args.host}:${bound}`,
+    close: async () => {
+      graphql.close()
+      await new Promise<void>((resolve) => {
+        const cut = setTimeout(() => server.forceShutdown(), GRPC_SHUTDOWN_GRACE_MS)
+        server.tryShutdown(() => {
+          clearTimeout(cut)
+          resolve()
+        })
+      })
+    },
+  }
 }
 
 /**
- * Builds and starts the API on an open store: auth (keys, a signing key derived from the store's
- * secret, revocations, rate limits in memory or Redis), the guaranteed push when a chain API is
- * given, the Fastify app on `--port` and the gRPC health service on `--grpc-port`. Streams read
- * `live` when given (woken by an indexer in the same process; close() closes it too), else a hub
- * polling the store.
+ * Builds and starts the API on an open store: auth (keys, a signing key derived from the store's secret, revocations,
+ * rate limits in memory or Redis), the guaranteed push when a chain API is given, the Fastify app on `--port` and the
+ * gRPC server (GraphQL over gRPC, health, reflection) on `--grpc-port`. Streams read `live` when given (woken by an
+ * indexer in the same process; close() closes it too), else a hub polling the store.
  */
 export async function startApi(args: {
   flags: ApiFlags
@@ -136,7 +175,7 @@ export async function startApi(args: {
   await app.listen({ host: args.host, port: flags.port })
   const address = app.server.address()
   const port = typeof address === 'object' && address ? address.port : flags.port
-  const grpc = await startGrpc(args.host, flags.grpcPort)
+  const grpc = await startGrpc({ host: args.host, port: flags.grpcPort, graphql, auth, noAuth: !flags.auth, logger })
   return {
     api: `http://${args.host}:${port}`,
     grpc: grpc.address,
