@@ -15,6 +15,7 @@ export type GraphqlStore = Pick<
   | 'rowChangesOfBlocks'
   | 'actionReceiversOfBlocks'
   | 'stepsOfBlock'
+  | 'libBeforeStep'
   | 'stepPayloads'
   | 'searchActions'
   | 'actionsBySeq'

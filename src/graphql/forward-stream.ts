@@ -119,7 +119,8 @@ export class ForwardStream implements AsyncIterableIterator<SearchResult> {
           withReversible: false,
           maxLimit: HISTORY_PAGE,
         })
-        for (const result of await pageResults(services, page.rows, page.lib)) {
+        // LIB as the stream started (follow() starts there), not as the page was read: never ahead of the log.
+        for (const result of await pageResults(services, page.rows, Math.min(page.lib, lib))) {
           if (this.closed) return
           this.checkBacklog()
           yield result
@@ -134,8 +135,11 @@ export class ForwardStream implements AsyncIterableIterator<SearchResult> {
     // The step log after what history covered (or from the cursor's step).
     const afterSeq = start.kind === 'log' ? start.partial.step.seq - 1 : await this.anchorSeq(lib)
     const floor = start.kind === 'log' ? 0 : Math.max(start.low, lib + 1)
+    // Replaying from a cursor's step: LIB as it stood at that step (the replayed irreversible steps raise it).
+    const followLib =
+      start.kind === 'log' ? Math.min(lib, (await services.store.libBeforeStep(start.partial.step.seq)) ?? 0) : lib
     yield* this.follow(
-      { expr, afterSeq, floor, high, lib, partial: start.kind === 'log' ? start.partial : undefined },
+      { expr, afterSeq, floor, high, lib: followLib, partial: start.kind === 'log' ? start.partial : undefined },
       () => --remaining === 0,
     )
   }

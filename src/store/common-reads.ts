@@ -34,12 +34,14 @@ export type CommonReads = Pick<
   | 'firstSeqFromBlock'
   | 'stepsAfter'
   | 'stepsOfBlock'
+  | 'libBeforeStep'
   | 'transactionHistory'
   | 'rowChanges'
 >
 
 const FIRST_SEQ_FROM = 'SELECT first_seq FROM blocks WHERE num >= ? AND first_seq IS NOT NULL ORDER BY num LIMIT 1'
 const STEPS_AFTER = 'SELECT seq, type, block_num, block_id FROM steps WHERE seq > ? ORDER BY seq LIMIT ?'
+const LIB_BEFORE_STEP = "SELECT block_num FROM steps WHERE seq < ? AND type = 'irreversible' ORDER BY seq DESC LIMIT 1"
 const STEPS_OF_BLOCK = 'SELECT seq, type, block_num, block_id FROM steps WHERE block_id = ? ORDER BY seq'
 const FORKED_OUT = 'SELECT block_num, block_id FROM forked_transactions WHERE id = ? ORDER BY block_num, block_id'
 
@@ -77,6 +79,10 @@ export function createCommonReads(sql: SqlRunner): CommonReads {
     },
     async stepsOfBlock(blockId) {
       return (await sql.rows<StepRow>(STEPS_OF_BLOCK, [blockId])).map(stepFromRow)
+    },
+    async libBeforeStep(seq) {
+      const row = await firstRow(LIB_BEFORE_STEP, [seq])
+      return row ? Number(row.block_num) : undefined
     },
     async transactionHistory(id) {
       const records = (await sql.rows<DbRow>(TRANSACTION_RECORDS, [trxIdKey(id), id])).map(transactionFromRow)

@@ -162,6 +162,8 @@ export interface StepReader {
   stepsAfter(seq: number, limit: number): Promise<Step[]>
   /** The steps of one block id, oldest first: where a cursor naming that block resumes. */
   stepsOfBlock(blockId: string): Promise<Step[]>
+  /** LIB as the log stood just before step `seq`: the last irreversible step's block before it (none: undefined). */
+  libBeforeStep(seq: number): Promise<number | undefined>
   /**
    * What each step's block held, one entry per step, in order (StepPayload), read as one consistent
    * state with a fixed number of statements per call (a live hub reads ~500 steps at a time): the

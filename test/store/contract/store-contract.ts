@@ -629,6 +629,22 @@ export function runStoreContract(name: string, factory: StoreFactory, skip: stri
     },
   )
 
+  test(`${name}: libBeforeStep is the block of the last irreversible step before a step`, { skip }, async (t) => {
+    const store = await (await factory(t)).open()
+    t.after(() => store.close())
+    await store.applyBlock(batch(1), 0)
+    await store.applyBlock(batch(2, {}, 'a'), 1)
+    await store.applyBlock(batch(3, {}, 'a'), 2)
+    const steps = await store.stepsAfter(0, 100)
+    assert.ok(steps.some((s) => s.type === 'irreversible'))
+    for (const step of steps) {
+      const before = steps.filter((s) => s.seq < step.seq && s.type === 'irreversible').at(-1)?.blockNum
+      assert.equal(await store.libBeforeStep(step.seq), before, `before step ${step.seq}`)
+    }
+    assert.equal(await store.libBeforeStep(steps.at(-1)!.seq + 1), 2)
+    assert.equal(await store.libBeforeStep(1), undefined)
+  })
+
   test(
     `${name}: a transaction delayed and canceled in one block keeps both records; the cancelation is its latest`,
     { skip },
