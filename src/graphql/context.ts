@@ -38,8 +38,13 @@ export interface GraphqlServices {
 export interface TransportBacklog {
   /** Bytes written and not yet sent to the client. */
   bufferedBytes(): number
-  /** Above this the client counts as too slow: its subscriptions end with `stream_consumer_too_slow_error`. */
+  /** Above this the client counts as too slow: its subscriptions end with `ws_consumer_too_slow_error`. */
   readonly maxBufferedBytes: number
+  /**
+   * Ends the client's connection when one of its subscriptions is dropped as too slow: a client that does not read
+   * would never see the error (its transport waits on it before asking the stream for more).
+   */
+  abort?(error: unknown): void
 }
 
 /** The context of one GraphQL operation (any transport). */

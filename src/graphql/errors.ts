@@ -60,13 +60,12 @@ export function graphqlWireError(
     ...(graphqlError?.locations ? { locations: graphqlError.locations } : {}),
     ...(graphqlError?.path ? { path: graphqlError.path } : {}),
   }
-  // Already in wire form (formattedGraphqlError): as it is.
-  if (graphqlError && !original && typeof graphqlError.extensions?.trace_id === 'string')
-    return {
-      message: graphqlError.message,
-      ...place,
-      extensions: graphqlError.extensions as GraphqlWireError['extensions'],
-    }
+  // Already in wire form (formattedGraphqlError), possibly located by graphql-js around it: as it is.
+  const formatted = [graphqlError, original].find(
+    (e): e is GraphQLError => e instanceof GraphQLError && typeof e.extensions?.trace_id === 'string',
+  )
+  if (formatted)
+    return { message: formatted.message, ...place, extensions: formatted.extensions as GraphqlWireError['extensions'] }
   if (original instanceof AntlerError) {
     const details = Object.keys(original.details).length ? { details: { ...original.details } } : {}
     return {

@@ -29,20 +29,29 @@ export class GraphqlRequestError extends Error {
 /** The most a query text may hold, in characters, and the most tokens graphql-js parses (a hostile query's cost). */
 export const GRAPHQL_QUERY_LIMITS = { maxQueryLength: 100_000, maxTokens: 5_000 } as const
 
+/**
+ * Parses a query text within the limits: the document, or the GraphQL error refusing it (too long, too many tokens,
+ * nested too deeply for the parser, a syntax error). Every transport checks a query with it before running it.
+ */
+export function parseQuery(query: string): DocumentNode | GraphQLError {
+  if (query.length > GRAPHQL_QUERY_LIMITS.maxQueryLength)
+    return new GraphQLError(`query is longer than ${GRAPHQL_QUERY_LIMITS.maxQueryLength} characters`)
+  try {
+    return parse(query, { maxTokens: GRAPHQL_QUERY_LIMITS.maxTokens })
+  } catch (error) {
+    if (error instanceof GraphQLError) return error
+    // graphql-js recurses per nesting level: thousands of levels overflow the stack.
+    if (error instanceof RangeError) return new GraphQLError('query is nested too deeply')
+    throw error
+  }
+}
+
 /** Parses and validates a request; throws GraphqlRequestError with the reasons. */
 export function prepare(schema: GraphQLSchema, request: GraphqlRequest): DocumentNode {
   if (typeof request.query !== 'string' || request.query.length === 0)
     throw new GraphqlRequestError([new GraphQLError('query is required')])
-  if (request.query.length > GRAPHQL_QUERY_LIMITS.maxQueryLength)
-    throw new GraphqlRequestError([
-      new GraphQLError(`query is longer than ${GRAPHQL_QUERY_LIMITS.maxQueryLength} characters`),
-    ])
-  let document: DocumentNode
-  try {
-    document = parse(request.query, { maxTokens: GRAPHQL_QUERY_LIMITS.maxTokens })
-  } catch (error) {
-    throw new GraphqlRequestError([error instanceof GraphQLError ? error : new GraphQLError(String(error))])
-  }
+  const document = parseQuery(request.query)
+  if (document instanceof GraphQLError) throw new GraphqlRequestError([document])
   const errors = validate(schema, document)
   if (errors.length) throw new GraphqlRequestError(errors)
   if (!getOperationAST(document, request.operationName))

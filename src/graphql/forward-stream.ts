@@ -78,11 +78,13 @@ export class ForwardStream implements AsyncIterableIterator<SearchResult> {
 
   private checkBacklog(): void {
     const backlog = this.backlog
-    if (backlog && backlog.bufferedBytes() > backlog.maxBufferedBytes)
-      throw new AntlerError('ws_consumer_too_slow_error', {
-        buffered_bytes: backlog.bufferedBytes(),
-        limit_bytes: backlog.maxBufferedBytes,
-      })
+    if (!backlog || backlog.bufferedBytes() <= backlog.maxBufferedBytes) return
+    const error = new AntlerError('ws_consumer_too_slow_error', {
+      buffered_bytes: backlog.bufferedBytes(),
+      limit_bytes: backlog.maxBufferedBytes,
+    })
+    backlog.abort?.(error)
+    throw error
   }
 
   private async *run(): AsyncGenerator<SearchResult> {
@@ -198,6 +200,7 @@ export class ForwardStream implements AsyncIterableIterator<SearchResult> {
         }),
       onError: (error) => {
         failure = error ?? new Error('live subscription ended')
+        this.backlog?.abort?.(failure)
         this.wake?.()
       },
     })

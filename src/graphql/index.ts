@@ -9,7 +9,14 @@ import { createGraphqlSchema } from './schema.ts'
 
 export type { GraphqlContext, GraphqlServices, GraphqlStore, TransportBacklog } from './context.ts'
 export { graphqlWireError, grpcCodeName, type GraphqlWireError } from './errors.ts'
-export { prepare, runGraphql, GraphqlRequestError, GRAPHQL_QUERY_LIMITS, type GraphqlRequest } from './execute.ts'
+export {
+  parseQuery,
+  prepare,
+  runGraphql,
+  GraphqlRequestError,
+  GRAPHQL_QUERY_LIMITS,
+  type GraphqlRequest,
+} from './execute.ts'
 export { SCHEMA_SDL } from './schema-sdl.ts'
 export {
   addGraphqlGrpcService,

@@ -16,7 +16,7 @@ function integerInput(scalar: string, value: unknown, min: bigint, max: bigint):
 }
 
 function literal(ast: ValueNode): unknown {
-  if (ast.kind === Kind.INT) return Number(ast.value) <= Number.MAX_SAFE_INTEGER ? Number(ast.value) : ast.value
+  if (ast.kind === Kind.INT) return Number.isSafeInteger(Number(ast.value)) ? Number(ast.value) : ast.value
   if (ast.kind === Kind.STRING) return ast.value
   if (ast.kind === Kind.FLOAT) return Number(ast.value)
   return undefined
@@ -55,9 +55,12 @@ export const JSONScalar = new GraphQLScalarType({
   parseValue: (value) => value,
 })
 
+const MAX_TIME_MS = 8.64e15
+
 /** RFC3339 on output (`2019-01-01T00:00:00.5Z`); RFC3339 text or Unix seconds on input; JS milliseconds inside. */
 function timeInput(value: unknown): number {
-  if (typeof value === 'number' && Number.isFinite(value)) return value * 1000
+  // Within what a JS Date holds (±8.64e15 ms).
+  if (typeof value === 'number' && Number.isFinite(value) && Math.abs(value * 1000) <= MAX_TIME_MS) return value * 1000
   if (typeof value === 'string') {
     try {
       return parseTime(value)

@@ -1,10 +1,11 @@
+import { AntlerError } from '../antelope/index.ts'
 import { buildSchema, GraphQLObjectType, GraphQLScalarType, type GraphQLSchema } from 'graphql'
 import type { SearchResult } from './results.ts'
 import { accountHistoryActions } from './account-history.ts'
 import { searchBackwardStream, type BackwardStreamArgs } from './backward-stream.ts'
 import { blockQuery } from './block-query.ts'
 import type { GraphqlContext } from './context.ts'
-import { withFormattedErrors } from './errors.ts'
+import { formattedGraphqlError, withFormattedErrors } from './errors.ts'
 import { ForwardStream, type ForwardStreamArgs } from './forward-stream.ts'
 import { searchQueryResolvers } from './query-resolvers.ts'
 import { Int64, JSONScalar, Time, Uint32, Uint64 } from './scalars.ts'
@@ -30,6 +31,20 @@ const SUBSCRIPTION: Record<string, (source: unknown, args: never, ctx: GraphqlCo
   }
 
 /**
+ * A resolver whose Antler errors come out already formatted (code, details, trace id), so every transport sends them
+ * alike, queries over a WebSocket included; other errors stay as they are (the transport logs them as unexpected).
+ */
+function withAntlerErrors(resolve: Resolver): Resolver {
+  return async (source, args, ctx) => {
+    try {
+      return await resolve(source, args, ctx)
+    } catch (error) {
+      throw error instanceof AntlerError ? formattedGraphqlError(error) : error
+    }
+  }
+}
+
+/**
  * The executable schema: the SDL (schema-sdl.ts) with the scalars' implementations and the root resolvers; every
  * other field is read from the objects the resolvers return (trace-model.ts: methods take the field's arguments).
  */
@@ -50,7 +65,7 @@ export function createGraphqlSchema(): GraphQLSchema {
     return type.getFields()
   }
   const query = fields(schema.getQueryType())
-  for (const [name, resolve] of Object.entries(QUERY)) query[name].resolve = resolve as never
+  for (const [name, resolve] of Object.entries(QUERY)) query[name].resolve = withAntlerErrors(resolve) as never
   const subscription = fields(schema.getSubscriptionType())
   for (const [name, subscribe] of Object.entries(SUBSCRIPTION)) {
     subscription[name].subscribe = subscribe as never

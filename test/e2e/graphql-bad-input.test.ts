@@ -283,31 +283,26 @@ test('fuzz: POST and GET /graphql with garbage of every kind: 200 with documente
     async () => {
       assert.deepEqual(failures.slice(0, 15), [], `seed ${seed}: ${failures.length} bad answers`)
       assert.ok((seen.get('InvalidArgument') ?? 0) > REQUESTS / 10, 'the fuzz reached InvalidArgument often')
-      assert.ok((seen.get('data') ?? 0) > REQUESTS / 20, 'the fuzz reached valid queries too')
+      // Above the 5,000-token limit most of the fuzz's big documents are refused: a few percent run.
+      assert.ok((seen.get('data') ?? 0) > REQUESTS / 50, 'the fuzz reached valid queries too')
       assert.ok(seen.has('Unauthenticated'))
       assert.equal((await send(`${p.api}/healthz`)).status, 200)
       assert.equal(p.cli.child.exitCode, null, 'the platform still runs')
     },
   )
 
-  await t.test(
-    'no bad input is answered as Internal, nor logged as an unexpected error',
-    {
-      todo: 'query text that is JSON runs as an AST (a malformed one throws); braces nested deep overflow the parser',
-    },
-    () => {
-      // What the server logged for them, by cause.
-      const causes = new Map<string, number>()
-      for (const line of p.cli
-        .stderr()
-        .split('\n')
-        .filter((l) => l.includes('unexpected error'))) {
-        const cause = String((JSON.parse(line) as { err?: { message?: string } }).err?.message).slice(0, 60)
-        causes.set(cause, (causes.get(cause) ?? 0) + 1)
-      }
-      const logged = [...causes].map(([cause, n]) => `${cause} ×${n}`).join('; ')
-      assert.deepEqual(internal.slice(0, 5), [], `seed ${seed}: ${internal.length} Internal answers; logged: ${logged}`)
-      assert.equal(causes.size, 0, logged)
-    },
-  )
+  await t.test('no bad input is answered as Internal, nor logged as an unexpected error', {}, () => {
+    // What the server logged for them, by cause.
+    const causes = new Map<string, number>()
+    for (const line of p.cli
+      .stderr()
+      .split('\n')
+      .filter((l) => l.includes('unexpected error'))) {
+      const cause = String((JSON.parse(line) as { err?: { message?: string } }).err?.message).slice(0, 60)
+      causes.set(cause, (causes.get(cause) ?? 0) + 1)
+    }
+    const logged = [...causes].map(([cause, n]) => `${cause} ×${n}`).join('; ')
+    assert.deepEqual(internal.slice(0, 5), [], `seed ${seed}: ${internal.length} Internal answers; logged: ${logged}`)
+    assert.equal(causes.size, 0, logged)
+  })
 })

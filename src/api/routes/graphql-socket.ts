@@ -1,33 +1,26 @@
 import type { FastifyRequest } from 'fastify'
+import { GraphQLError } from 'graphql'
 import type { WebSocket } from 'ws'
 import { AntlerError } from '../../antelope/index.ts'
 import type { AuthService } from '../../auth/index.ts'
-import { graphqlWireError } from '../../graphql/index.ts'
-import { UnexpectedError } from '../errors.ts'
+import { graphqlWireError, GraphqlRequestError, prepare, type GraphqlRuntime } from '../../graphql/index.ts'
+import { UnexpectedError, WsTooMuchStreamError } from '../errors.ts'
+import { documentedFrame, errorPayload, readFrame } from './graphql-frames.ts'
 import { presentedToken } from '../plugins/auth.ts'
 import { newTraceId } from '../plugins/errors.ts'
 import { wireError } from '../wire-error.ts'
 
+/** How long one frame may wait to be written to the client before the connection is ended (dfuse: 10 s). */
+export const WRITE_TIMEOUT_MS = 10_000
+
 /** How long a restarted operation waits for the one it replaces to end. */
 const RESTART_WAIT_MS = 2_000
 
+/** Operations one socket may run at once (dfuse's streams per connection were 12). */
+export const MAX_OPERATIONS_PER_SOCKET = 32
+
 /** The legacy Apollo subprotocol (`subscriptions-transport-ws`), which @dfuse/client speaks. */
 export const LEGACY_PROTOCOL = 'graphql-ws'
-
-interface Frame {
-  type?: unknown
-  id?: unknown
-  payload?: unknown
-}
-
-const parse = (data: Buffer | string): Frame | undefined => {
-  try {
-    const frame = JSON.parse(data.toString())
-    return frame && typeof frame === 'object' ? (frame as Frame) : undefined
-  } catch {
-    return undefined
-  }
-}
 
 /** The token of a `connection_init` payload (`Authorization` or `authorization`, `Bearer ` optional). */
 function initToken(payload: unknown): string | undefined {
@@ -49,7 +42,7 @@ function initToken(payload: unknown): string | undefined {
 export function guardGraphqlSocket(
   socket: WebSocket,
   request: FastifyRequest,
-  opts: { auth: AuthService; noAuth: boolean },
+  opts: { auth: AuthService; noAuth: boolean; runtime: GraphqlRuntime },
 ): void {
   // No subprotocol named: mercurius speaks the legacy one (routes/graphql.ts).
   const legacy = socket.protocol === LEGACY_PROTOCOL || socket.protocol === ''
@@ -71,6 +64,23 @@ export function guardGraphqlSocket(
     return wireError(known, newTraceId())
   }
 
+  const operationError = (id: unknown, errors: readonly unknown[]) =>
+    sendFrame({ type: 'error', id, payload: errorPayload(legacy, errors) })
+
+  /** The operation's request, checked as every transport checks it (limits, syntax, the schema); its errors. */
+  function refusedOperation(payload: unknown): unknown[] | undefined {
+    const p = payload as { query?: unknown; operationName?: unknown } | null | undefined
+    if (!p || typeof p !== 'object' || typeof p.query !== 'string')
+      return [graphqlWireError(new GraphQLError('the payload must be an object with a query string'))]
+    try {
+      prepare(opts.runtime.schema, { query: p.query, operationName: (p.operationName as string) ?? undefined })
+      return undefined
+    } catch (error) {
+      if (error instanceof GraphqlRequestError) return error.errors.map((e) => graphqlWireError(e))
+      throw error
+    }
+  }
+
   /** Stops the running operation `id` and waits until mercurius has ended it (its closing frame is swallowed). */
   async function restart(id: string): Promise<void> {
     const ended = new Promise<void>((resolve) => restarting.set(id, resolve))
@@ -80,8 +90,15 @@ export function guardGraphqlSocket(
   }
 
   /** Whether mercurius gets the frame. */
-  async function admit(frame: Frame | undefined): Promise<boolean> {
-    if (!frame) return true
+  async function admit(read: ReturnType<typeof readFrame>): Promise<boolean> {
+    // Not JSON: mercurius answers it. JSON that is not an object would throw inside mercurius and close the socket.
+    if (read === 'not-json') return true
+    if (read === 'not-object') {
+      operationError(null, [graphqlWireError(new GraphQLError('a frame must be a JSON object'))])
+      return false
+    }
+    const { frame } = read
+    if (frame.type === 'stop' || frame.type === 'complete') running.delete(String(frame.id))
     if (frame.type === 'connection_init') {
       if (opts.noAuth) return (admitted = true)
       token = initToken(frame.payload) ?? token
@@ -101,11 +118,21 @@ export function guardGraphqlSocket(
       try {
         await opts.auth.admit({ token, caller })
       } catch (error) {
-        sendFrame({ type: 'error', id: frame.id, payload: legacy ? refusal(error) : [graphqlWireError(error)] })
+        operationError(frame.id, [legacy ? refusal(error) : graphqlWireError(error)])
         return false
       }
     }
+    const refused = refusedOperation(frame.payload)
+    if (refused) {
+      operationError(frame.id, refused)
+      return false
+    }
     if (legacy && running.has(frame.id)) await restart(frame.id)
+    if (running.size >= MAX_OPERATIONS_PER_SOCKET && !running.has(frame.id)) {
+      const error = WsTooMuchStreamError({ actual: running.size, maximum: MAX_OPERATIONS_PER_SOCKET })
+      operationError(frame.id, [graphqlWireError(error)])
+      return false
+    }
     running.add(frame.id)
     return true
   }
@@ -115,16 +142,15 @@ export function guardGraphqlSocket(
     if (event !== 'message') return emit(event, ...args)
     const [data, isBinary] = args as [Buffer, boolean]
     queue = queue.then(async () => {
-      const frame = isBinary ? undefined : parse(data)
-      if (frame?.type === 'stop' || frame?.type === 'complete') running.delete(String(frame.id))
-      if (await admit(frame)) emit('message', data, isBinary)
+      if (await admit(readFrame(data))) emit('message', data, isBinary)
     })
     return true
   }) as typeof socket.emit
 
-  // Outgoing: the legacy protocol's terminal `error` carries one error object; ended operations leave `running`.
+  // Outgoing: errors in the documented shape (one object per legacy `error` frame); ended operations leave `running`.
   socket.send = ((data: string, cb?: (error?: Error) => void) => {
-    const frame = legacy ? parse(data) : undefined
+    const read = data.includes('"complete"') || data.includes('"error"') ? readFrame(data) : undefined
+    const frame = read && typeof read === 'object' ? read.frame : undefined
     if (frame && (frame.type === 'error' || frame.type === 'complete')) {
       const id = String(frame.id)
       running.delete(id)
@@ -134,9 +160,13 @@ export function guardGraphqlSocket(
         ended()
         return cb?.()
       }
-      if (frame.type === 'error' && Array.isArray(frame.payload))
-        return send(JSON.stringify({ ...frame, payload: frame.payload[0] ?? { message: 'error' } }), cb)
     }
-    return send(data, cb)
+    // A frame not written within the write timeout (a client that stopped reading): the connection ends, as dfuse's.
+    const stalled = setTimeout(() => socket.terminate(), WRITE_TIMEOUT_MS)
+    stalled.unref()
+    return send(documentedFrame(data, legacy), (error) => {
+      clearTimeout(stalled)
+      cb?.(error)
+    })
   }) as typeof socket.send
 }

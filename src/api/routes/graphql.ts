@@ -39,6 +39,11 @@ export const graphqlRoutes: FastifyPluginAsync<{
     if (unexpected) app.log.error({ err: error }, 'graphql: unexpected error before execution')
     return reply.code(200).send({ data: null, errors: [graphqlWireError(known)] })
   })
+  // Bodies are JSON whatever their Content-Type (app.ts): mercurius would read application/graphql as raw query text.
+  app.addHook('onRequest', async (request) => {
+    if (request.headers['content-type']?.toLowerCase().startsWith('application/graphql'))
+      request.headers['content-type'] = 'application/json'
+  })
   app.addHook('preValidation', async (request) => {
     if (request.routeOptions.url === '/graphql') await checkGraphqlRequest(request)
   })
@@ -66,7 +71,7 @@ export const graphqlRoutes: FastifyPluginAsync<{
     const request = upgrading.get(raw)
     if (!request) return
     upgrading.delete(raw)
-    guardGraphqlSocket(socket, request, { auth: opts.auth, noAuth: opts.noAuth })
+    guardGraphqlSocket(socket, request, { auth: opts.auth, noAuth: opts.noAuth, runtime: opts.runtime })
   })
 
   await app.register(mercurius, {
@@ -102,6 +107,8 @@ export const graphqlRoutes: FastifyPluginAsync<{
         opts.runtime.context({
           bufferedBytes: () => socket.bufferedAmount,
           maxBufferedBytes: GRAPHQL_MAX_BUFFERED_BYTES,
+          // The error frame could not get through a socket that does not read: the close tells the client.
+          abort: () => socket.terminate(),
         }),
     },
   } as never)
