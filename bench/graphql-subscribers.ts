@@ -36,7 +36,7 @@ export interface Percentiles {
 }
 
 export interface SubscribersResult {
-  /** Receipt time minus the block's timestamp, ms (the devchain's timestamps trail production by 500–1,000 ms). */
+  /** Receipt time minus the block's timestamp, ms (devchain timestamps precede production by a drifting offset). */
   readonly sinceTimestamp: Percentiles
   /** Receipt time minus the arrival of the same block at the SHiP reader of this process, ms. */
   readonly sinceShip: Percentiles

@@ -22,8 +22,8 @@ import { benchStoreReads } from './store-reads.ts'
  * `--only search-api --sqlite PATH --postgres URL` (either or both) runs the search figures of
  * issue 16 through `GET /v0/search/transactions` on such stores (`--api-seconds`, `--api-rounds`).
  * `--only graphql` runs the GraphQL figures on `antler dev` (subscription fan-out over WebSocket and gRPC,
- * `--graphql-seconds`, `--graphql-subscribers 1,100,1000`; query against REST, `--api-seconds`, `--api-connections`,
- * `--graphql-rounds`).
+ * `--graphql-seconds`, `--graphql-subscribers 1,100,1000`; query against REST, `--graphql-query-seconds`,
+ * `--graphql-rounds`, `--api-connections`).
  */
 const { values } = parseArgs({
   options: {
@@ -45,6 +45,7 @@ const { values } = parseArgs({
     'graphql-seconds': { type: 'string', default: '30' },
     'graphql-subscribers': { type: 'string', default: '1,100,1000' },
     'graphql-rounds': { type: 'string', default: '3' },
+    'graphql-query-seconds': { type: 'string', default: '10' },
   },
 })
 
@@ -166,7 +167,7 @@ if (values.only === 'search-api') {
 if (values.only === 'graphql') {
   const subscriberSeconds = Number(values['graphql-seconds'])
   const subscriberCounts = (values['graphql-subscribers'] as string).split(',').map(Number)
-  const querySeconds = Number(values['api-seconds'])
+  const querySeconds = Number(values['graphql-query-seconds'])
   const queryRounds = Number(values['graphql-rounds'])
   const connections = Number(values['api-connections'])
   if (
@@ -175,7 +176,7 @@ if (values.only === 'graphql') {
     )
   ) {
     console.error(
-      'bench: --graphql-seconds, --graphql-subscribers (a list), --graphql-rounds, --api-seconds and ' +
+      'bench: --graphql-seconds, --graphql-subscribers (a list), --graphql-rounds, --graphql-query-seconds and ' +
         '--api-connections must be whole numbers of at least 1',
     )
     process.exit(2)
