@@ -69,7 +69,9 @@ async function probe(api: string, token: string, key: Query['key']): Promise<Que
   if (graphql && (JSON.parse(text) as GraphqlAnswer).errors) throw new Error(`/graphql: ${text.slice(0, 300)}`)
   const ids = graphql
     ? (JSON.parse(text) as GraphqlAnswer).data.searchTransactionsForward.results.map((r) => r.trace.id)
-    : (JSON.parse(text) as { transactions: { lifecycle: { id: string } }[] }).transactions.map((t) => t.lifecycle.id)
+    : ((JSON.parse(text) as { transactions: { lifecycle: { id: string } }[] | null }).transactions ?? []).map(
+        (t) => t.lifecycle.id,
+      )
   return {
     key,
     name: graphql
@@ -96,7 +98,13 @@ export async function benchGraphqlQueries(
 ): Promise<Record<string, string | number>> {
   const figures: Record<string, string | number> = {}
   const { api } = server.ready
-  const queries = [await probe(api, server.token, 'graphql'), await probe(api, server.token, 'rest')]
+  // A fresh chain has fewer than 10 irreversible matches for a few seconds (LIB trails the head by 12 blocks).
+  let queries = [await probe(api, server.token, 'graphql'), await probe(api, server.token, 'rest')]
+  for (const deadline = Date.now() + 60_000; queries.some((q) => q.ids.length < 10);) {
+    if (Date.now() > deadline) throw new Error(`fewer than 10 irreversible matches after 60 s`)
+    await new Promise((resolve) => setTimeout(resolve, 1000))
+    queries = [await probe(api, server.token, 'graphql'), await probe(api, server.token, 'rest')]
+  }
   if (queries[0].ids.join() !== queries[1].ids.join())
     failures.push(`GraphQL and REST answered different transactions: ${queries[0].ids} / ${queries[1].ids}`)
   const pid = server.child.pid

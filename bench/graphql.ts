@@ -203,7 +203,13 @@ export async function benchGraphql(options: GraphqlBenchOptions): Promise<Record
     const limits = new Map<string, SubscribersRun>()
     for (const transport of ['ws', 'grpc'] as const) {
       const name = transport === 'ws' ? 'WebSocket' : 'gRPC'
-      const server = await startDev(children, dir, `dev-${transport}`)
+      let server: Antler
+      try {
+        server = await startDev(children, dir, `dev-${transport}`)
+      } catch (error) {
+        failures.push(`${name}: ${(error as Error).message.slice(0, 500)}`)
+        continue
+      }
       const { api, grpc, ship } = server.ready
       figures[`${name}: antler dev RSS before any subscriber (devchain + indexer + API in one process)`] =
         `${f1(rssMiB(server.child.pid) ?? NaN)} MiB`
@@ -239,7 +245,11 @@ export async function benchGraphql(options: GraphqlBenchOptions): Promise<Record
     }
     figures['load average (1, 5, 15 min) after the subscriptions'] = loadAverage()
     const server = await startDev(children, dir, 'dev-queries')
-    Object.assign(figures, await benchGraphqlQueries(children, server, options, failures))
+    try {
+      Object.assign(figures, await benchGraphqlQueries(children, server, options, failures))
+    } catch (error) {
+      failures.push(`queries: ${(error as Error).message.slice(0, 300)}`)
+    }
     await children.stop(server.child)
   } finally {
     await children.close()
