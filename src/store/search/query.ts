@@ -191,15 +191,20 @@ async function compile(expr: SearchExpr, source: PostingSource, forward: boolean
   const spans: Cursor[] = []
   const others: SearchExpr[] = []
   const negatives: Cursor[] = []
+  let contradiction = false
   for (const p of parts) {
     if ('flag' in p) {
-      mask |= FLAG_BITS[p.flag]
-      if (p.value) value |= FLAG_BITS[p.flag]
+      const bit = FLAG_BITS[p.flag]
+      // `input:true AND input:false`: no action has both.
+      if (mask & bit && (value & bit) !== (p.value ? bit : 0)) contradiction = true
+      mask |= bit
+      if (p.value) value |= bit
     } else if ('not' in p) negatives.push(await compile(p.not, source, forward, at))
     else if ('term' in p && p.term.startsWith(TRX_ID_PREFIX)) spans.push(await spanOf(p.term))
     else if ('term' in p) terms.push(p.term)
     else others.push(p)
   }
+  if (contradiction) return NOTHING
   const filter = { mask, value }
   // The rarest term leads (the others only confirm its candidates) and carries the flag filter:
   // lists that end within their opening window by size, then the others by density.
@@ -226,6 +231,9 @@ async function compile(expr: SearchExpr, source: PostingSource, forward: boolean
   if (cursors.length === 1 && negatives.length === 0) return cursors[0]
   return new AndCursor(cursors, negatives, forward, source.concurrentReads === true)
 }
+
+/** The cursor of an AND no action can satisfy. */
+const NOTHING: Cursor = { seek: async () => undefined }
 
 /** Query bounds: start (inclusive) and stop (inclusive) global sequences, in the direction of travel. */
 export interface SearchRange {
