@@ -188,10 +188,10 @@ function describe(
  * 1,000 subscribers, one configuration after another on the same server, over the WebSocket, then the same over gRPC
  * on a fresh server (V8 keeps the pages a 1,000-subscriber run grew: the second transport's RSS would carry the first's
  * peak). Each transport's lone subscriber is the limit of its larger counts. Latency is measured two ways per message:
- * receipt minus the block's timestamp (the devchain stamps a block with a slot taken when it opened, from 50 ms to
- * over a second before it is produced, drifting with its timer), and receipt minus the arrival of the same block at a
- * SHiP reader in the subscriber process (production, give or take a loopback hop); the bar is judged on the second. (b)
- * Query latency, on a third fresh server: bench/graphql-queries.ts.
+ * receipt minus the block's timestamp (the devchain stamps a block with a slot taken when it opened: from 200 ms
+ * after to over a second before it is produced, drifting with its timer), and receipt minus the arrival of the same
+ * block at a SHiP reader in the subscriber process (production, give or take a loopback hop); the bar is judged on the
+ * second. (b) Query latency, on a third fresh server: bench/graphql-queries.ts.
  */
 export async function benchGraphql(options: GraphqlBenchOptions): Promise<Record<string, string | number>> {
   const dir = mkdtempSync(join(tmpdir(), 'antler-graphql-'))
