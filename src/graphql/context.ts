@@ -1,4 +1,4 @@
-import type { DecoderSource } from '../lifecycle/index.ts'
+import type { BlockDecoderSource, DecoderSource } from '../lifecycle/index.ts'
 import type { LiveHub } from '../live/index.ts'
 import type { CursorCodec, SearchService } from '../search/index.ts'
 import type { Store } from '../store/index.ts'
@@ -22,6 +22,7 @@ export type GraphqlStore = Pick<
   | 'executionsOfActions'
   | 'blocksByNums'
   | 'abi'
+  | 'abisAt'
 >
 
 /** The services every operation shares. */
@@ -30,6 +31,8 @@ export interface GraphqlServices {
   readonly store: GraphqlStore
   readonly live: Pick<LiveHub, 'subscribe'>
   readonly decoders: DecoderSource
+  /** Decoders of many blocks in one batch read (a search page's results). */
+  readonly blockDecoders: BlockDecoderSource
   readonly cursors: CursorCodec
   readonly matcher: LiveMatcher
 }

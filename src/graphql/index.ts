@@ -1,6 +1,6 @@
 import { fileURLToPath } from 'node:url'
 import type { GraphQLSchema } from 'graphql'
-import { createDecoderSource } from '../lifecycle/index.ts'
+import { createBlockDecoderSource, createDecoderSource } from '../lifecycle/index.ts'
 import type { LiveHub } from '../live/index.ts'
 import { createCursorCodec, type SearchService } from '../search/index.ts'
 import type { GraphqlContext, GraphqlServices, GraphqlStore, TransportBacklog } from './context.ts'
@@ -49,6 +49,7 @@ export function createGraphqlRuntime(deps: {
     store: deps.store,
     live: deps.live,
     decoders,
+    blockDecoders: createBlockDecoderSource(deps.store),
     cursors: createCursorCodec(deps.cursorKey),
     matcher: createLiveMatcher({ decoders, store: deps.store }),
   }

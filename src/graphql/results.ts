@@ -60,20 +60,14 @@ export function storedBlockRows(services: GraphqlServices): (blockNum: number) =
   }
 }
 
-/** Decoders of the blocks of a page: one per block, for the accounts and receivers its rows name. */
-async function blockDecoders(
-  services: GraphqlServices,
-  rows: readonly SearchRow[],
-): Promise<Map<number, TraceDecoder>> {
+/** Decoders of the blocks of a page (one batch read): each for the accounts and receivers its rows name. */
+function blockDecoders(services: GraphqlServices, rows: readonly SearchRow[]): Promise<Map<number, TraceDecoder>> {
   const accounts = new Map<number, Set<string>>()
   for (const row of rows) {
     const set = accounts.get(row.blockNum) ?? accounts.set(row.blockNum, new Set()).get(row.blockNum)!
     for (const a of row.execution) set.add(a.account).add(a.receiver)
   }
-  const entries = await Promise.all(
-    [...accounts].map(async ([num, set]) => [num, await services.decoders(num, set)] as const),
-  )
-  return new Map(entries)
+  return services.blockDecoders(accounts)
 }
 
 /** The transaction records of a page's rows (the record of the block each row is in). */

@@ -2,5 +2,10 @@ export type { LifecycleService, TransactionLifecycle, TransactionStatus } from '
 export { createLifecycleService, type LifecycleStore } from './service.ts'
 export { DataTrxAppearanceTimeoutError, DataTrxNotFoundError } from './errors.ts'
 export { actionTree, wireAction, type ActionDataDecoder, type TracedAction } from './action-traces.ts'
-export { createDecoderSource, type DecoderSource } from './decoder.ts'
+export {
+  createBlockDecoderSource,
+  createDecoderSource,
+  type BlockDecoderSource,
+  type DecoderSource,
+} from './decoder.ts'
 export { attributeRowChanges, receiversOfOthers } from './row-attribution.ts'
