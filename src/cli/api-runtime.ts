@@ -107,6 +107,38 @@ async function startGrpc(args: {
   }
 }
 
+/** How often a hub woken by the store's notifications still reads it by itself (a missed notification, a lost link). */
+const LISTENING_POLL_MS = 1000
+
+/**
+ * The live hub of an API that shares no process with the indexer: woken by the store's step notifications where it
+ * has them (PostgreSQL LISTEN/NOTIFY: a replica learns of a block as it commits), polling every second besides;
+ * polling every 200 ms otherwise (SQLite), or when listening cannot start.
+ */
+async function followStore(
+  store: Store,
+  logger: Logger,
+): Promise<{ live: LiveHub; stopListening: (() => Promise<void>) | undefined }> {
+  const onReadError = liveReadError(logger)
+  if (!store.listenForSteps) return { live: createLiveHub({ source: store, onReadError }), stopListening: undefined }
+  const live = createLiveHub({ source: store, onReadError, pollIntervalMs: LISTENING_POLL_MS })
+  try {
+    const stopListening = await store.listenForSteps(
+      () => live.wake(),
+      (error) =>
+        logger.warn(
+          { reason: (error as Error).message },
+          'live hub: step notifications lost; reading the store every second',
+        ),
+    )
+    return { live, stopListening }
+  } catch (error) {
+    await live.close()
+    logger.warn({ reason: (error as Error).message }, 'live hub: cannot listen for steps; polling the store')
+    return { live: createLiveHub({ source: store, onReadError }), stopListening: undefined }
+  }
+}
+
 /**
  * Builds and starts the API on an open store: auth (keys, a signing key derived from the store's secret, revocations,
  * rate limits in memory or Redis), the guaranteed push when a chain API is given, the Fastify app on `--port` and the
@@ -142,8 +174,10 @@ export async function startApi(args: {
     requireOrigin: flags.requireOrigin,
   })
   const push = chainApi ? createPushService({ chainApi, store, log: logger }) : undefined
-  // Streams' live hub: given when the indexer shares the process (it wakes the hub), else polling the store.
-  const live = args.live ?? createLiveHub({ source: store, onReadError: liveReadError(logger) })
+  // Streams' live hub: given when the indexer shares the process (it wakes the hub), else following the store.
+  const { live, stopListening } = args.live
+    ? { live: args.live, stopListening: undefined }
+    : await followStore(store, logger)
   const lifecycle = createLifecycleService({ store })
   const cursorKey = await store.secret('cursor_key')
   const search = createSearchService({ store, lifecycle, cursorKey })
@@ -183,6 +217,7 @@ export async function startApi(args: {
     async close() {
       revocations.close()
       await Promise.all([app.close(), grpc.close()])
+      await stopListening?.()
       await live.close()
       await limiter.close()
     },

@@ -229,5 +229,11 @@ export interface Store
     StoreVerifier,
     KeyStore,
     SnapshotSource {
+  /**
+   * Calls `onSteps` whenever another process commits steps (PostgreSQL: LISTEN `antler_steps`), until the returned
+   * stop is called; `onError` once if the listening connection fails. Absent where the store cannot tell (SQLite:
+   * readers poll).
+   */
+  listenForSteps?(onSteps: () => void, onError: (error: unknown) => void): Promise<() => Promise<void>>
   close(): Promise<void>
 }

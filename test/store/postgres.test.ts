@@ -209,3 +209,35 @@ test(
     await client.end()
   },
 )
+
+test(
+  'postgres: a reader listening for steps hears each commit of the writer, and nothing once it stopped',
+  { skip: PG_SKIP_REASON },
+  async (t) => {
+    const url = await withPostgresDatabase(t)
+    const writer = await openPostgresStore(url)
+    t.after(() => writer.close())
+    const reader = await openPostgresStore(url, { readOnly: true })
+    t.after(() => reader.close())
+    let heard = 0
+    const errors: unknown[] = []
+    const stop = await reader.listenForSteps!(
+      () => heard++,
+      (error) => errors.push(error),
+    )
+    const until = async (check: () => boolean) => {
+      for (let i = 0; i < 100 && !check(); i++) await new Promise((resolve) => setTimeout(resolve, 20))
+    }
+    await writer.applyBlock(emptyBlock(1), 0)
+    await until(() => heard >= 1)
+    assert.equal(heard, 1, 'one commit, one notification')
+    await writer.applyBlock(emptyBlock(2), 1)
+    await until(() => heard >= 2)
+    assert.equal(heard, 2)
+    await stop()
+    await writer.applyBlock(emptyBlock(3), 2)
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    assert.equal(heard, 2, 'nothing after stop')
+    assert.deepEqual(errors, [])
+  },
+)

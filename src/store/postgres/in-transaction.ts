@@ -23,6 +23,9 @@ export async function inTransaction<T>(
   }
 }
 
+/** The channel steps are announced on (postgres-listen.ts listens to it). */
+export const STEPS_CHANNEL = 'antler_steps'
+
 /** Tells the step listeners (NOTIFY `antler_steps`, sent at COMMIT) that the log grew from a block on. */
 export const announceSteps = (c: pg.PoolClient, blockNum: number) =>
-  c.query("SELECT pg_notify('antler_steps', $1)", [String(blockNum)])
+  c.query('SELECT pg_notify($1, $2)', [STEPS_CHANNEL, String(blockNum)])

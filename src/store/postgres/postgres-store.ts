@@ -11,6 +11,7 @@ import { createPlannerStatistics } from './planner-statistics.ts'
 import { createPostgresBatchReaders } from './postgres-batch-readers.ts'
 import { readStepPayloads } from './postgres-block-content.ts'
 import { createPostgresKeys } from './postgres-keys.ts'
+import { listenForSteps } from './postgres-listen.ts'
 import { createPostgresPostingSource } from './postgres-postings.ts'
 import { createPostgresSnapshotReader } from './postgres-readers.ts'
 import { createPostgresRunner } from './postgres-runner.ts'
@@ -67,6 +68,7 @@ export async function openPostgresStore(url: string, options: OpenStoreOptions =
       for (const check of INTEGRITY_CHECKS) findings.push(...(await pool.query(check.sql)).rows.map(check.finding))
       return findings
     },
+    listenForSteps: (onSteps, onError) => listenForSteps(pool, onSteps, onError),
     async close() {
       if (!pool.ended) await pool.end()
     },
