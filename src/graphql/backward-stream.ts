@@ -1,15 +1,9 @@
 import type { GraphqlContext } from './context.ts'
+import type { SearchQueryArgs } from './query-resolvers.ts'
 import { pageResults, type SearchResult } from './results.ts'
 
-export interface BackwardStreamArgs {
-  readonly query: string
-  readonly lowBlockNum?: number | null
-  readonly highBlockNum?: number | null
-  readonly cursor?: string | null
-  /** 0: unlimited. */
-  readonly limit: number
-  readonly irreversibleOnly: boolean
-}
+/** The `searchTransactionsBackward` subscription's arguments (limit 0 = unlimited). */
+export type BackwardStreamArgs = SearchQueryArgs
 
 const PAGE = 200
 

@@ -4,18 +4,13 @@ import { parseSearchQuery, type SearchPosition } from '../search/index.ts'
 import type { SearchExpr, Step, StepPayload } from '../store/index.ts'
 import type { GraphqlServices, TransportBacklog } from './context.ts'
 import type { LiveRow } from './live-match.ts'
+import type { SearchQueryArgs } from './query-resolvers.ts'
 import { pageResults, receiverRunners, searchResult, type SearchResult } from './results.ts'
 import { TransactionTraceNode } from './trace-model.ts'
 
 /** The arguments of the `searchTransactionsForward` subscription. */
-export interface ForwardStreamArgs {
-  readonly query: string
-  readonly lowBlockNum?: number | null
-  readonly highBlockNum?: number | null
-  readonly cursor?: string | null
-  /** 0: unlimited. */
-  readonly limit: number
-  readonly irreversibleOnly: boolean
+/** The `searchTransactionsForward` subscription's arguments (limit 0 = unlimited). */
+export interface ForwardStreamArgs extends SearchQueryArgs {
   readonly liveMarkerInterval: number
 }
 

@@ -6,11 +6,13 @@ import { pageResults } from './results.ts'
 /** The largest `limit` of a search query (dfuse's). */
 export const GRAPHQL_MAX_LIMIT = 1000
 
+/** The arguments every search field shares (queries and subscriptions, either direction). */
 export interface SearchQueryArgs {
   readonly query: string
   readonly lowBlockNum?: number | null
   readonly highBlockNum?: number | null
   readonly cursor?: string | null
+  /** Queries: 1 to 1,000; subscriptions: 0 = unlimited. */
   readonly limit: number
   readonly irreversibleOnly: boolean
 }

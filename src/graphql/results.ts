@@ -1,3 +1,4 @@
+import { addRunners, type ReceiverRunners } from '../lifecycle/index.ts'
 import type { SearchRow } from '../search/index.ts'
 import type { BlockRecord, TransactionRecord } from '../store/index.ts'
 import type { GraphqlServices } from './context.ts'
@@ -31,15 +32,8 @@ export function searchResult(args: {
 }
 
 /** Which transaction ran each receiver of a block (null once several did): row attribution's input. */
-export function receiverRunners(actions: Iterable<{ trxId: string; receiver: string }>): Map<string, string | null> {
-  const runners = new Map<string, string | null>()
-  for (const a of actions) {
-    const known = runners.get(a.receiver)
-    if (known === undefined) runners.set(a.receiver, a.trxId)
-    else if (known !== null && known !== a.trxId) runners.set(a.receiver, null)
-  }
-  return runners
-}
+export const receiverRunners = (actions: Iterable<{ trxId: string; receiver: string }>): ReceiverRunners =>
+  addRunners(new Map(), actions)
 
 /** A block's rows for dbOps, read from the store once per block and operation. */
 export function storedBlockRows(services: GraphqlServices): (blockNum: number) => Promise<BlockRows> {

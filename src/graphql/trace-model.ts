@@ -1,13 +1,10 @@
+import { isValidName, nameToBigInt, renderKey, toHex, type CompiledAbi, type KeyType } from '../antelope/index.ts'
 import {
-  bigIntToName,
-  bigIntToSymbol,
-  bigIntToSymbolCode,
-  isValidName,
-  nameToBigInt,
-  toHex,
-  type CompiledAbi,
-} from '../antelope/index.ts'
-import { attributeRowChanges, type ActionDataDecoder } from '../lifecycle/index.ts'
+  attributeRowChanges,
+  receiversRunByOthers,
+  type ActionDataDecoder,
+  type ReceiverRunners,
+} from '../lifecycle/index.ts'
 import type { ActionRecord, BlockRecord, RowChange, TransactionRecord } from '../store/index.ts'
 
 export type TraceDecoder = ActionDataDecoder & { readonly abiOf?: (account: string) => CompiledAbi | undefined }
@@ -16,7 +13,7 @@ export type TraceDecoder = ActionDataDecoder & { readonly abiOf?: (account: stri
 export interface BlockRows {
   readonly changes: readonly RowChange[]
   /** Receiver → the one transaction that ran it, or null once several did. */
-  readonly runners: ReadonlyMap<string, string | null>
+  readonly runners: ReceiverRunners
 }
 
 /** Everything one GraphQL TransactionTrace is built from. */
@@ -55,21 +52,17 @@ export function blockHeader(block: BlockRecord) {
 
 type Encoding = 'NAME' | 'DECIMAL' | 'HEXADECIMAL' | 'SYMBOL' | 'SYMBOL_CODE'
 
-/** A uint64 (scope or primary key) in one of dfuse's encodings. */
-export function encodeUint64(value: bigint, encoding: Encoding): string {
-  switch (encoding) {
-    case 'DECIMAL':
-      return value.toString()
-    case 'HEXADECIMAL':
-      return value.toString(16).padStart(16, '0')
-    case 'SYMBOL':
-      return bigIntToSymbol(value)
-    case 'SYMBOL_CODE':
-      return bigIntToSymbolCode(value)
-    default:
-      return bigIntToName(value)
-  }
+/** dfuse's GraphQL encodings of a uint64 as the REST `key_type` renderings (HEXADECIMAL: big-endian, padded). */
+const KEY_TYPE_OF: Record<Encoding, KeyType> = {
+  NAME: 'name',
+  DECIMAL: 'uint64',
+  HEXADECIMAL: 'hex_be',
+  SYMBOL: 'symbol',
+  SYMBOL_CODE: 'symbol_code',
 }
+
+/** A uint64 (scope or primary key) in one of dfuse's encodings. */
+const encodeUint64 = (value: bigint, encoding: Encoding = 'NAME'): string => renderKey(value, KEY_TYPE_OF[encoding])
 
 /** A scope is stored as its name text: its uint64 is the name's (0 for text that is not a name). */
 function scopeValue(scope: string): bigint {
@@ -226,8 +219,7 @@ export class TransactionTraceNode {
   /** The row changes attributed to the action at `index` (docs/API.md: SHiP reports rows per block). */
   async dbOpsOf(index: number): Promise<ReturnType<typeof dbOp>[]> {
     this.dbOpsByIndex ??= this.facts.rows().then((rows) => {
-      const others = new Set<string>()
-      for (const [receiver, runner] of rows.runners) if (runner !== this.id) others.add(receiver)
+      const others = receiversRunByOthers(rows.runners, this.id)
       const byIndex = new Map<number, ReturnType<typeof dbOp>[]>()
       for (const { change, actionIdx } of attributeRowChanges(this.facts.execution, rows.changes, others)) {
         const list = byIndex.get(actionIdx) ?? byIndex.set(actionIdx, []).get(actionIdx)!
@@ -256,8 +248,8 @@ function dbOp(change: RowChange, abi: CompiledAbi | undefined) {
     key: {
       code: change.code,
       table: change.table,
-      scope: (args: { encoding?: Encoding }) => encodeUint64(scope, args.encoding ?? 'NAME'),
-      key: (args: { encoding?: Encoding }) => encodeUint64(change.primaryKey, args.encoding ?? 'NAME'),
+      scope: (args: { encoding?: Encoding }) => encodeUint64(scope, args.encoding),
+      key: (args: { encoding?: Encoding }) => encodeUint64(change.primaryKey, args.encoding),
     },
     oldData: change.old?.value ? toHex(change.old.value) : null,
     newData: change.value ? toHex(change.value) : null,

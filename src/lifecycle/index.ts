@@ -8,4 +8,10 @@ export {
   type BlockDecoderSource,
   type DecoderSource,
 } from './decoder.ts'
-export { attributeRowChanges, receiversOfOthers } from './row-attribution.ts'
+export {
+  addRunners,
+  attributeRowChanges,
+  receiversOfOthers,
+  receiversRunByOthers,
+  type ReceiverRunners,
+} from './row-attribution.ts'
