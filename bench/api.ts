@@ -1,14 +1,13 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
-import { closeSync, mkdtempSync, openSync, rmSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import os, { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import { startBenchFeed, type BenchFeed } from './ship-feed.ts'
-import { Children, cpuSeconds, logTail } from './children.ts'
+import { Children, cpuSeconds, startAntler } from './children.ts'
 
 export interface ApiBenchOptions {
   /** Length of each measured run, seconds. */
@@ -35,40 +34,6 @@ const LIFTED_LIMITS = JSON.stringify({
 })
 
 const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref())
-
-/** Runs `node bin/antler.js ARGS` (stderr to `logPath`) and returns the fields of its `antler ready {…}` line. */
-async function startAntler(
-  children: Children,
-  args: string[],
-  logPath: string,
-  timeoutMs = 120_000,
-): Promise<{ child: ChildProcess; ready: Record<string, string> }> {
-  const log = openSync(logPath, 'a')
-  const child = children.track(spawn(process.execPath, [ANTLER, ...args], { stdio: ['ignore', 'pipe', log] }))
-  closeSync(log)
-  const lines = createInterface({ input: child.stdout! })
-  try {
-    const ready = await new Promise<Record<string, string>>((resolve, reject) => {
-      const timer = setTimeout(
-        () => reject(new Error(`antler ${args[0]}: no ready line within ${timeoutMs} ms`)),
-        timeoutMs,
-      )
-      lines.on('line', (line) => {
-        if (!line.startsWith('antler ready ')) return
-        clearTimeout(timer)
-        resolve(JSON.parse(line.slice('antler ready '.length)))
-      })
-      child.once('exit', (code, signal) => {
-        clearTimeout(timer)
-        reject(new Error(`antler ${args[0]} exited (${code ?? signal}) before it was ready`))
-      })
-    })
-    return { child, ready }
-  } catch (error) {
-    await children.stop(child)
-    throw new Error(`${(error as Error).message}; its log ends:\n${logTail(logPath)}`, { cause: error })
-  }
-}
 
 interface Load {
   readonly url: string

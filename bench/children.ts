@@ -1,6 +1,8 @@
-import type { ChildProcess } from 'node:child_process'
+import { spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
-import { readFileSync, rmSync } from 'node:fs'
+import { closeSync, openSync, readFileSync, rmSync } from 'node:fs'
+import { createInterface } from 'node:readline'
+import { fileURLToPath } from 'node:url'
 
 /**
  * Every child process: stopped at the end, on error, and killed (and `dir` removed) if the bench process exits or is
@@ -70,5 +72,41 @@ export const logTail = (path: string) => {
     return readFileSync(path, 'utf8').split('\n').slice(-15).join('\n')
   } catch {
     return '(no log)'
+  }
+}
+
+const ANTLER = fileURLToPath(new URL('../bin/antler.js', import.meta.url))
+
+/** Runs `node bin/antler.js ARGS` (stderr to `logPath`) and returns the fields of its `antler ready {…}` line. */
+export async function startAntler(
+  children: Children,
+  args: string[],
+  logPath: string,
+  timeoutMs = 120_000,
+): Promise<{ child: ChildProcess; ready: Record<string, string> }> {
+  const log = openSync(logPath, 'a')
+  const child = children.track(spawn(process.execPath, [ANTLER, ...args], { stdio: ['ignore', 'pipe', log] }))
+  closeSync(log)
+  const lines = createInterface({ input: child.stdout! })
+  try {
+    const ready = await new Promise<Record<string, string>>((resolve, reject) => {
+      const timer = setTimeout(
+        () => reject(new Error(`antler ${args[0]}: no ready line within ${timeoutMs} ms`)),
+        timeoutMs,
+      )
+      lines.on('line', (line) => {
+        if (!line.startsWith('antler ready ')) return
+        clearTimeout(timer)
+        resolve(JSON.parse(line.slice('antler ready '.length)))
+      })
+      child.once('exit', (code, signal) => {
+        clearTimeout(timer)
+        reject(new Error(`antler ${args[0]} exited (${code ?? signal}) before it was ready`))
+      })
+    })
+    return { child, ready }
+  } catch (error) {
+    await children.stop(child)
+    throw new Error(`${(error as Error).message}; its log ends:\n${logTail(logPath)}`, { cause: error })
   }
 }

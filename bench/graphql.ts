@@ -1,10 +1,9 @@
-import { fork, spawn, type ChildProcess } from 'node:child_process'
-import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { fork, type ChildProcess } from 'node:child_process'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import os, { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
-import { Children, cpuSeconds, logTail } from './children.ts'
+import { Children, cpuSeconds, logTail, startAntler } from './children.ts'
 import type { SubscribersConfig, SubscribersMessage, SubscribersResult } from './graphql-subscribers.ts'
 import { benchGraphqlQueries } from './graphql-queries.ts'
 
@@ -19,7 +18,6 @@ export interface GraphqlBenchOptions {
   readonly connections: number
 }
 
-const ANTLER = fileURLToPath(new URL('../bin/antler.js', import.meta.url))
 const SUBSCRIBERS = fileURLToPath(new URL('./graphql-subscribers.ts', import.meta.url))
 /** The bars of the issue: live p99 within 100 ms of a lone subscriber's; antler's RSS at most 512 MiB. */
 const BAR_P99_MS = 100
@@ -40,25 +38,10 @@ export interface Antler {
 /** `antler dev --workload demo --block-time 500` (one transfer every 500 ms), limits lifted; a token of its key. */
 async function startDev(children: Children, dir: string, name: string): Promise<Antler> {
   const logPath = join(dir, `${name}.log`)
-  const log = openSync(logPath, 'a')
   const args = ['dev', '--data-dir', join(dir, name), '--port', '0', '--grpc-port', '0', '--chain-port', '0']
   args.push('--ship-port', '0', '--block-time', '500', '--workload', 'demo', '--rate-limits', LIFTED_LIMITS)
-  const child = children.track(spawn(process.execPath, [ANTLER, ...args], { stdio: ['ignore', 'pipe', log] }))
-  closeSync(log)
-  const lines = createInterface({ input: child.stdout! })
+  const { child, ready } = await startAntler(children, args, logPath, 180_000)
   try {
-    const ready = await new Promise<Record<string, string>>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error('antler dev: no ready line within 180 s')), 180_000)
-      lines.on('line', (line) => {
-        if (!line.startsWith('antler ready ')) return
-        clearTimeout(timer)
-        resolve(JSON.parse(line.slice('antler ready '.length)))
-      })
-      child.once('exit', (code, signal) => {
-        clearTimeout(timer)
-        reject(new Error(`antler dev exited (${code ?? signal}) before it was ready`))
-      })
-    })
     const response = await fetch(`${ready.api}/v1/auth/issue`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
