@@ -1,6 +1,6 @@
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import type { AuthService, RateLimitDecision, TokenClaims } from '../../auth/index.ts'
+import type { Admission, AuthService, RateLimitDecision, TokenClaims } from '../../auth/index.ts'
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -42,6 +42,22 @@ export function presentedToken(request: FastifyRequest): { token: string | undef
   return { token: fromQuery, malformed: header !== undefined && header !== '' && fromQuery === undefined }
 }
 
+/** Whether a request offers a token at all (a malformed one included). */
+export const offersToken = (request: FastifyRequest): boolean => {
+  const { token, malformed } = presentedToken(request)
+  return token !== undefined || malformed || request.headers.authorization !== undefined
+}
+
+/** The token a request presents, as admission takes it: `'malformed'` for one that is not well presented. */
+export function tokenForAdmission(request: FastifyRequest): string | undefined {
+  const { token, malformed } = presentedToken(request)
+  return malformed ? 'malformed' : token
+}
+
+/** Admits a request's token from its IP and Origin: the claims and the limit it was counted against. */
+export const admitRequest = (auth: AuthService, request: FastifyRequest): Promise<Admission> =>
+  auth.admit({ token: tokenForAdmission(request), caller: { ip: request.ip, origin: request.headers.origin } })
+
 /** `X-RateLimit-*` of a limiter decision, on an admitted call or (from the error handler) on a refusal. */
 export function rateHeaders(reply: FastifyReply, rate: RateLimitDecision): void {
   reply.header('x-ratelimit-limit', String(rate.limit))
@@ -60,11 +76,7 @@ export const authPlugin = fp(async (app: FastifyInstance, opts: { auth: AuthServ
     if (opts.noAuth || request.method === 'OPTIONS' || request.is404) return
     const config = request.routeOptions.config
     if (config.public && !config.tokenWhen?.(request)) return
-    const { token, malformed } = presentedToken(request)
-    const admission = await opts.auth.admit({
-      token: malformed ? 'malformed' : token,
-      caller: { ip: request.ip, origin: request.headers.origin },
-    })
+    const admission = await admitRequest(opts.auth, request)
     request.auth = admission.claims
     rateHeaders(reply, admission.rate)
   })

@@ -6,7 +6,7 @@ import type { AuthService } from '../../auth/index.ts'
 import { graphqlWireError, GraphqlRequestError, prepare, type GraphqlRuntime } from '../../graphql/index.ts'
 import { UnexpectedError, WsTooMuchStreamError } from '../errors.ts'
 import { documentedFrame, errorPayload, readFrame } from './graphql-frames.ts'
-import { presentedToken } from '../plugins/auth.ts'
+import { tokenForAdmission } from '../plugins/auth.ts'
 import { newTraceId } from '../plugins/errors.ts'
 import { wireError } from '../wire-error.ts'
 
@@ -47,8 +47,7 @@ export function guardGraphqlSocket(
   // No subprotocol named: mercurius speaks the legacy one (routes/graphql.ts).
   const legacy = socket.protocol === LEGACY_PROTOCOL || socket.protocol === ''
   const caller = { ip: request.ip, origin: request.headers.origin }
-  const upgrade = presentedToken(request)
-  let token: string | undefined = upgrade.malformed ? 'malformed' : upgrade.token
+  let token = tokenForAdmission(request)
   let admitted = false
   const running = new Set<string>()
   /** Operations being stopped for a restart: their closing frame is not sent, and the restart waits for it. */

@@ -4,7 +4,7 @@ import mercurius from 'mercurius'
 import type { WebSocket } from 'ws'
 import type { AuthService } from '../../auth/index.ts'
 import { graphqlWireError, type GraphqlRuntime } from '../../graphql/index.ts'
-import { presentedToken, rateHeaders } from '../plugins/auth.ts'
+import { admitRequest, offersToken, rateHeaders } from '../plugins/auth.ts'
 import { toAntlerError, wireError } from '../wire-error.ts'
 import { asRefusal, checkGraphqlRequest, flattenErrors, type MercuriusErrors } from './graphql-request.ts'
 import { guardGraphqlSocket, LEGACY_PROTOCOL } from './graphql-socket.ts'
@@ -54,13 +54,9 @@ export const graphqlRoutes: FastifyPluginAsync<{
     if (!request.ws || request.routeOptions.url !== '/graphql') return
     upgrading.set(request.raw, request)
     // A token offered at the upgrade is checked there: a bad one is an HTTP 401 with the error object, no socket.
-    const { token, malformed } = presentedToken(request)
-    if (opts.noAuth || (token === undefined && !malformed && request.headers.authorization === undefined)) return
+    if (opts.noAuth || !offersToken(request)) return
     try {
-      await opts.auth.admit({
-        token: malformed ? 'malformed' : token,
-        caller: { ip: request.ip, origin: request.headers.origin },
-      })
+      await admitRequest(opts.auth, request)
     } catch (error) {
       upgrading.delete(request.raw)
       const refused = toAntlerError(error).error
@@ -83,11 +79,7 @@ export const graphqlRoutes: FastifyPluginAsync<{
     additionalRouteOptions: { config: { public: true } },
     context: async (request: FastifyRequest, reply: FastifyReply) => {
       if (!opts.noAuth) {
-        const { token, malformed } = presentedToken(request)
-        const admission = await opts.auth.admit({
-          token: malformed ? 'malformed' : token,
-          caller: { ip: request.ip, origin: request.headers.origin },
-        })
+        const admission = await admitRequest(opts.auth, request)
         rateHeaders(reply, admission.rate)
       }
       return opts.runtime.context()
