@@ -2,12 +2,12 @@ import { test, type TestContext } from 'node:test'
 import assert from 'node:assert/strict'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import * as grpc from '@grpc/grpc-js'
 import { loadSync } from '@grpc/proto-loader'
 import { protoPath as healthProtoPath } from 'grpc-health-check'
 import { APIClient } from '@wharfkit/antelope'
 import { onCleanup } from '../_helpers/cleanup.ts'
+import { reflectedServices } from '../_helpers/grpc-reflection.ts'
 import { tempDir } from '../_helpers/devchain.ts'
 import { antlerKeys, issueToken, type Platform, startPlatform } from '../_helpers/platform.ts'
 import { pollUntil, pushActions, waitIndexed } from '../_helpers/push.ts'
@@ -221,30 +221,7 @@ test('GraphQL over gRPC against a running antler dev: queries as over HTTP, a li
   })
 
   await t.test('reflection lists antler.graphql.v1.GraphQL (and health), not the earlier names', async () => {
-    const protoFile = fileURLToPath(
-      new URL(
-        '../../node_modules/@grpc/reflection/build/proto/grpc/reflection/v1alpha/reflection.proto',
-        import.meta.url,
-      ),
-    )
-    const loaded = grpc.loadPackageDefinition(loadSync(protoFile, { keepCase: true, defaults: true })) as never as {
-      grpc: { reflection: { v1alpha: { ServerReflection: grpc.ServiceClientConstructor } } }
-    }
-    const client = new loaded.grpc.reflection.v1alpha.ServerReflection(p.grpc, grpc.credentials.createInsecure())
-    onCleanup(t, () => client.close())
-    const stream = (
-      client as unknown as { ServerReflectionInfo(): grpc.ClientDuplexStream<object, never> }
-    ).ServerReflectionInfo()
-    const answer = await new Promise<{ list_services_response: { service: { name: string }[] } }>((resolve, reject) => {
-      stream.on('data', resolve)
-      stream.on('error', reject)
-      stream.write({ list_services: '' })
-    })
-    stream.end()
-    assert.deepEqual(answer.list_services_response.service.map((s) => s.name).sort(), [
-      'antler.graphql.v1.GraphQL',
-      'grpc.health.v1.Health',
-    ])
+    assert.deepEqual(await reflectedServices(t, p.grpc), ['antler.graphql.v1.GraphQL', 'grpc.health.v1.Health'])
   })
 
   await t.test('health reports the GraphQL service SERVING', async () => {

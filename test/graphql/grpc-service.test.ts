@@ -10,6 +10,7 @@ import { AuthInvalidTokenError, AuthOriginNotAllowedError, RateLimitExceededErro
 import type { TransportBacklog } from '../../src/graphql/index.ts'
 import { addGraphqlGrpcService, type GrpcAdmit } from '../../src/graphql/grpc.ts'
 import { onCleanup } from '../_helpers/cleanup.ts'
+import { reflectedServices } from '../_helpers/grpc-reflection.ts'
 import { pollUntil } from '../_helpers/push.ts'
 
 // GraphQL over gRPC (src/graphql/grpc*.ts) on a schema of its own: admission, refusals, queries, subscriptions,
@@ -355,28 +356,7 @@ test('over the bound of unsent bytes the subscription ends as too slow: its erro
 
 test('reflection lists antler.graphql.v1.GraphQL and the health service, not the earlier names', async (t) => {
   const { port } = await serve(t)
-  const reflection = fileURLToPath(
-    new URL(
-      '../../node_modules/@grpc/reflection/build/proto/grpc/reflection/v1alpha/reflection.proto',
-      import.meta.url,
-    ),
-  )
-  const definition = grpc.loadPackageDefinition(loadSync(reflection, { keepCase: true, defaults: true })) as never as {
-    grpc: { reflection: { v1alpha: { ServerReflection: grpc.ServiceClientConstructor } } }
-  }
-  const Client = definition.grpc.reflection.v1alpha.ServerReflection
-  const reflectionClient = new Client(`127.0.0.1:${port}`, grpc.credentials.createInsecure())
-  onCleanup(t, () => reflectionClient.close())
-  const stream = (
-    reflectionClient as unknown as { ServerReflectionInfo(): grpc.ClientDuplexStream<object, never> }
-  ).ServerReflectionInfo()
-  const answer = await new Promise<{ list_services_response: { service: { name: string }[] } }>((resolve, reject) => {
-    stream.on('data', resolve)
-    stream.on('error', reject)
-    stream.write({ list_services: '' })
-  })
-  stream.end()
-  assert.deepEqual(answer.list_services_response.service.map((s) => s.name).sort(), [
+  assert.deepEqual(await reflectedServices(t, `127.0.0.1:${port}`), [
     'antler.graphql.v1.GraphQL',
     'grpc.health.v1.Health',
   ])
