@@ -24,6 +24,7 @@ import {
 } from '../graphql/index.ts'
 import type { Store } from '../store/index.ts'
 import type { ApiFlags } from './api-options.ts'
+import { followStepNotifications } from './step-notifications.ts'
 
 /** A serving API: its bound addresses (real ports, never 0) and how to stop it. */
 export interface RunningApi {
@@ -107,13 +108,16 @@ async function startGrpc(args: {
   }
 }
 
-/** How often a hub woken by the store's notifications still reads it by itself (a missed notification, a lost link). */
-const LISTENING_POLL_MS = 1000
+/**
+ * How often a hub woken by the store's notifications still reads it by itself: a guard against a listening connection
+ * that died without an error. A lost connection is polled every 200 ms instead (step-notifications.ts).
+ */
+const LISTENING_SAFETY_POLL_MS = 10_000
 
 /**
  * The live hub of an API that shares no process with the indexer: woken by the store's step notifications where it
- * has them (PostgreSQL LISTEN/NOTIFY: a replica learns of a block as it commits), polling every second besides;
- * polling every 200 ms otherwise (SQLite), or when listening cannot start.
+ * has them (PostgreSQL LISTEN/NOTIFY: a replica learns of a block as it commits), polling every 200 ms only while
+ * they cannot arrive; polling every 200 ms where the store has none (SQLite).
  */
 async function followStore(
   store: Store,
@@ -121,22 +125,13 @@ async function followStore(
 ): Promise<{ live: LiveHub; stopListening: (() => Promise<void>) | undefined }> {
   const onReadError = liveReadError(logger)
   if (!store.listenForSteps) return { live: createLiveHub({ source: store, onReadError }), stopListening: undefined }
-  const live = createLiveHub({ source: store, onReadError, pollIntervalMs: LISTENING_POLL_MS })
-  try {
-    const stopListening = await store.listenForSteps(
-      () => live.wake(),
-      (error) =>
-        logger.warn(
-          { reason: (error as Error).message },
-          'live hub: step notifications lost; reading the store every second',
-        ),
-    )
-    return { live, stopListening }
-  } catch (error) {
-    await live.close()
-    logger.warn({ reason: (error as Error).message }, 'live hub: cannot listen for steps; polling the store')
-    return { live: createLiveHub({ source: store, onReadError }), stopListening: undefined }
-  }
+  const live = createLiveHub({ source: store, onReadError, pollIntervalMs: LISTENING_SAFETY_POLL_MS })
+  const notifications = await followStepNotifications({
+    listen: store.listenForSteps.bind(store),
+    wake: () => live.wake(),
+    logger,
+  })
+  return { live, stopListening: () => notifications.stop() }
 }
 
 /**
