@@ -10,3 +10,4 @@ export type {
 export { createLiveHub, LIVE_HUB_DEFAULTS } from './hub.ts'
 export { StreamConsumerTooSlowError } from './errors.ts'
 export { payloadBytes } from './sizes.ts'
+export { createPayloadMemo } from './memo.ts'

@@ -1,5 +1,6 @@
 import { bigIntToName, formatRfc3339, toHex } from '../../antelope/index.ts'
 import { actionTree, attributeRowChanges, receiversOfOthers, type DecoderSource } from '../../lifecycle/index.ts'
+import { createPayloadMemo } from '../../live/index.ts'
 import { AppNotReadyError, BlockNumNotCoveredError, firstStoredBlock } from '../../state/index.ts'
 import type { ActionRecord, StepPayload, StepType } from '../../store/index.ts'
 import { WsMessageDataValidationError } from '../errors.ts'
@@ -110,6 +111,11 @@ async function blockMessages(
   return messages
 }
 
+/** What a filter's messages depend on besides the payload and the step: the key of its shape. */
+const filterKey = (f: ActionFilter) =>
+  JSON.stringify([[...f.accounts].sort(), [...f.receivers].sort(), f.names ? [...f.names].sort() : null]) +
+  `${+f.inlineTraces}${+f.dbops}`
+
 /** Resolves `start_block`: 0 = head, negative = relative to head, positive = that block (above head waits). */
 async function resolveStart(store: FeedStore, startBlock: number): Promise<number> {
   const position = await store.position()
@@ -132,8 +138,11 @@ export function actionTracesHandler(deps: {
   feed: StepFeed
   decoders: DecoderSource
 }): StreamHandler {
+  // One block's messages, serialized, per subscription shape and step: built once, sent to every subscriber of it.
+  const shared = createPayloadMemo<string[]>()
   return async (request, out) => {
     const filter = parseFilter(request)
+    const shape = filterKey(filter)
     const fromBlock = await resolveStart(deps.store, request.startBlock)
     out.send('listening', { next_block: fromBlock })
     const progress = progressReporter(request.withProgress, out)
@@ -146,8 +155,13 @@ export function actionTracesHandler(deps: {
         if (!sends) continue
         if (payload) {
           const stepName = filter.forkSteps ? (step.type === 'irreversible' ? 'new' : step.type) : undefined
-          const messages = await blockMessages(payload, filter, deps.decoders, stepName)
-          for (const m of step.type === 'undo' ? messages.reverse() : messages) out.send('action_trace', m)
+          const undo = step.type === 'undo'
+          const messages = await shared(payload, `${shape}|${stepName ?? ''}|${+undo}`, async () => {
+            const built = (await blockMessages(payload, filter, deps.decoders, stepName)).map((m) => JSON.stringify(m))
+            return undo ? built.reverse() : built
+          })
+          if (out.closed) return
+          for (const m of messages) out.sendRaw('action_trace', m)
         }
         if (step.type !== 'undo') progress(step.blockNum, step.blockId)
       }

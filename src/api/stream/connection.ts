@@ -19,6 +19,11 @@ export interface Listener {
 /** Where a request's handler sends: messages of its stream, and errors (which do not end it unless it says so). */
 export interface StreamOutput {
   send(type: string, data: unknown): void
+  /**
+   * The same as `send` with `data` already serialized (JSON text): a message shared by every subscriber of one shape is
+   * serialized once and only the envelope (`type`, `req_id`) is written per subscriber.
+   */
+  sendRaw(type: string, dataJson: string): void
   error(error: unknown): void
   /** True once the stream was unlistened or the connection closed: a handler stops producing. */
   readonly closed: boolean
@@ -66,7 +71,20 @@ export function serveStreamConnection(
   const listeners = new Map<string, { listener?: Listener; output: { closed: boolean } }>()
   let open = true
 
-  const write = (message: Record<string, unknown>) => {
+  // Sends of one turn (a step's messages to every stream of the socket) leave in one write: the TCP socket is corked
+  // at the first and uncorked once the turn's promise callbacks have run.
+  const tcp = (socket as unknown as { _socket?: { cork(): void; uncork(): void } })._socket
+  let corked = false
+  const batch = () => {
+    if (corked || !tcp) return
+    corked = true
+    tcp.cork()
+    setImmediate(() => {
+      corked = false
+      tcp.uncork()
+    })
+  }
+  const write = (message: Record<string, unknown> | string) => {
     if (!open || socket.readyState !== socket.OPEN) return
     if (socket.bufferedAmount > limits.maxBufferedBytes) {
       const error = WsConsumerTooSlowError({
@@ -79,7 +97,8 @@ export function serveStreamConnection(
       socket.close(CLOSE_TOO_SLOW, 'consumer too slow')
       return
     }
-    socket.send(JSON.stringify(message))
+    batch()
+    socket.send(typeof message === 'string' ? message : JSON.stringify(message))
   }
   const errorMessage = (error: unknown, reqId: string | undefined) => {
     const known = error instanceof AntlerError ? error : UnexpectedError()
@@ -115,9 +134,15 @@ export function serveStreamConnection(
     const entry: { listener?: Listener; output: { closed: boolean } } = { output: state }
     listeners.set(request.reqId, entry)
     const reqId = request.reqId
+    // `{"type":…,"req_id":…,"data":` as JSON.stringify writes the envelope of `send`.
+    const envelope = (type: string) =>
+      `{"type":${JSON.stringify(type)}${reqId ? `,"req_id":${JSON.stringify(reqId)}` : ''},"data":`
     const output: StreamOutput = {
       send: (type, data) => {
         if (!state.closed) write({ type, ...(reqId ? { req_id: reqId } : {}), data })
+      },
+      sendRaw: (type, dataJson) => {
+        if (!state.closed) write(`${envelope(type)}${dataJson}}`)
       },
       error: (error) => {
         if (!state.closed) errorMessage(error, reqId)

@@ -1,5 +1,6 @@
 import { bigIntToName, toHex, type CompiledAbi } from '../../antelope/index.ts'
 import { attributeRowChanges, receiversOfOthers, type DecoderSource } from '../../lifecycle/index.ts'
+import { createPayloadMemo } from '../../live/index.ts'
 import type { StateService } from '../../state/index.ts'
 import type { RowChange, StepPayload } from '../../store/index.ts'
 import { AppTableRowsCannotFetchInFutureError, WsMessageDataValidationError } from '../errors.ts'
@@ -108,11 +109,14 @@ export function tableRowsHandler(deps: {
   state: StateService
   decoders: DecoderSource
 }): StreamHandler {
+  // One step's deltas of a table scope, serialized: built once, sent to every subscriber of that scope and format.
+  const shared = createPayloadMemo<string[]>()
   return async (request, out) => {
     if (request.irreversibleOnly) throw WsMessageDataValidationError({ reason: "'irreversible_only' is not supported" })
     if (!request.fetch && !request.listen)
       throw WsMessageDataValidationError({ reason: "one of 'fetch' or 'listen' is required" })
     const target = parseTarget(request.data)
+    const shape = JSON.stringify([target.code, target.scope, target.table, target.json])
     const position = await deps.store.position()
     const head = position?.head.blockNum ?? 0
     const asked =
@@ -143,9 +147,14 @@ export function tableRowsHandler(deps: {
       for (const item of items) {
         if (out.closed) return
         if (item.step.type === 'irreversible') continue
-        if (item.payload)
-          for (const message of await deltas({ ...item, payload: item.payload }, target, deps.decoders))
-            out.send('table_delta', message)
+        const payload = item.payload
+        if (payload) {
+          const messages = await shared(payload, `${shape}|${item.step.type}`, async () =>
+            (await deltas({ ...item, payload }, target, deps.decoders)).map((m) => JSON.stringify(m)),
+          )
+          if (out.closed) return
+          for (const m of messages) out.sendRaw('table_delta', m)
+        }
         if (item.step.type !== 'undo') progress(item.step.blockNum, item.step.blockId)
       }
       await out.drain()
