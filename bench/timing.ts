@@ -16,3 +16,9 @@ export async function timeIt(
 }
 
 export const ms = (x: { p50: number; p99: number }) => `p50 ${x.p50.toFixed(2)} ms, p99 ${x.p99.toFixed(2)} ms`
+
+/** The `q` quantile (0–1) of ascending `sorted` samples (nearest rank below); NaN when there are none. */
+export function percentile(sorted: readonly number[], q: number): number {
+  if (sorted.length === 0) return NaN
+  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * q))]
+}

@@ -1,0 +1,152 @@
+import { mkdtempSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import pg from 'pg'
+import WebSocket from 'ws'
+import { Children, startAntler } from './children.ts'
+import { cannon, type Cannon, type Server } from './search-api.ts'
+import { percentile } from './timing.ts'
+
+export interface ReplicasBenchOptions {
+  /** A PostgreSQL server URL; the bench creates its own database there and drops it at the end. */
+  readonly postgresUrl: string
+  /** Length of each load run, seconds; runs of each configuration (taking turns); total autocannon connections. */
+  readonly seconds: number
+  readonly rounds: number
+  readonly connections: number
+  /** Length of the stream latency run, seconds (one head a block, 500 ms blocks). */
+  readonly streamSeconds: number
+}
+
+/** The bar of issue 26: a replica sees a block within this long of the all-in-one process, p99. */
+const BAR_STREAM_P99_MS = 50
+
+const LOADS = {
+  'state read (1 row)': '/v0/state/table?account=eosio.token&scope=alice&table=accounts&json=true',
+  'search (10 a page)': '/v0/search/transactions?q=receiver:eosio.token&limit=10',
+} as const
+
+const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref())
+
+/** Heads as they arrive on a `get_head_info` listen stream: block number → arrival time (ms since the epoch). */
+async function headArrivals(api: string): Promise<{ arrivals: Map<number, number>; close: () => void }> {
+  const arrivals = new Map<number, number>()
+  const socket = new WebSocket(`${api.replace(/^http/, 'ws')}/v1/stream`)
+  await new Promise((resolve, reject) => socket.once('open', resolve).once('error', reject))
+  socket.on('message', (data) => {
+    const at = Date.now()
+    const message = JSON.parse(String(data)) as { type: string; data: { head_block_num: number } }
+    if (message.type === 'head_info' && !arrivals.has(message.data.head_block_num))
+      arrivals.set(message.data.head_block_num, at)
+  })
+  socket.send(JSON.stringify({ type: 'get_head_info', req_id: 'head', listen: true }))
+  return { arrivals, close: () => socket.terminate() }
+}
+
+/** Load on several servers at once (one autocannon process each, connections split): the sum of req/s, worst p99. */
+async function loadAll(
+  children: Children,
+  servers: readonly Server[],
+  path: string,
+  seconds: number,
+  connections: number,
+) {
+  const each = Math.max(1, Math.floor(connections / servers.length))
+  const runs: Cannon[] = await Promise.all(
+    servers.map((server) => cannon(children, server, [{ path }], { seconds, connections: each })),
+  )
+  return {
+    perSecond: runs.reduce((sum, r) => sum + r.perSecond, 0),
+    p99: Math.max(...runs.map((r) => r.p99)),
+    failed: runs.reduce((sum, r) => sum + r.failed, 0),
+  }
+}
+
+/**
+ * `npm run bench -- --only replicas`: one indexing process and two `antler api` replicas on one PostgreSQL store,
+ * with the devchain's demo workload (500 ms blocks). The indexing process is `antler serve` (indexer and API in one
+ * process: the all-in-one the replicas are compared with). Figures: requests/s and p99 of a 1-row state read and of
+ * a search on one replica against both (autocannon in processes of their own, connections split between the
+ * replicas), taking turns; and for each block, when a `get_head_info` stream on a replica received it, less when the
+ * stream on the all-in-one process did (the replica learns of it by LISTEN/NOTIFY).
+ */
+export async function benchReplicas(options: ReplicasBenchOptions): Promise<Record<string, string | number>> {
+  const dir = mkdtempSync(join(tmpdir(), 'antler-bench-replicas-'))
+  const children = new Children(dir)
+  const database = `antler_bench_replicas_${process.pid}_${Date.now().toString(36)}`
+  const admin = new pg.Client({ connectionString: options.postgresUrl })
+  await admin.connect()
+  await admin.query(`CREATE DATABASE ${database}`)
+  const storeUrl = new URL(options.postgresUrl)
+  storeUrl.pathname = `/${database}`
+  const store = storeUrl.toString()
+  const figures: Record<string, string | number> = {}
+  try {
+    const log = (name: string) => join(dir, `${name}.log`)
+    const common = ['--no-auth', '--port', '0', '--grpc-port', '0', '--log-level', 'warn']
+    const devchain = await startAntler(
+      children,
+      ['devchain', '--data-dir', join(dir, 'chain'), '--chain-port', '0', '--ship-port', '0', '--workload', 'demo'],
+      log('devchain'),
+    )
+    const allInOne = await startAntler(
+      children,
+      ['serve', '--ship', devchain.ready.ship, '--chain-api', devchain.ready.chainApi, '--store', store, ...common],
+      log('serve'),
+    )
+    const replicas: Server[] = []
+    for (const name of ['replica-a', 'replica-b']) {
+      const started = await startAntler(
+        children,
+        ['api', '--store', store, '--data-dir', join(dir, name), ...common],
+        log(name),
+      )
+      replicas.push({ label: name, child: started.child, api: started.ready.api })
+    }
+    // Some history for the search to page through, and the demo's balances for the state read.
+    await delay(10_000)
+
+    const streams = await Promise.all([headArrivals(allInOne.ready.api), headArrivals(replicas[0].api)])
+    await delay(options.streamSeconds * 1000)
+    for (const s of streams) s.close()
+    const [atAllInOne, atReplica] = streams.map((s) => s.arrivals)
+    const lags = [...atReplica].filter(([num]) => atAllInOne.has(num)).map(([num, at]) => at - atAllInOne.get(num)!)
+    lags.sort((a, b) => a - b)
+    figures['replica stream: blocks compared'] = lags.length
+    figures['replica stream: replica − all-in-one p50 (ms)'] = percentile(lags, 0.5)
+    figures['replica stream: replica − all-in-one p99 (ms)'] = percentile(lags, 0.99)
+    figures['replica stream: bar'] = `p99 ≤ ${BAR_STREAM_P99_MS} ms`
+
+    for (const [name, path] of Object.entries(LOADS)) {
+      await loadAll(children, replicas, path, 3, options.connections) // warm-up of both
+      const one: number[] = []
+      const two: number[] = []
+      const p99One: number[] = []
+      const p99Two: number[] = []
+      for (let round = 0; round < options.rounds; round++) {
+        const single = await loadAll(children, replicas.slice(0, 1), path, options.seconds, options.connections)
+        const both = await loadAll(children, replicas, path, options.seconds, options.connections)
+        if (single.failed + both.failed > 0) throw new Error(`${name}: ${single.failed + both.failed} failed requests`)
+        one.push(single.perSecond)
+        two.push(both.perSecond)
+        p99One.push(single.p99)
+        p99Two.push(both.p99)
+      }
+      const median = (values: number[]) =>
+        percentile(
+          [...values].sort((a, b) => a - b),
+          0.5,
+        )
+      figures[`${name}: one replica req/s (median)`] = Math.round(median(one))
+      figures[`${name}: one replica p99 ms (median)`] = median(p99One)
+      figures[`${name}: two replicas req/s (median)`] = Math.round(median(two))
+      figures[`${name}: two replicas p99 ms (median)`] = median(p99Two)
+      figures[`${name}: two / one`] = (median(two) / median(one)).toFixed(2)
+    }
+    return figures
+  } finally {
+    await children.close()
+    await admin.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`)
+    await admin.end()
+  }
+}
