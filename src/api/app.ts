@@ -78,6 +78,25 @@ function parseJsonBody(_request: unknown, body: string, done: (error: Error | nu
   }
 }
 
+/** How long a WebSocket client gets to answer the server's close frame at shutdown before its socket is cut. */
+const SOCKET_CLOSE_GRACE_MS = 1_000
+
+/**
+ * At close, every WebSocket (`/v1/stream`, `/graphql`) gets a close frame 1001 (going away): clients see a server that
+ * stops, not a dropped connection. Those that do not answer it within a second are cut (ws would wait 30 s).
+ */
+function closeSockets(this: FastifyInstance, done: () => void): void {
+  const server = this.websocketServer
+  for (const client of server.clients) client.close(1001, 'server shutting down')
+  const cut = setTimeout(() => {
+    for (const client of server.clients) client.terminate()
+  }, SOCKET_CLOSE_GRACE_MS)
+  server.close(() => {
+    clearTimeout(cut)
+    done()
+  })
+}
+
 /** Builds the API (no listening: the CLI listens, tests inject). */
 export async function buildApp(args: {
   config: ApiConfig
@@ -109,12 +128,18 @@ export async function buildApp(args: {
 
   app.addSchema(ErrorObject)
   await app.register(errorsPlugin)
+  // At close (SIGTERM): requests still arriving on open connections get 503 and the connection is closed after the
+  // answer; waits in progress (guaranteed pushes) end at once with the same 503 (`stopping`).
   let closing = false
+  const stopping = new AbortController()
   app.addHook('preClose', async () => {
     closing = true
+    stopping.abort()
   })
-  app.addHook('onRequest', async () => {
-    if (closing) throw ServiceUnavailableError({ reason: 'shutting down' })
+  app.addHook('onRequest', async (_request, reply) => {
+    if (!closing) return
+    reply.header('connection', 'close')
+    throw ServiceUnavailableError({ reason: 'shutting down' })
   })
   await app.register(metricsPlugin)
   await app.register(swagger, {
@@ -144,7 +169,7 @@ export async function buildApp(args: {
     },
   })
   await app.register(compress, { global: true, threshold: 1024 })
-  await app.register(websocket, { options: { maxPayload: 1024 * 1024 } })
+  await app.register(websocket, { options: { maxPayload: 1024 * 1024 }, preClose: closeSockets })
   app.websocketServer.on('wsClientError', wsClientErrorHandler)
   await app.register(authPlugin, { auth: services.auth, noAuth: config.noAuth })
   if (config.noAuth)
@@ -188,7 +213,9 @@ export async function buildApp(args: {
     bodyLimitBytes: config.chainBodyLimitBytes,
     open: config.openChainApi,
     tokenWhen: isGuaranteedPush,
-    intercept: services.push ? guaranteedPushInterceptor(services.push, config.chainBodyLimitBytes) : undefined,
+    intercept: services.push
+      ? guaranteedPushInterceptor(services.push, config.chainBodyLimitBytes, stopping.signal)
+      : undefined,
   })
   return app
 }

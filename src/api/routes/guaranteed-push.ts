@@ -1,8 +1,17 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { AntlerError } from '../../antelope/index.ts'
 import { parsePushGuarantee, type PushService } from '../../push/index.ts'
-import { BadRequestError, InvalidJsonError, InvalidPushGuaranteeError, MissingBodyError } from '../errors.ts'
+import {
+  BadRequestError,
+  InvalidJsonError,
+  InvalidPushGuaranteeError,
+  MissingBodyError,
+  ServiceUnavailableError,
+} from '../errors.ts'
 import { limitedBody } from './chain-passthrough.ts'
+
+/** Why a guaranteed push waiting at shutdown is answered 503: the chain may still include what it was sent. */
+const PUSH_CUT_REASON = 'shutting down before the guarantee was met; the transaction may still be included'
 
 const PUSH_PATHS = new Set(['/v1/chain/push_transaction', '/v1/chain/send_transaction'])
 
@@ -32,7 +41,7 @@ async function readJson(request: FastifyRequest, limit: number): Promise<unknown
  * block_num, processed}` once the block that satisfies the guarantee is in the store; the chain's
  * own refusals keep nodeos's status and body, as on the plain passthrough.
  */
-export function guaranteedPushInterceptor(push: PushService, bodyLimitBytes: number) {
+export function guaranteedPushInterceptor(push: PushService, bodyLimitBytes: number, stopping: AbortSignal) {
   return (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> | undefined => {
     if (!isGuaranteedPush(request)) return undefined
     return (async () => {
@@ -46,8 +55,14 @@ export function guaranteedPushInterceptor(push: PushService, bodyLimitBytes: num
         if (!reply.raw.writableFinished) gone.abort()
       })
       try {
-        return reply.send(await push.push({ body, guarantee, signal: gone.signal }))
+        if (stopping.aborted) throw ServiceUnavailableError({ reason: PUSH_CUT_REASON })
+        return reply.send(await push.push({ body, guarantee, signal: AbortSignal.any([gone.signal, stopping]) }))
       } catch (error) {
+        // The server stops (SIGTERM): the wait ends now, with the answer every request gets while it closes.
+        if (stopping.aborted && !gone.signal.aborted) {
+          reply.header('connection', 'close')
+          throw ServiceUnavailableError({ reason: PUSH_CUT_REASON })
+        }
         if (error instanceof AntlerError && error.code === 'push_chain_error') {
           const { status, body: chainBody } = error.details as { status: number; body: unknown }
           reply.failure = error
