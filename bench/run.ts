@@ -3,6 +3,7 @@ import { benchApi } from './api.ts'
 import { benchDevchain } from './devchain.ts'
 import { benchGraphql } from './graphql.ts'
 import { benchIngest, benchIngestSavanna } from './ingest.ts'
+import { benchIngestAgainst } from './ingest-against.ts'
 import { benchSearchOfPostgres, benchSearchOfSqlite } from './search.ts'
 import { benchSearchApi } from './search-api.ts'
 import { benchStateApi } from './state-api.ts'
@@ -24,6 +25,12 @@ import { benchStoreReads } from './store-reads.ts'
  * `--only graphql` runs the GraphQL figures on `antler dev` (subscription fan-out over WebSocket and gRPC,
  * `--graphql-seconds`, `--graphql-subscribers 1,100,1000`; query against REST, `--graphql-query-seconds`,
  * `--graphql-rounds`, `--api-connections`).
+ * `--only ingest --against REV` compares this build's ingest with an older commit's in one run (bench/ingest-against.ts):
+ * REV is checked out once as a git worktree under the temporary directory (its node_modules a link to this tree's when
+ * its lockfile's packages are all installed here at the same versions, else its own `npm ci`); both sides ingest the
+ * same SHiP feed through bench/ingest-child.ts, which loads each side's own store and indexer in a process of its own
+ * and times them alike; `--against-pairs N` (3) pairs per store, SQLite and PostgreSQL taking turns, each pair and its
+ * ratio printed as it ends, then the medians and the bars (≥ 0.95 × REV, PostgreSQL ≥ 0.6 × SQLite).
  */
 const { values } = parseArgs({
   options: {
@@ -31,6 +38,8 @@ const { values } = parseArgs({
     'transfers-per-block': { type: 'string', default: '20' },
     'rawdb-per-block': { type: 'string', default: '5' },
     'ingest-actions': { type: 'string', default: '100000' },
+    against: { type: 'string' },
+    'against-pairs': { type: 'string', default: '3' },
     only: { type: 'string' },
     'keep-sqlite': { type: 'string' },
     'keep-postgres': { type: 'boolean', default: false },
@@ -70,7 +79,15 @@ if (!values.only || values.only === 'devchain') {
     }),
   )
 }
-if (!values.only || values.only === 'ingest') {
+if ((!values.only || values.only === 'ingest') && values.against) {
+  const ingestActions = Number(values['ingest-actions'])
+  const pairs = Number(values['against-pairs'])
+  const postgresUrl = process.env.ANTLER_BENCH_PG ?? process.env.ANTLER_TEST_PG
+  console.log(
+    `# ingest, this build against ${values.against}: ${ingestActions} actions (20 transfers + 5 rawdb puts per block), ${pairs} pairs on SQLite${postgresUrl ? ' and on PostgreSQL' : ' (set ANTLER_BENCH_PG for PostgreSQL)'}, each ingest in a process of its own`,
+  )
+  print(await benchIngestAgainst({ rev: values.against, actions: ingestActions, pairs, postgresUrl }))
+} else if (!values.only || values.only === 'ingest') {
   const ingestActions = Number(values['ingest-actions'])
   const postgresUrl = process.env.ANTLER_BENCH_PG ?? process.env.ANTLER_TEST_PG
   console.log(
