@@ -1,14 +1,19 @@
 import {
+  createSourceEventStream,
   execute,
   getOperationAST,
+  Kind,
+  visit,
   GraphQLError,
   parse,
   subscribe,
   validate,
+  type ASTNode,
   type DocumentNode,
   type ExecutionResult,
   type GraphQLSchema,
 } from 'graphql'
+import { createPayloadMemo } from '../live/index.ts'
 import type { GraphqlContext } from './context.ts'
 
 /** One GraphQL request as a transport received it. */
@@ -80,3 +85,75 @@ export async function runGraphql(
   if (operation?.operation === 'subscription') return subscribe(args) as Promise<AsyncGenerator<ExecutionResult>>
   return execute(args) as Promise<ExecutionResult>
 }
+
+/**
+ * The variables the results of a subscription's events depend on: all but those used only in the arguments of the
+ * subscription field itself (where the stream starts, its cursor, its limit), which only choose the events: the root
+ * field resolves to its event as it is (schema.ts).
+ */
+function resultVariables(document: DocumentNode, request: GraphqlRequest): Record<string, unknown> {
+  const operation = getOperationAST(document, request.operationName)
+  const rootArguments = new Set<ASTNode>()
+  for (const selection of operation?.selectionSet.selections ?? [])
+    if (selection.kind === Kind.FIELD) for (const argument of selection.arguments ?? []) rootArguments.add(argument)
+  const used = new Set<string>()
+  visit(document, {
+    Variable(node, _key, _parent, _path, ancestors) {
+      const within = ancestors as readonly (ASTNode | readonly ASTNode[])[]
+      if (
+        within.some(
+          (a) =>
+            !Array.isArray(a) && ((a as ASTNode).kind === Kind.VARIABLE_DEFINITION || rootArguments.has(a as ASTNode)),
+        )
+      )
+        return
+      used.add(node.name.value)
+    },
+  })
+  return Object.fromEntries(Object.entries(request.variables ?? {}).filter(([name]) => used.has(name)))
+}
+
+/** A started subscription: its events, and each event's payload (serialized JSON) as the transport sends it. */
+export interface SharedSubscription {
+  readonly events: AsyncIterator<unknown>
+  payload(event: unknown): Promise<string>
+}
+
+/**
+ * Subscriptions whose events are executed and serialized once per event and shape, not once per subscriber: a live
+ * step's results are the same objects for every subscription of one query (forward-stream.ts), so the payload is kept
+ * by the event (weakly) and by the shape (query text, operation, the variables results depend on). Events a
+ * subscription made alone (history pages, catch-up) are its own objects: nothing is shared with them. `format` turns a
+ * result into the payload sent (errors in the documented shape).
+ */
+export function createSharedSubscriptions(schema: GraphQLSchema, format: (result: ExecutionResult) => unknown) {
+  const memo = createPayloadMemo<string>()
+  return {
+    /** Starts a subscription (a prepared document): its events, or the result refusing it (variables, arguments). */
+    async subscribe(
+      document: DocumentNode,
+      request: GraphqlRequest,
+      context: GraphqlContext,
+    ): Promise<SharedSubscription | ExecutionResult> {
+      const args = {
+        schema,
+        document,
+        contextValue: context,
+        variableValues: request.variables,
+        operationName: request.operationName,
+      }
+      const events = await createSourceEventStream(args)
+      if (!(Symbol.asyncIterator in events)) return events as ExecutionResult
+      const shape = JSON.stringify([request.query, request.operationName ?? null, resultVariables(document, request)])
+      return {
+        events: (events as AsyncIterable<unknown>)[Symbol.asyncIterator](),
+        payload: (event) => {
+          const run = async () => JSON.stringify(format(await execute({ ...args, rootValue: event })))
+          return event !== null && typeof event === 'object' ? memo(event, shape, run) : run()
+        },
+      }
+    },
+  }
+}
+
+export type SharedSubscriptions = ReturnType<typeof createSharedSubscriptions>

@@ -1,5 +1,5 @@
 import { AntlerError } from '../antelope/index.ts'
-import type { LiveStep, Subscription } from '../live/index.ts'
+import { createPayloadMemo, type LiveStep, type Subscription } from '../live/index.ts'
 import { parseSearchQuery, type SearchPosition } from '../search/index.ts'
 import type { SearchExpr, Step, StepPayload } from '../store/index.ts'
 import type { GraphqlServices, TransportBacklog } from './context.ts'
@@ -13,6 +13,17 @@ import { TransactionTraceNode } from './trace-model.ts'
 export interface ForwardStreamArgs extends SearchQueryArgs {
   readonly liveMarkerInterval: number
 }
+
+/** One step's results with the rows they came from (a resumed step keeps only some of them). */
+type StepResults = readonly { readonly row: LiveRow; readonly result: SearchResult }[]
+
+/**
+ * A live step's results, built once for every subscription that reads that step with the same query, undo flag and LIB
+ * (all a result depends on: its cursor names the step, not the subscriber), so subscribers of one shape receive the
+ * same result objects, which the transports execute and serialize once (execute.ts). One memo per live matcher (per
+ * runtime: its cursors).
+ */
+const sharedSteps = new WeakMap<object, ReturnType<typeof createPayloadMemo<StepResults | SearchResult>>>()
 
 /** Transactions per search page while a subscription replays irreversible history. */
 const HISTORY_PAGE = 200
@@ -222,7 +233,9 @@ export class ForwardStream implements AsyncIterableIterator<SearchResult> {
             if (apply && args.liveMarkerInterval > 0 && subscription.state === 'live') {
               if (++sinceMarker >= args.liveMarkerInterval) {
                 sinceMarker = 0
-                yield this.marker(step, payload, lib)
+                yield (await this.shared(payload, `marker|${step.seq}|${lib}`, async () =>
+                  this.marker(step, payload, lib),
+                )) as SearchResult
               }
             }
           }
@@ -237,6 +250,13 @@ export class ForwardStream implements AsyncIterableIterator<SearchResult> {
     }
   }
 
+  private get shared() {
+    const matcher = this.services.matcher
+    let memo = sharedSteps.get(matcher)
+    if (!memo) sharedSteps.set(matcher, (memo = createPayloadMemo()))
+    return memo
+  }
+
   /** One step's results: the block's matches in execution order, or withdrawn newest first. */
   private async stepResults(
     step: Step,
@@ -247,17 +267,32 @@ export class ForwardStream implements AsyncIterableIterator<SearchResult> {
     exprKey: string,
     partial: (SearchPosition & { step: NonNullable<SearchPosition['step']> }) | undefined,
   ): Promise<SearchResult[]> {
-    let rows: readonly LiveRow[] = await this.services.matcher.matches(payload, expr, exprKey)
+    let all = (await this.shared(payload, `${step.seq}|${+undo}|${lib}|${exprKey}`, () =>
+      this.buildStepResults(step, payload, undo, lib, expr, exprKey),
+    )) as StepResults
     if (partial && step.seq === partial.step.seq)
-      rows = partial.step.undo
-        ? rows.filter((r) => r.firstSeq <= partial.seq)
-        : rows.filter((r) => r.firstSeq > partial.seq)
+      all = partial.step.undo
+        ? all.filter(({ row }) => row.firstSeq <= partial.seq)
+        : all.filter(({ row }) => row.firstSeq > partial.seq)
+    return all.map(({ result }) => result)
+  }
+
+  private async buildStepResults(
+    step: Step,
+    payload: StepPayload,
+    undo: boolean,
+    lib: number,
+    expr: SearchExpr,
+    exprKey: string,
+  ): Promise<StepResults> {
+    const rows: readonly LiveRow[] = await this.services.matcher.matches(payload, expr, exprKey)
     if (rows.length === 0) return []
     const decode = await this.services.matcher.decoder(payload)
     const blockRows = { changes: payload.rowChanges, runners: receiverRunners(payload.actions) }
     const ordered = undo ? [...rows].reverse() : rows
-    return ordered.map((row) =>
-      searchResult({
+    return ordered.map((row) => ({
+      row,
+      result: searchResult({
         undo,
         cursor: this.services.cursors.encode({
           blockNum: step.blockNum,
@@ -276,7 +311,7 @@ export class ForwardStream implements AsyncIterableIterator<SearchResult> {
           rows: async () => blockRows,
         }),
       }),
-    )
+    }))
   }
 
   /** A live marker: no trace, a cursor after the whole block. */

@@ -13,7 +13,10 @@ export {
   parseQuery,
   prepare,
   runGraphql,
+  createSharedSubscriptions,
   GraphqlRequestError,
+  type SharedSubscription,
+  type SharedSubscriptions,
   GRAPHQL_QUERY_LIMITS,
   type GraphqlRequest,
 } from './execute.ts'

@@ -1,9 +1,24 @@
 import type { FastifyRequest } from 'fastify'
-import { GraphQLError } from 'graphql'
+import {
+  getOperationAST,
+  GraphQLError,
+  Kind,
+  type DocumentNode,
+  type FragmentDefinitionNode,
+  type SelectionSetNode,
+} from 'graphql'
 import type { WebSocket } from 'ws'
 import { AntlerError } from '../../antelope/index.ts'
 import type { AuthService } from '../../auth/index.ts'
-import { graphqlWireError, GraphqlRequestError, prepare, type GraphqlRuntime } from '../../graphql/index.ts'
+import {
+  graphqlWireError,
+  GraphqlRequestError,
+  prepare,
+  type GraphqlContext,
+  type GraphqlRuntime,
+  type SharedSubscription,
+  type SharedSubscriptions,
+} from '../../graphql/index.ts'
 import { UnexpectedError, WsTooMuchStreamError } from '../errors.ts'
 import { documentedFrame, errorPayload, readFrame } from './graphql-frames.ts'
 import { tokenForAdmission } from '../plugins/auth.ts'
@@ -22,6 +37,26 @@ export const MAX_OPERATIONS_PER_SOCKET = 32
 /** The legacy Apollo subprotocol (`subscriptions-transport-ws`), which @dfuse/client speaks. */
 export const LEGACY_PROTOCOL = 'graphql-ws'
 
+/**
+ * How deep an operation's selections nest, fragments followed (an inline fragment counts as a level too, so this is
+ * never below mercurius's own count).
+ */
+function selectionDepth(document: DocumentNode, set: SelectionSetNode | undefined, seen = new Set<string>()): number {
+  if (!set) return 0
+  let deepest = 0
+  for (const selection of set.selections) {
+    if (selection.kind === Kind.FRAGMENT_SPREAD) {
+      const name = selection.name.value
+      if (seen.has(name)) continue
+      const fragment = document.definitions.find(
+        (d): d is FragmentDefinitionNode => d.kind === Kind.FRAGMENT_DEFINITION && d.name.value === name,
+      )
+      deepest = Math.max(deepest, selectionDepth(document, fragment?.selectionSet, new Set(seen).add(name)))
+    } else deepest = Math.max(deepest, selectionDepth(document, selection.selectionSet, seen))
+  }
+  return deepest + 1
+}
+
 /** The token of a `connection_init` payload (`Authorization` or `authorization`, `Bearer ` optional). */
 function initToken(payload: unknown): string | undefined {
   if (!payload || typeof payload !== 'object') return undefined
@@ -37,12 +72,25 @@ function initToken(payload: unknown): string | undefined {
  * - dfuse's legacy protocol: `pong` frames are dropped (mercurius would answer them with an error), a `start` that
  *   reuses a running id stops the running one first (@dfuse/client restarts a stream that way), and `error` frames
  *   carry one error object, not an array.
+ * - subscriptions: run here, not by mercurius (which executes and serializes every event per subscriber): an event's
+ *   payload comes from the shared subscriptions (one execution and one serialization per live step and query shape),
+ *   and only the frame's envelope (`id`) is written per subscriber; each frame waits for the previous one's write, as
+ *   mercurius's did (a slow socket slows its own subscriptions; the write timeout and the backlog bound end it).
  * Frames are handled in arrival order.
  */
 export function guardGraphqlSocket(
   socket: WebSocket,
   request: FastifyRequest,
-  opts: { auth: AuthService; noAuth: boolean; runtime: GraphqlRuntime },
+  opts: {
+    auth: AuthService
+    noAuth: boolean
+    runtime: GraphqlRuntime
+    subscriptions: SharedSubscriptions
+    /** The context of this socket's operations (its backlog bound). */
+    context: () => GraphqlContext
+    /** Deeper subscriptions are left to mercurius, which refuses them. */
+    maxDepth: number
+  },
 ): void {
   // No subprotocol named: mercurius speaks the legacy one (routes/graphql.ts).
   const legacy = socket.protocol === LEGACY_PROTOCOL || socket.protocol === ''
@@ -52,6 +100,8 @@ export function guardGraphqlSocket(
   const running = new Set<string>()
   /** Operations being stopped for a restart: their closing frame is not sent, and the restart waits for it. */
   const restarting = new Map<string, () => void>()
+  /** The subscriptions this guard runs itself, by operation id: stopping one ends its events. */
+  const subscriptions = new Map<string, { stop(): void }>()
   const emit = socket.emit.bind(socket) as (event: string, ...args: unknown[]) => boolean
   const send = socket.send.bind(socket) as (data: string, cb?: (error?: Error) => void) => void
 
@@ -66,24 +116,85 @@ export function guardGraphqlSocket(
   const operationError = (id: unknown, errors: readonly unknown[]) =>
     sendFrame({ type: 'error', id, payload: errorPayload(legacy, errors) })
 
-  /** The operation's request, checked as every transport checks it (limits, syntax, the schema); its errors. */
-  function refusedOperation(payload: unknown): unknown[] | undefined {
+  /** The operation's request, checked as every transport checks it (limits, syntax, the schema): its document or errors. */
+  function checkOperation(payload: unknown): { errors: unknown[] } | { document: DocumentNode } {
     const p = payload as { query?: unknown; operationName?: unknown } | null | undefined
     if (!p || typeof p !== 'object' || typeof p.query !== 'string')
-      return [graphqlWireError(new GraphQLError('the payload must be an object with a query string'))]
+      return { errors: [graphqlWireError(new GraphQLError('the payload must be an object with a query string'))] }
     try {
-      prepare(opts.runtime.schema, { query: p.query, operationName: (p.operationName as string) ?? undefined })
-      return undefined
+      return {
+        document: prepare(opts.runtime.schema, {
+          query: p.query,
+          operationName: (p.operationName as string) ?? undefined,
+        }),
+      }
     } catch (error) {
-      if (error instanceof GraphqlRequestError) return error.errors.map((e) => graphqlWireError(e))
+      if (error instanceof GraphqlRequestError) return { errors: error.errors.map((e) => graphqlWireError(e)) }
       throw error
     }
   }
 
-  /** Stops the running operation `id` and waits until mercurius has ended it (its closing frame is swallowed). */
+  /** Writes a frame already serialized; resolves once it is written (or failed). */
+  const sendText = (text: string) =>
+    new Promise<void>((resolve) => {
+      if (socket.readyState !== socket.OPEN) return resolve()
+      socket.send(text, () => resolve())
+    })
+
+  /** Runs subscription `id` until its events end, it is stopped, or it fails; then its closing frame. */
+  async function runSubscription(id: string, document: DocumentNode, payload: Record<string, unknown>): Promise<void> {
+    const dataFrame = `{"type":"${legacy ? 'data' : 'next'}","id":${JSON.stringify(id)},"payload":`
+    let started: SharedSubscription | undefined
+    let stopped = false
+    const entry = {
+      stop() {
+        stopped = true
+        void started?.events.return?.()
+      },
+    }
+    subscriptions.set(id, entry)
+    try {
+      const variables = payload.variables
+      const subscribed = await opts.subscriptions.subscribe(
+        document,
+        {
+          query: payload.query as string,
+          variables: variables && typeof variables === 'object' ? (variables as Record<string, unknown>) : undefined,
+          operationName: typeof payload.operationName === 'string' ? payload.operationName : undefined,
+        },
+        opts.context(),
+      )
+      if (!('events' in subscribed)) {
+        operationError(
+          id,
+          (subscribed.errors ?? []).map((e) => graphqlWireError(e)),
+        )
+        return
+      }
+      started = subscribed
+      if (stopped || socket.readyState !== socket.OPEN) await started.events.return?.()
+      for (;;) {
+        if (stopped) break
+        const next = await started.events.next()
+        if (next.done || stopped) break
+        const text = await started.payload(next.value)
+        if (stopped) break
+        await sendText(`${dataFrame}${text}}`)
+      }
+      sendFrame({ type: 'complete', id })
+    } catch (error) {
+      operationError(id, [graphqlWireError(error)])
+    } finally {
+      if (subscriptions.get(id) === entry) subscriptions.delete(id)
+    }
+  }
+
+  /** Stops the running operation `id` and waits until it has ended (its closing frame is swallowed). */
   async function restart(id: string): Promise<void> {
     const ended = new Promise<void>((resolve) => restarting.set(id, resolve))
-    emit('message', Buffer.from(JSON.stringify({ type: 'stop', id })), false)
+    const own = subscriptions.get(id)
+    if (own) own.stop()
+    else emit('message', Buffer.from(JSON.stringify({ type: 'stop', id })), false)
     await Promise.race([ended, new Promise((resolve) => setTimeout(resolve, RESTART_WAIT_MS))])
     restarting.delete(id)
   }
@@ -97,7 +208,14 @@ export function guardGraphqlSocket(
       return false
     }
     const { frame } = read
-    if (frame.type === 'stop' || frame.type === 'complete') running.delete(String(frame.id))
+    if (frame.type === 'stop' || frame.type === 'complete') {
+      running.delete(String(frame.id))
+      const own = subscriptions.get(String(frame.id))
+      if (own) {
+        own.stop()
+        return false
+      }
+    }
     if (frame.type === 'connection_init') {
       if (opts.noAuth) return (admitted = true)
       token = initToken(frame.payload) ?? token
@@ -121,9 +239,9 @@ export function guardGraphqlSocket(
         return false
       }
     }
-    const refused = refusedOperation(frame.payload)
-    if (refused) {
-      operationError(frame.id, refused)
+    const checked = checkOperation(frame.payload)
+    if ('errors' in checked) {
+      operationError(frame.id, checked.errors)
       return false
     }
     if (legacy && running.has(frame.id)) await restart(frame.id)
@@ -133,8 +251,18 @@ export function guardGraphqlSocket(
       return false
     }
     running.add(frame.id)
-    return true
+    const payload = frame.payload as Record<string, unknown>
+    const operation = getOperationAST(checked.document, (payload.operationName as string) ?? undefined)
+    if (operation?.operation !== 'subscription') return true
+    if (selectionDepth(checked.document, operation.selectionSet) > opts.maxDepth) return true
+    void runSubscription(frame.id, checked.document, payload)
+    return false
   }
+  const stopAll = () => {
+    for (const own of subscriptions.values()) own.stop()
+  }
+  socket.on('close', stopAll)
+  socket.on('error', stopAll)
 
   let queue: Promise<void> = Promise.resolve()
   socket.emit = ((event: string, ...args: unknown[]) => {

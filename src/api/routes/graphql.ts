@@ -3,7 +3,7 @@ import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
 import mercurius from 'mercurius'
 import type { WebSocket } from 'ws'
 import type { AuthService } from '../../auth/index.ts'
-import { graphqlWireError, type GraphqlRuntime } from '../../graphql/index.ts'
+import { createSharedSubscriptions, graphqlWireError, type GraphqlRuntime } from '../../graphql/index.ts'
 import { admitRequest, offersToken, rateHeaders } from '../plugins/auth.ts'
 import { toAntlerError, wireError } from '../wire-error.ts'
 import { asRefusal, checkGraphqlRequest, flattenErrors, type MercuriusErrors } from './graphql-request.ts'
@@ -63,11 +63,36 @@ export const graphqlRoutes: FastifyPluginAsync<{
       return reply.code(refused.status).send(wireError(refused, String(request.id)))
     }
   })
+  const errorFormatter = (execution: MercuriusErrors) => ({
+    statusCode: 200,
+    response: {
+      data: execution.data ?? null,
+      errors: flattenErrors(execution.errors).map((e) => graphqlWireError(asRefusal(e), log)),
+    },
+  })
+  // Subscriptions over the WebSocket run in the socket guard: one execution and serialization per live step and shape.
+  const subscriptions = createSharedSubscriptions(opts.runtime.schema, (result) =>
+    result.errors?.length ? errorFormatter(result as MercuriusErrors).response : result,
+  )
+  const socketContext = (socket: WebSocket) =>
+    opts.runtime.context({
+      bufferedBytes: () => socket.bufferedAmount,
+      maxBufferedBytes: GRAPHQL_MAX_BUFFERED_BYTES,
+      // The error frame could not get through a socket that does not read: the close tells the client.
+      abort: () => socket.terminate(),
+    })
   app.websocketServer.on('connection', (socket: WebSocket, raw: IncomingMessage) => {
     const request = upgrading.get(raw)
     if (!request) return
     upgrading.delete(raw)
-    guardGraphqlSocket(socket, request, { auth: opts.auth, noAuth: opts.noAuth, runtime: opts.runtime })
+    guardGraphqlSocket(socket, request, {
+      auth: opts.auth,
+      noAuth: opts.noAuth,
+      runtime: opts.runtime,
+      subscriptions,
+      context: () => socketContext(socket),
+      maxDepth: MAX_QUERY_DEPTH,
+    })
   })
 
   await app.register(mercurius, {
@@ -84,24 +109,12 @@ export const graphqlRoutes: FastifyPluginAsync<{
       }
       return opts.runtime.context()
     },
-    errorFormatter: (execution: MercuriusErrors) => ({
-      statusCode: 200,
-      response: {
-        data: execution.data ?? null,
-        errors: flattenErrors(execution.errors).map((e) => graphqlWireError(asRefusal(e), log)),
-      },
-    }),
+    errorFormatter,
     subscription: {
       fullWsTransport: true,
       // A client that names no subprotocol speaks dfuse's (legacy Apollo) one.
       wsDefaultSubprotocol: LEGACY_PROTOCOL,
-      context: (socket: WebSocket) =>
-        opts.runtime.context({
-          bufferedBytes: () => socket.bufferedAmount,
-          maxBufferedBytes: GRAPHQL_MAX_BUFFERED_BYTES,
-          // The error frame could not get through a socket that does not read: the close tells the client.
-          abort: () => socket.terminate(),
-        }),
+      context: socketContext,
     },
   } as never)
 }
