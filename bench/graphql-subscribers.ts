@@ -12,7 +12,12 @@ import { decodeResult, encodeRequest } from '../src/ship/codec.ts'
  */
 
 export interface SubscribersConfig {
-  readonly transport: 'ws' | 'grpc'
+  /**
+   * GraphQL over the WebSocket or gRPC, or `/v1/stream` (bench/streams.ts): `get_action_traces` of eosio.token
+   * transfers, or `get_table_rows` of alice's eosio.token balance (each transfer of the demo workload moves it 2 times
+   * in 3).
+   */
+  readonly transport: 'ws' | 'grpc' | 'stream-actions' | 'stream-rows'
   readonly count: number
   readonly api: string
   readonly grpc: string
@@ -98,7 +103,12 @@ class Subscriber {
     const r = payload.data?.searchTransactionsForward
     if (!r) return this.end(`an answer without data: ${JSON.stringify(payload).slice(0, 200)}`)
     const timestamp = Date.parse(r.block.timestamp.endsWith('Z') ? r.block.timestamp : `${r.block.timestamp}Z`)
-    this.received.push({ at, wall, num: Number(r.block.num), timestamp, id: r.trace.id, undo: r.undo })
+    this.record(at, wall, { num: Number(r.block.num), timestamp, id: r.trace.id, undo: r.undo })
+  }
+
+  /** A message received; `timestamp` NaN when it carries none (filled in from the block times at the end). */
+  record(at: number, wall: number, r: { num: number; timestamp: number; id: string; undo: boolean }): void {
+    this.received.push({ at, wall, ...r })
     this.markFirst()
   }
 
@@ -142,6 +152,80 @@ function openWebSocket(config: SubscribersConfig, s: Subscriber): Promise<void> 
     })
     socket.on('close', (code, reason) => {
       reject(new Error(`closed (${code}) before connection_ack: ${reason.toString()}`))
+      end(`socket closed (${code}): ${reason.toString()}`)
+    })
+  })
+}
+
+/** Block timestamps by number, from a `get_head_info` listener (table deltas carry no block time). */
+const blockTimes = new Map<number, number>()
+
+/** Where a `/v1/stream` listener (one connection each, raw frames) starts. */
+function streamRequest(transport: 'stream-actions' | 'stream-rows'): object {
+  return transport === 'stream-actions'
+    ? {
+        type: 'get_action_traces',
+        req_id: 'r',
+        listen: true,
+        data: { accounts: 'eosio.token', action_name: 'transfer' },
+      }
+    : {
+        type: 'get_table_rows',
+        req_id: 'r',
+        listen: true,
+        data: { code: 'eosio.token', scope: 'alice', table: 'accounts', json: true },
+      }
+}
+
+function openStream(config: SubscribersConfig, s: Subscriber | undefined, request: object): Promise<void> {
+  const socket = new WebSocket(`${config.api.replace(/^http/, 'ws')}/v1/stream?token=${config.token}`)
+  let ended = false
+  /** A delta's id: its block and its place among the block's deltas. */
+  let lastNum = 0
+  let inBlock = 0
+  const end = (reason: string) => {
+    if (ended) return
+    ended = true
+    s?.end(reason)
+  }
+  if (s)
+    s.close = () => {
+      ended = true
+      socket.terminate()
+    }
+  return new Promise((resolve, reject) => {
+    socket.on('open', () => socket.send(JSON.stringify(request)))
+    socket.on('message', (data) => {
+      const at = performance.now()
+      const wall = Date.now()
+      const message = JSON.parse(data.toString()) as { type: string; data: Record<string, unknown> }
+      const d = message.data
+      if (message.type === 'listening') resolve()
+      else if (message.type === 'ping') socket.send(JSON.stringify({ type: 'pong' }))
+      else if (message.type === 'head_info')
+        blockTimes.set(d.head_block_num as number, Date.parse(`${String(d.head_block_time).replace(/Z$/, '')}Z`))
+      else if (message.type === 'action_trace')
+        s?.record(at, wall, {
+          num: d.block_num as number,
+          timestamp: Date.parse(`${String(d.block_time).replace(/Z$/, '')}Z`),
+          id: `${d.trx_id as string}/${d.idx as number}`,
+          undo: false,
+        })
+      else if (message.type === 'table_delta')
+        s?.record(at, wall, {
+          num: d.block_num as number,
+          timestamp: NaN,
+          id: `${d.block_num}/${(inBlock = d.block_num === lastNum ? inBlock + 1 : ((lastNum = d.block_num as number), 0))}`,
+          undo: d.step === 'undo',
+        })
+      else if (message.type === 'error') end(`error: ${JSON.stringify(d).slice(0, 200)}`)
+    })
+    socket.on('error', (error) => {
+      reject(error)
+      end(`socket error: ${error.message}`)
+    })
+    socket.on('close', (code, reason) => {
+      reject(new Error(`closed (${code}) before listening: ${reason.toString()}`))
       end(`socket closed (${code}): ${reason.toString()}`)
     })
   })
@@ -257,9 +341,13 @@ async function main(config: SubscribersConfig): Promise<SubscribersResult> {
   const connecting = performance.now()
   const GraphQL = config.transport === 'grpc' ? grpcClientConstructor(config.protoPath!) : undefined
   const deadline = delay(CONNECT_TIMEOUT_MS).then(() => fail(`not every subscriber had a message within 120 s`))
+  const transport = config.transport
+  if (transport === 'stream-rows') await openStream(config, undefined, { type: 'get_head_info', listen: true })
   for (let i = 0; i < subscribers.length; i += CONNECT_BATCH) {
     const batch = subscribers.slice(i, i + CONNECT_BATCH)
     if (GraphQL) batch.forEach((s) => openGrpc(config, GraphQL, s))
+    else if (transport === 'stream-actions' || transport === 'stream-rows')
+      await Promise.race([Promise.all(batch.map((s) => openStream(config, s, streamRequest(transport)))), deadline])
     else await Promise.race([Promise.all(batch.map((s) => openWebSocket(config, s))), deadline])
   }
   await Promise.race([Promise.all(subscribers.map((s) => s.first)), deadline])
@@ -286,6 +374,7 @@ async function main(config: SubscribersConfig): Promise<SubscribersResult> {
     for (const r of s.received) {
       if (r.at >= start && r.at < end) inWindow++
       if (r.num < from || r.num > to) continue
+      if (Number.isNaN(r.timestamp)) r.timestamp = blockTimes.get(r.num) ?? NaN
       if (r.undo) undos++
       matched.add(r.id)
       sinceTimestamp.push(r.wall - r.timestamp)

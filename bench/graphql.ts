@@ -36,7 +36,7 @@ export interface Antler {
 }
 
 /** `antler dev --workload demo --block-time 500` (one transfer every 500 ms), limits lifted; a token of its key. */
-async function startDev(children: Children, dir: string, name: string): Promise<Antler> {
+export async function startDev(children: Children, dir: string, name: string): Promise<Antler> {
   const logPath = join(dir, `${name}.log`)
   const args = ['dev', '--data-dir', join(dir, name), '--port', '0', '--grpc-port', '0', '--chain-port', '0']
   args.push('--ship-port', '0', '--block-time', '500', '--workload', 'demo', '--rate-limits', LIFTED_LIMITS)
@@ -57,7 +57,7 @@ async function startDev(children: Children, dir: string, name: string): Promise<
 }
 
 /** Resident memory of a process, MiB (Linux /proc); undefined elsewhere or once it has gone. */
-function rssMiB(pid: number | undefined): number | undefined {
+export function rssMiB(pid: number | undefined): number | undefined {
   try {
     const match = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))
     return match ? Number(match[1]) / 1024 : undefined
@@ -66,7 +66,7 @@ function rssMiB(pid: number | undefined): number | undefined {
   }
 }
 
-interface SubscribersRun {
+export interface SubscribersRun {
   readonly result: SubscribersResult
   readonly connectSeconds: number
   /** antler's peak RSS from the first connection to the end of the window, MiB. */
@@ -76,7 +76,11 @@ interface SubscribersRun {
 }
 
 /** One configuration: the subscriber process forked, antler's RSS sampled every 100 ms until it reports. */
-async function runSubscribers(children: Children, config: SubscribersConfig, server: Antler): Promise<SubscribersRun> {
+export async function runSubscribers(
+  children: Children,
+  config: SubscribersConfig,
+  server: Antler,
+): Promise<SubscribersRun> {
   const timeoutMs = (config.seconds + 240) * 1000
   const child = children.track(fork(SUBSCRIBERS, [JSON.stringify(config)], { stdio: 'inherit' }), timeoutMs)
   const pid = server.child.pid
@@ -112,7 +116,7 @@ async function runSubscribers(children: Children, config: SubscribersConfig, ser
 
 const f1 = (n: number) => n.toFixed(1)
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US')
-const loadAverage = () =>
+export const loadAverage = () =>
   os
     .loadavg()
     .map((l) => l.toFixed(1))
@@ -121,12 +125,13 @@ const loadAverage = () =>
 const gap = (mine: number, limit: number) => `${mine - limit >= 0 ? '+' : ''}${f1(mine - limit)}`
 
 /** The figures of one configuration against the lone subscriber's run (`lone`) of its transport. */
-function describe(
+export function describe(
   label: string,
   run: SubscribersRun,
   lone: SubscribersRun,
   seconds: number,
   failures: string[],
+  barRssMiB = BAR_RSS_MIB,
 ): Record<string, string> {
   const figures: Record<string, string> = {}
   const { result: r } = run
@@ -160,8 +165,8 @@ function describe(
       `${gap(offset.p50, limit.timestampOffset.p50)} ms)`
   }
   if (run.peakRssMiB !== undefined)
-    figures[`${label}: bar antler RSS ≤ ${BAR_RSS_MIB} MiB`] =
-      `${run.peakRssMiB <= BAR_RSS_MIB ? 'holds' : 'NOT HELD'} (${f1(run.peakRssMiB)} MiB)`
+    figures[`${label}: bar antler RSS ≤ ${barRssMiB} MiB`] =
+      `${run.peakRssMiB <= barRssMiB ? 'holds' : 'NOT HELD'} (${f1(run.peakRssMiB)} MiB)`
   return figures
 }
 
