@@ -8,6 +8,7 @@ import { benchSearchOfPostgres, benchSearchOfSqlite } from './search.ts'
 import { benchSearchApi } from './search-api.ts'
 import { benchStateApi } from './state-api.ts'
 import { benchStoreReads } from './store-reads.ts'
+import { benchStreams } from './streams.ts'
 
 /**
  * `npm run bench [-- --actions N]`: runs every benchmark and prints its figures. Figures that
@@ -52,6 +53,8 @@ const { values } = parseArgs({
     'api-rounds': { type: 'string', default: '4' },
     'api-backlog': { type: 'string', default: '6000' },
     'graphql-seconds': { type: 'string', default: '30' },
+    'streams-seconds': { type: 'string', default: '20' },
+    'streams-subscribers': { type: 'string', default: '1,100,1000' },
     'graphql-subscribers': { type: 'string', default: '1,100,1000' },
     'graphql-rounds': { type: 'string', default: '3' },
     'graphql-query-seconds': { type: 'string', default: '10' },
@@ -180,6 +183,19 @@ if (values.only === 'search-api') {
     `# search-api: ${[values.sqlite, values.postgres].filter(Boolean).join(' and ')}; autocannon (own process, 1 connection) against antler api --no-auth, warmed up 3 s, then ${rounds} runs of ${seconds} s each, configurations taking turns`,
   )
   print(await benchSearchApi({ sqlite: values.sqlite, postgres: values.postgres, seconds, rounds, warmupSeconds: 3 }))
+}
+if (values.only === 'streams') {
+  // `--only streams [--streams-seconds 20 --streams-subscribers 1,100,1000]`: bench/streams.ts (issue 26's fan-out).
+  const seconds = Number(values['streams-seconds'])
+  const subscriberCounts = (values['streams-subscribers'] as string).split(',').map(Number)
+  if (!Number.isInteger(seconds) || seconds < 1 || !subscriberCounts.every((n) => Number.isInteger(n) && n >= 1)) {
+    console.error('bench: --streams-seconds and --streams-subscribers (a list) must be whole numbers of at least 1')
+    process.exit(2)
+  }
+  console.log(
+    `# streams: antler dev (--workload demo, 500 ms blocks), a fresh one per kind; live subscribers (${subscriberCounts.join(', ')}) in a process of their own, ${seconds} s each: /v1/stream action traces, /v1/stream table rows, GraphQL over WebSocket`,
+  )
+  print(await benchStreams({ seconds, subscriberCounts }))
 }
 if (values.only === 'graphql') {
   const subscriberSeconds = Number(values['graphql-seconds'])
