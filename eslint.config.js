@@ -2,6 +2,8 @@ import js from '@eslint/js'
 import tseslint from 'typescript-eslint'
 
 export default tseslint.config(
+  // Compiled output of src/ (npm run build); the sources are linted.
+  { ignores: ['dist/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -22,8 +24,8 @@ export default tseslint.config(
     rules: { 'no-console': ['error', {}] },
   },
   {
-    // bin/ is plain JavaScript (ESM) run by node; the few Node globals it uses are declared here.
-    files: ['bin/**/*.js'],
-    languageOptions: { sourceType: 'module', globals: { process: 'readonly' } },
+    // bin/ and scripts/ are plain JavaScript (ESM) run by node; the few Node globals they use are declared here.
+    files: ['bin/**/*.js', 'scripts/**/*.js'],
+    languageOptions: { sourceType: 'module', globals: { process: 'readonly', URL: 'readonly' } },
   },
 )

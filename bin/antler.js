@@ -1,5 +1,11 @@
 #!/usr/bin/env node
-// Runs the TypeScript sources directly through tsx so no build step is needed after `npm install`.
+// Runs the compiled code in dist/ (built by `npm install` through `prepare`, or `npm run build`); the
+// TypeScript sources run through tsx instead when ANTLER_FROM_SOURCE=1 (the tests and benchmarks set
+// it), and, with a note on stderr, when dist/ is missing or older than a file under src/.
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
+import { join, relative } from 'node:path'
+import { fileURLToPath } from 'node:url'
+
 const MIN_NODE_MAJOR = 22
 
 // Antler needs Node 22 or later (better-sqlite3 13 is built for it). `npm start`, `npm test` and
@@ -21,6 +27,31 @@ for (const signal of ['SIGINT', 'SIGTERM']) {
   })
 }
 
-const { register } = await import('tsx/esm/api')
-register()
-await import('../src/cli/main.ts')
+const SRC = fileURLToPath(new URL('../src/', import.meta.url))
+const DIST = new URL('../dist/', import.meta.url)
+/** Written last by scripts/build.js: the time (ms) the build started, so a source saved during it counts as newer. */
+const BUILD_STAMP = new URL('BUILD_STARTED_AT', DIST)
+
+/** Why dist/ cannot be used as it is (undefined when it is current). */
+function staleBuild() {
+  if (!existsSync(BUILD_STAMP)) return 'dist/ is missing or was not fully built'
+  // An installed copy without src/ has nothing to compare with.
+  if (!existsSync(SRC)) return undefined
+  const builtAt = Number(readFileSync(BUILD_STAMP, 'utf8'))
+  const files = readdirSync(SRC, { recursive: true, withFileTypes: true }).filter((entry) => entry.isFile())
+  const newer = files
+    .map((entry) => join(entry.parentPath, entry.name))
+    .find((path) => statSync(path).mtimeMs > builtAt)
+  return newer ? `${relative(SRC, newer)} changed since dist/ was built` : undefined
+}
+
+const fromSource = process.env.ANTLER_FROM_SOURCE === '1'
+const stale = fromSource ? undefined : staleBuild()
+if (stale) process.stderr.write(`antler: ${stale}; running the sources through tsx (npm run build compiles them)\n`)
+if (fromSource || stale) {
+  const { register } = await import('tsx/esm/api')
+  register()
+  await import('../src/cli/main.ts')
+} else {
+  await import('../dist/cli/main.js')
+}

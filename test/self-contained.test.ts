@@ -14,8 +14,11 @@ import { fileURLToPath } from 'node:url'
  */
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url))
-/** What is scanned: the code, the tests, the benchmarks, the CLI entry, the docs, CI and the README. */
-const SCANNED = ['src', 'test', 'bench', 'bin', 'docs', '.ci', 'README.md']
+/**
+ * What is scanned: the code, the tests, the benchmarks, the CLI entry, the build script, the docs, CI and the README
+ * (not dist/, which the build compiles from src/).
+ */
+const SCANNED = ['src', 'test', 'bench', 'bin', 'scripts', 'docs', '.ci', 'README.md']
 /** Recorded data, kept byte for byte: not prose or code. */
 const SKIPPED_PREFIX = 'test/fixtures/'
 

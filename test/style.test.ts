@@ -9,7 +9,7 @@ import { REPO_ROOT, codeFiles, parseCode, type ParsedCode } from './_helpers/sou
 // template or regular expression literal is allowed; only the characters outside literals count.
 
 const MAX_LINE_CHARACTERS = 120
-const CHECKED_FOLDERS = ['src', 'test', 'bench', 'bin']
+const CHECKED_FOLDERS = ['src', 'test', 'bench', 'bin', 'scripts']
 
 /** The syntax kinds whose text is literal: strings, template pieces (not their `${…}` code), regexes. */
 const LITERAL_KINDS = new Set([

@@ -4,6 +4,15 @@ import type { IndexerWorkerData, IndexerWorkerMessage } from './indexer-worker.t
 import type { Logger } from './logger.ts'
 import { indexerLogCallbacks } from './progress.ts'
 
+/**
+ * The worker's module: compiled (dist/), the worker runs indexer-worker.js; from the sources, a bootstrap that
+ * registers tsx first, since a worker thread does not inherit the main thread's loader.
+ */
+const WORKER_URL = new URL(
+  import.meta.url.endsWith('.ts') ? './indexer-worker-entry.mjs' : './indexer-worker.js',
+  import.meta.url,
+)
+
 /** An indexer running on its own thread. */
 export interface IndexerThread {
   /** The last block the indexer applied (the head it reported). */
@@ -21,7 +30,7 @@ export interface IndexerThread {
  * written in batches, a block may be reported just before its batch commits; the next one covers it).
  */
 export function startIndexerThread(data: IndexerWorkerData, log: Logger, onCommit?: () => void): IndexerThread {
-  const worker = new Worker(new URL('./indexer-worker-entry.mjs', import.meta.url), { workerData: data })
+  const worker = new Worker(WORKER_URL, { workerData: data })
   const callbacks = indexerLogCallbacks(log)
   let last: { num: number; lib: number } | undefined
   const done = new Promise<void>((resolve, reject) => {

@@ -5,9 +5,9 @@ import { Worker } from 'node:worker_threads'
 const CHECKPOINT_INTERVAL_MS = 200
 
 /**
- * Plain JavaScript so it runs in a worker whatever loader the main thread uses (the CLI runs the
- * TypeScript sources through tsx, which workers do not inherit). PASSIVE never waits for or blocks
- * the writer; it copies the frames committed so far, and the writer restarts the WAL from its start
+ * Plain JavaScript evaluated in the worker, so it runs whatever loader the main thread uses (compiled dist/, or the
+ * TypeScript sources through tsx, which workers do not inherit) and needs no file of its own in dist/. PASSIVE never
+ * waits for or blocks the writer; it copies the frames committed so far, and the writer restarts the WAL from its start
  * at its next transaction once everything is copied.
  */
 const WORKER_SOURCE = `
