@@ -6,6 +6,21 @@ import { onCleanup } from './cleanup.ts'
 
 export const ANTLER_BIN = fileURLToPath(new URL('../../bin/antler.js', import.meta.url))
 
+// Every antler a test spawns (this process's environment is theirs) runs the current sources through tsx, never the
+// compiled dist/, which may be older than the code under test. `ANTLER_FROM_SOURCE=0 npm test` runs them on dist/
+// instead (bin/antler.js still falls back to the sources when dist/ is older than them). test/cli/build.test.ts
+// runs a fresh build.
+process.env.ANTLER_FROM_SOURCE ??= '1'
+
+/** This process's environment without the `ANTLER_*` variables that set flags (not ANTLER_FROM_SOURCE), plus `env`. */
+export function envWithoutFlags(env: Record<string, string> = {}): Record<string, string> {
+  const kept = Object.entries(process.env).filter(
+    (entry): entry is [string, string] =>
+      entry[1] !== undefined && (!entry[0].startsWith('ANTLER_') || entry[0] === 'ANTLER_FROM_SOURCE'),
+  )
+  return { ...Object.fromEntries(kept), ...env }
+}
+
 export interface RunningCli {
   readonly child: ChildProcessWithoutNullStreams
   readonly ready: Record<string, string>
@@ -14,13 +29,17 @@ export interface RunningCli {
   exited: Promise<number | null>
 }
 
-/** Spawns `antler …` and waits for its `antler ready {…}` line; stopped after the test (`stopChild`). */
+/**
+ * Spawns `antler …` (`bin`: another copy's bin/antler.js) and waits for its `antler ready {…}` line; stopped after the
+ * test (`stopChild`).
+ */
 export async function spawnAntler(
   t: TestContext,
   args: string[],
   env: Record<string, string> = {},
+  bin = ANTLER_BIN,
 ): Promise<RunningCli> {
-  const child = spawn(process.execPath, [ANTLER_BIN, ...args], { env: { ...process.env, ...env } })
+  const child = spawn(process.execPath, [bin, ...args], { env: { ...process.env, ...env } })
   let stdout = ''
   let stderr = ''
   child.stderr.on('data', (d) => (stderr += d))

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
-import { ANTLER_BIN } from '../_helpers/cli.ts'
+import { ANTLER_BIN, envWithoutFlags } from '../_helpers/cli.ts'
 import { tempDir, withDevchain } from '../_helpers/devchain.ts'
 import { until } from '../_helpers/store.ts'
 import { onCleanup } from '../_helpers/cleanup.ts'
@@ -13,9 +13,8 @@ test('antler index takes ANTLER_SHIP and ANTLER_START_BLOCK, logs JSON lines on 
   const devchain = await withDevchain(t)
   for (let i = 0; i < 20; i++) devchain.chain.produceBlock()
   const dataDir = tempDir(t)
-  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('ANTLER_')))
   const child = spawn(process.execPath, [ANTLER_BIN, 'index', '--data-dir', dataDir], {
-    env: { ...env, ANTLER_SHIP: devchain.ship, ANTLER_START_BLOCK: '5', ANTLER_LOG_LEVEL: 'debug' },
+    env: envWithoutFlags({ ANTLER_SHIP: devchain.ship, ANTLER_START_BLOCK: '5', ANTLER_LOG_LEVEL: 'debug' }),
   })
   onCleanup(t, () => stopChild(child))
   let stdout = ''

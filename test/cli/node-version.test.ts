@@ -1,9 +1,7 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { spawnSync } from 'node:child_process'
-import { fileURLToPath } from 'node:url'
-
-const ANTLER_BIN = fileURLToPath(new URL('../../bin/antler.js', import.meta.url))
+import { ANTLER_BIN } from '../_helpers/cli.ts'
 
 /** Runs `antler --help` with `process.versions.node` replaced before bin/antler.js reads it. */
 function helpUnder(nodeVersion: string) {

@@ -1,16 +1,8 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { spawnSync } from 'node:child_process'
-import { ANTLER_BIN, spawnAntler } from '../_helpers/cli.ts'
+import { ANTLER_BIN, envWithoutFlags, spawnAntler } from '../_helpers/cli.ts'
 import { tempDir } from '../_helpers/devchain.ts'
-
-/** The environment without any ANTLER_* variable of the caller's, plus `env`. */
-function cleanEnv(env: Record<string, string>): Record<string, string> {
-  const base = Object.fromEntries(
-    Object.entries(process.env).filter(([k, v]) => !k.startsWith('ANTLER_') && v !== undefined),
-  ) as Record<string, string>
-  return { ...base, ...env }
-}
 
 /**
  * Runs `antler …` to its end (at most 45 s: a refusal must not wait for anything, but a loaded machine loads slowly)
@@ -20,7 +12,7 @@ function assertRefused(args: string[], env: Record<string, string>, names: RegEx
   const started = Date.now()
   const result = spawnSync(process.execPath, [ANTLER_BIN, ...args], {
     encoding: 'utf8',
-    env: cleanEnv(env),
+    env: envWithoutFlags(env),
     timeout: 45_000,
   })
   const what = `${Object.entries(env)
@@ -124,7 +116,7 @@ test('good ANTLER_* values are taken: devchain on ANTLER_CHAIN_PORT=0 prints a r
   const cli = await spawnAntler(
     t,
     ['devchain'],
-    cleanEnv({
+    envWithoutFlags({
       ANTLER_DATA_DIR: dataDir,
       ANTLER_CHAIN_PORT: '0',
       ANTLER_SHIP_PORT: '0',

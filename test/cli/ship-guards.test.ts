@@ -3,20 +3,12 @@ import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
-import { ANTLER_BIN, spawnAntler } from '../_helpers/cli.ts'
+import { ANTLER_BIN, envWithoutFlags, spawnAntler } from '../_helpers/cli.ts'
 import { postJson, tempDir, withDevchain } from '../_helpers/devchain.ts'
 import { startShipProxy } from '../_helpers/ship-proxy.ts'
 import { until } from '../_helpers/store.ts'
 import { onCleanup } from '../_helpers/cleanup.ts'
 import { stopChild } from '../_helpers/child.ts'
-
-/** The environment without the caller's ANTLER_* variables, plus `env`. */
-const cleanEnv = (env: Record<string, string> = {}): Record<string, string> => ({
-  ...(Object.fromEntries(
-    Object.entries(process.env).filter(([k, v]) => !k.startsWith('ANTLER_') && v !== undefined),
-  ) as Record<string, string>),
-  ...env,
-})
 
 /** Runs `antler …` without blocking this process (the devchain it reads lives here); killed after `ms`. */
 function run(
@@ -25,7 +17,7 @@ function run(
   ms = 60_000,
 ): Promise<{ code: number | null; stdout: string; stderr: string; tookMs: number }> {
   const started = Date.now()
-  const child = spawn(process.execPath, [ANTLER_BIN, ...args], { env: cleanEnv(env) })
+  const child = spawn(process.execPath, [ANTLER_BIN, ...args], { env: envWithoutFlags(env) })
   let stdout = ''
   let stderr = ''
   child.stdout.on('data', (d) => (stdout += d))
@@ -125,7 +117,7 @@ for (const how of ['--irreversible-only', 'ANTLER_IRREVERSIBLE_ONLY=1'] as const
     const dataDir = tempDir(t)
     const args = ['index', '--ship', devchain.ship, '--data-dir', dataDir, ...(how.startsWith('--') ? [how] : [])]
     const child = spawn(process.execPath, [ANTLER_BIN, ...args], {
-      env: cleanEnv(how.startsWith('--') ? {} : { ANTLER_IRREVERSIBLE_ONLY: '1' }),
+      env: envWithoutFlags(how.startsWith('--') ? {} : { ANTLER_IRREVERSIBLE_ONLY: '1' }),
     })
     let stderr = ''
     child.stderr.on('data', (d) => (stderr += d))
@@ -167,7 +159,7 @@ test('antler dev --irreversible-only is ready once the store reaches LIB and kee
       '--lib-depth',
       '3',
     ],
-    cleanEnv(),
+    envWithoutFlags(),
   )
   const produced = await postJson(`${cli.ready.chainApi}/v1/devchain/produce`, { blocks: 10 })
   assert.equal(produced.status, 200, JSON.stringify(produced.body))
