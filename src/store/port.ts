@@ -33,6 +33,10 @@ export interface StoreWriter {
   applyBlocks(batches: readonly BlockBatch[], lib: number): Promise<void>
   /** Removes every effect of blocks at and above `blockNum`, recording an `undo` step for each, newest first. */
   undoFrom(blockNum: number): Promise<void>
+  /** The chain id the store's blocks belong to (chain-id.ts); undefined until the indexer records one. */
+  chainId(): Promise<string | undefined>
+  /** Records `chainId` unless the store has one already (the first recorded stays); answers the recorded one. */
+  recordChainId(chainId: string): Promise<string>
 }
 
 /** Reads of contract state at any height. "Not found" is `undefined` or `[]`, never a throw. */

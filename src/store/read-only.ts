@@ -11,11 +11,13 @@ export interface OpenStoreOptions {
 }
 
 /** The port's methods that write. A new StoreWriter method fails compilation here until it is listed. */
-type WriteMethod = Exclude<keyof StoreWriter, 'position' | 'reversibleBlocks'> | 'insertApiKey' | 'revokeApiKey'
+type WriteMethod =
+  Exclude<keyof StoreWriter, 'position' | 'reversibleBlocks' | 'chainId'> | 'insertApiKey' | 'revokeApiKey'
 const WRITES: Record<WriteMethod, true> = {
   applyBlock: true,
   applyBlocks: true,
   undoFrom: true,
+  recordChainId: true,
   insertApiKey: true,
   revokeApiKey: true,
 }

@@ -7,6 +7,7 @@ import { runSearchContract } from './contract/search-contract.ts'
 import { runStepPayloadContract } from './contract/step-payload-contract.ts'
 import { runBatchContract } from './contract/batch-contract.ts'
 import { runStoreContract } from './contract/store-contract.ts'
+import { runChainIdContract } from './contract/chain-id-contract.ts'
 import { emptyBlock, hash, key, runKeysContract } from './contract/keys-contract.ts'
 import { assertDetailsReadBack, detailedBlock } from './contract/details-fixture.ts'
 
@@ -19,6 +20,7 @@ runStoreContract('postgres', postgres, PG_SKIP_REASON)
 runSearchContract('postgres', postgres, PG_SKIP_REASON)
 runStepPayloadContract('postgres', postgres, PG_SKIP_REASON)
 runBatchContract('postgres', postgres, PG_SKIP_REASON)
+runChainIdContract('postgres', postgres, PG_SKIP_REASON)
 runKeysContract(
   'postgres',
   async (t) => {

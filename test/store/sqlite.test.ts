@@ -11,6 +11,7 @@ import { onCleanup } from '../_helpers/cleanup.ts'
 import { tempDir } from '../_helpers/devchain.ts'
 import { tempSqliteFile } from '../_helpers/store.ts'
 import { runStoreContract } from './contract/store-contract.ts'
+import { runChainIdContract } from './contract/chain-id-contract.ts'
 import { runSearchContract } from './contract/search-contract.ts'
 import { runStepPayloadContract } from './contract/step-payload-contract.ts'
 import { runBatchContract } from './contract/batch-contract.ts'
@@ -32,6 +33,8 @@ runStepPayloadContract('sqlite', sqliteFactory)
 runBatchContract('sqlite', sqliteFactory)
 
 runKeysContract('sqlite', sqliteFactory)
+
+runChainIdContract('sqlite', sqliteFactory)
 
 /** Runs SQL on the file directly, as an operator with the sqlite3 CLI would. */
 function raw<T>(path: string, fn: (db: Database.Database) => T): T {

@@ -1,3 +1,4 @@
+import { createChainIdRecord } from '../chain-id.ts'
 import { createCommonReads } from '../common-reads.ts'
 import { INTEGRITY_CHECKS } from '../integrity-checks.ts'
 import type { Store } from '../port.ts'
@@ -38,6 +39,7 @@ export async function openPostgresStore(url: string, options: OpenStoreOptions =
     ...createPostgresSnapshotReader(pool),
     ...createPostgresBatchReaders(pool),
     ...createCommonReads(createPostgresRunner(pool)),
+    ...createChainIdRecord(createPostgresRunner(pool)),
     snapshot: (read) => inTransaction(pool, (client) => read(createPostgresSnapshotReader(client)), READ_SNAPSHOT),
     applyBlock: (batch, lib) => writer.applyBlocks([batch], lib),
     applyBlocks: writer.applyBlocks,

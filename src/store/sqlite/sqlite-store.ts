@@ -1,3 +1,4 @@
+import { createChainIdRecord } from '../chain-id.ts'
 import { createCommonReads } from '../common-reads.ts'
 import { failpoint, writtenBlocks } from '../failpoints.ts'
 import type { Store } from '../port.ts'
@@ -61,6 +62,7 @@ export function openSqliteStore(path: string, options: OpenStoreOptions = {}): S
     ...createSqliteStateReader(db, position),
     ...createSqliteBatchReaders(db),
     ...createCommonReads(sql),
+    ...createChainIdRecord(sql),
     async snapshot(read) {
       // A read transaction: every statement of `read` sees the same committed state. `read` awaits
       // only this store's methods, which run synchronously, so it normally ends before any other
