@@ -10,11 +10,12 @@ import {
 import type { BlockBatch, BlockReader, StateReader, StoreWriter } from '../store/index.ts'
 import { AbiTracker } from './abi-tracker.ts'
 import { CreatorTracker } from './creators.ts'
+import { ShipHistoryMismatchError } from './errors.ts'
 import { normalizeBlock } from './normalize.ts'
 
 export interface IndexerConfig {
   readonly shipUrl: string
-  readonly store: StoreWriter & Pick<StateReader, 'abi'> & Pick<BlockReader, 'transactionHistory'>
+  readonly store: StoreWriter & Pick<StateReader, 'abi'> & Pick<BlockReader, 'transactionHistory' | 'blockByNum'>
   /** First block for an empty store (default 1). */
   readonly startBlockNum?: number
   /** Stop after applying this block (default: follow the chain forever). */
@@ -33,6 +34,11 @@ export interface IndexerConfig {
   readonly onBlock?: (block: { num: number; id: string; lib: number; head: number; actions: number }) => void
   readonly onFork?: (fork: { blockNum: number; undone: number }) => void
   readonly onReaderEvent?: (event: ShipReaderEvent) => void
+  /**
+   * Called on every connection whose node passed the checks at connect (protocol, retained history, chain id), before
+   * any of its blocks: the node is accepted, though a block of another history can still stop the indexer later.
+   */
+  readonly onNodeAccepted?: (node: { chainId: string | undefined; head: number; lib: number }) => void
 }
 
 /** Blocks behind head from which the indexer writes several blocks per transaction. */
@@ -73,6 +79,11 @@ type SessionOutcome = { kind: 'done' | 'stopped' } | { kind: 'relink'; applied: 
  * the server rewinds. On every connection the node's ABI passes the protocol guard and its
  * retained history must hold the next block; a block past the next one (after results that carry
  * no block) is a gap too: both stop the indexer before anything of it is written.
+ *
+ * Another history is refused (`ship_history_mismatch_error`), never undone and never retried: a node whose chain id
+ * differs from the one the store recorded (checked at connect; the store records its node's before its first write),
+ * or a block that differs from the store's at or below the store's LIB (a fork reaching an irreversible block, or a
+ * block that does not link to an irreversible head).
  */
 export function createIndexer(config: IndexerConfig): Indexer {
   let stopped = false
@@ -85,9 +96,37 @@ export function createIndexer(config: IndexerConfig): Indexer {
   )
   const creators = new CreatorTracker((trxId) => config.store.transactionHistory(trxId))
 
+  /**
+   * The node's block `block`, at or below the store's LIB, must be the one the store holds (one the store does not
+   * hold, below where it started, cannot be judged).
+   */
+  async function refuseIrreversibleFork(block: BlockRef, storeLib: number): Promise<void> {
+    const stored = await config.store.blockByNum(block.blockNum)
+    if (!stored || stored.id === block.blockId) return
+    throw ShipHistoryMismatchError({
+      kind: 'block',
+      blockNum: block.blockNum,
+      storeId: stored?.id ?? '(none)',
+      nodeId: block.blockId,
+      storeLib,
+    })
+  }
+
+  /** Records the node's chain id in a store that has none; a store that got another one meanwhile is refused. */
+  async function recordChainId(nodeChainId: string): Promise<string> {
+    const recorded = await config.store.recordChainId(nodeChainId)
+    if (recorded !== nodeChainId)
+      throw ShipHistoryMismatchError({ kind: 'chain_id', storeChainId: recorded, nodeChainId })
+    return recorded
+  }
+
   async function session(): Promise<SessionOutcome> {
     const { store } = config
     const position = await store.position()
+    // The store's LIB: a block that disagrees with the store at or below it is another history.
+    let storeLib = position?.lib ?? 0
+    let storeChainId = await store.chainId()
+    let nodeChainId: string | undefined
     // Positions above LIB, kept in step with the store, for have_positions on every (re)connect.
     const held: BlockRef[] = await store.reversibleBlocks()
     let head = position?.head
@@ -108,11 +147,27 @@ export function createIndexer(config: IndexerConfig): Indexer {
       onEvent: config.onReaderEvent,
       onHandshake: ({ abi, status }) => {
         checkShipAbi(abi)
+        // A node that does not report its chain id (EOSIO 2.0) is judged by its blocks alone.
+        if (storeChainId !== undefined && status.chainId !== undefined && status.chainId !== storeChainId)
+          throw ShipHistoryMismatchError({
+            kind: 'chain_id',
+            storeChainId,
+            nodeChainId: status.chainId,
+            storeHead: head?.blockNum,
+            storeLib: position?.lib,
+          })
+        nodeChainId = status.chainId
         const available = retainedFrom(status)
-        if (available === undefined || needed() >= available) return
-        // A node started from genesis keeps no state history of block 1 (it is never applied).
-        if (!head && start === 1 && available === 2) return void (start = 2)
-        throw ShipHistoryGapError({ needed: needed(), available, storeHead: head?.blockNum, source: 'status' })
+        if (available !== undefined && needed() < available) {
+          // A node started from genesis keeps no state history of block 1 (it is never applied).
+          if (!head && start === 1 && available === 2) start = 2
+          else throw ShipHistoryGapError({ needed: needed(), available, storeHead: head?.blockNum, source: 'status' })
+        }
+        config.onNodeAccepted?.({
+          chainId: status.chainId,
+          head: status.head.blockNum,
+          lib: status.lastIrreversible.blockNum,
+        })
       },
     })
     closeReader = () => reader.close()
@@ -157,6 +212,10 @@ export function createIndexer(config: IndexerConfig): Indexer {
         }
         if (head && thisBlock.blockNum <= head.blockNum) {
           await flushAndSettle()
+          // A fork reaching LIB is another history: refused before anything is undone.
+          if (thisBlock.blockNum <= storeLib) await refuseIrreversibleFork(thisBlock, storeLib)
+          else if (result.prevBlock && result.prevBlock.blockNum <= storeLib)
+            await refuseIrreversibleFork(result.prevBlock, storeLib)
           await store.undoFrom(thisBlock.blockNum)
           abis.reset()
           creators.reset()
@@ -176,14 +235,26 @@ export function createIndexer(config: IndexerConfig): Indexer {
         const normalized = normalizeBlock(result)
         if (head && (normalized.block.num !== head.blockNum + 1 || normalized.block.previous !== head.blockId)) {
           await flushAndSettle()
+          // The head is irreversible: the node's chain runs through another block there.
+          if (normalized.block.num === head.blockNum + 1 && head.blockNum <= storeLib)
+            throw ShipHistoryMismatchError({
+              kind: 'block',
+              blockNum: head.blockNum,
+              storeId: head.blockId,
+              nodeId: normalized.block.previous,
+              storeLib,
+            })
           const reason = `block ${normalized.block.num} does not link to the store's head ${head.blockNum} (previous ${normalized.block.previous}, head ${head.blockId}): a fork the node did not rewind`
           return { kind: 'relink', applied, reason }
         }
+        // Recorded before the store's first block of this node, so a store with blocks knows its chain.
+        if (storeChainId === undefined && nodeChainId !== undefined) storeChainId = await recordChainId(nodeChainId)
         await abis.preload(new Set(normalized.actions.map((a) => a.account)))
         const batch = abis.withSearchTerms(normalized, await creators.creatorsOf(normalized))
         const lib = result.lastIrreversible.blockNum
         pending.push(batch)
         pendingLib = lib
+        storeLib = Math.max(storeLib, lib)
         const farBehind = result.head.blockNum - batch.block.num > FAR_BEHIND_BLOCKS
         // Near head each block is durable before it is reported.
         if (!farBehind) await flushAndSettle()

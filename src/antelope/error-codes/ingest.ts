@@ -21,6 +21,37 @@ function historyGapMessage({ needed, available, storeHead, source }: HistoryGap)
         `with --start-block ${available}`
 }
 
+/**
+ * The node serves another history than the store holds: another chain id, or a block at or below the store's LIB
+ * (irreversible, so never undone) that differs from the node's.
+ */
+interface HistoryMismatch {
+  /** `chain_id`: the node's chain id differs from the one the store recorded; `block`: an irreversible block differs. */
+  kind: 'chain_id' | 'block'
+  /** The block that differs (`block`), or the store's head (`chain_id`; null for a store holding no block). */
+  blockNum: number | null
+  /** The store's block id at `blockNum` (`block`) or the store's chain id (`chain_id`). */
+  storeId: string
+  /** The node's block id at `blockNum` (`block`) or the node's chain id (`chain_id`). */
+  nodeId: string
+  /** The store's LIB (null for a store holding no block). */
+  storeLib: number | null
+}
+
+function historyMismatchMessage({ kind, blockNum, storeId, nodeId, storeLib }: HistoryMismatch): string {
+  const what =
+    kind === 'chain_id'
+      ? `the node's chain id is ${nodeId} but the store holds chain ${storeId}` +
+        (blockNum === null ? '' : ` up to block ${blockNum}`)
+      : `the node's block ${blockNum} is ${nodeId} but the store's block ${blockNum} is ${storeId}, at or below ` +
+        `the store's LIB ${storeLib} (irreversible: it is never undone)`
+  return (
+    `ship: another history: ${what}. The store was filled from another chain (another devchain, a reset testnet, ` +
+    `a wrong snapshot); no irreversible block was undone. Index into a fresh store (another --store database, or ` +
+    `another --data-dir for sqlite), or connect --ship to a node of the store's chain`
+  )
+}
+
 /** The codes of the store, the SHiP reader and the chain primitives: CLI and indexer only, no API client sees them. */
 export const INGEST_ERRORS = {
   store_block_does_not_link_error: defineError<{ blockNum: number; previous: string; head: number; headId: string }>({
@@ -57,6 +88,7 @@ export const INGEST_ERRORS = {
     details: (a) => (a.types ? { types: [...a.types] } : {}),
   }),
   ship_history_gap_error: defineError<HistoryGap>({ status: 502, message: historyGapMessage }),
+  ship_history_mismatch_error: defineError<HistoryMismatch>({ status: 502, message: historyMismatchMessage }),
   ship_unavailable_error: defineError<{ url: string; attempts: number }>({
     status: 503,
     retryable: true,
