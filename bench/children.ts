@@ -77,6 +77,11 @@ export const logTail = (path: string) => {
 
 const ANTLER = fileURLToPath(new URL('../bin/antler.js', import.meta.url))
 
+// Every antler a benchmark spawns (this process's environment is theirs) runs the current sources through tsx, as the
+// figures before the build did; `ANTLER_FROM_SOURCE=0 npm run bench` runs dist/ when it is current (npm run build).
+// bench/startup.ts compares the two.
+process.env.ANTLER_FROM_SOURCE ??= '1'
+
 /** Runs `node bin/antler.js ARGS` (stderr to `logPath`) and returns the fields of its `antler ready {…}` line. */
 export async function startAntler(
   children: Children,

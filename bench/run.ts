@@ -6,6 +6,7 @@ import { benchIngest, benchIngestSavanna } from './ingest.ts'
 import { benchIngestAgainst } from './ingest-against.ts'
 import { benchSearchOfPostgres, benchSearchOfSqlite } from './search.ts'
 import { benchSearchApi } from './search-api.ts'
+import { benchStartup } from './startup.ts'
 import { benchStateApi } from './state-api.ts'
 import { benchStoreReads } from './store-reads.ts'
 import { benchStreams } from './streams.ts'
@@ -32,6 +33,7 @@ import { benchStreams } from './streams.ts'
  * same SHiP feed through bench/ingest-child.ts, which loads each side's own store and indexer in a process of its own
  * and times them alike; `--against-pairs N` (3) pairs per store, SQLite and PostgreSQL taking turns, each pair and its
  * ratio printed as it ends, then the medians and the bars (≥ 0.95 × REV, PostgreSQL ≥ 0.6 × SQLite).
+ * `--only startup` times `antler --help` and `antler dev --help`, compiled and through tsx (`--startup-runs`).
  */
 const { values } = parseArgs({
   options: {
@@ -58,6 +60,7 @@ const { values } = parseArgs({
     'graphql-subscribers': { type: 'string', default: '1,100,1000' },
     'graphql-rounds': { type: 'string', default: '3' },
     'graphql-query-seconds': { type: 'string', default: '10' },
+    'startup-runs': { type: 'string', default: '10' },
   },
 })
 
@@ -221,4 +224,16 @@ if (values.only === 'graphql') {
       `${querySeconds} s runs (each alone, taking turns, then both interleaved)`,
   )
   print(await benchGraphql({ subscriberSeconds, subscriberCounts, querySeconds, queryRounds, connections }))
+}
+if (values.only === 'startup') {
+  // `--only startup [--startup-runs 10]`: bench/startup.ts (antler --help, compiled and through tsx).
+  const runs = Number(values['startup-runs'])
+  if (!Number.isInteger(runs) || runs < 1) {
+    console.error('bench: --startup-runs must be a whole number of at least 1')
+    process.exit(2)
+  }
+  console.log(
+    `# startup: antler --help and antler dev --help to their end, compiled (a fresh build) and through tsx, and node -e 0; medians of ${runs} rounds taking turns`,
+  )
+  print(benchStartup(runs))
 }

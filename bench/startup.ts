@@ -1,0 +1,84 @@
+import { spawnSync } from 'node:child_process'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { buildInstalledCopy } from '../test/_helpers/build.ts'
+import { percentile } from './timing.ts'
+
+const ANTLER = fileURLToPath(new URL('../bin/antler.js', import.meta.url))
+
+/** A preload that writes the process's peak RSS (KiB, all threads) to the file STARTUP_RSS_FILE names, at exit. */
+const RECORD_PEAK_RSS = `data:text/javascript,${encodeURIComponent(
+  "import { writeFileSync } from 'node:fs'; process.on('exit', () => " +
+    'writeFileSync(process.env.STARTUP_RSS_FILE, String(process.resourceUsage().maxRSS)))',
+)}`
+
+interface Start {
+  readonly name: string
+  readonly args: readonly string[]
+  readonly env: Record<string, string>
+}
+
+/** One start to its end: wall time (ms) and peak RSS (MiB). */
+function startOnce(start: Start, rssFile: string): { ms: number; rssMiB: number } {
+  const started = performance.now()
+  const run = spawnSync(process.execPath, ['--import', RECORD_PEAK_RSS, ...start.args], {
+    encoding: 'utf8',
+    env: { ...process.env, ...start.env, STARTUP_RSS_FILE: rssFile },
+    timeout: 60_000,
+  })
+  const ms = performance.now() - started
+  if (run.status !== 0) throw new Error(`${start.name}: exit ${run.status ?? run.signal}: ${run.stderr}`)
+  if (run.stderr !== '') throw new Error(`${start.name}: wrote on stderr: ${run.stderr}`)
+  return { ms, rssMiB: Number(readFileSync(rssFile, 'utf8')) / 1024 }
+}
+
+/**
+ * `npm run bench -- --only startup`: how long `antler --help` and `antler dev --help` take to start and end, and their
+ * peak RSS, as users run them (the compiled build: a fresh build of the current sources into a temporary install-like
+ * copy, so the tree's own dist/ need not be current) and through tsx (ANTLER_FROM_SOURCE=1, as the tests run them).
+ * The same-run limit is `node -e 0`, Node's own start. Medians of `runs` rounds, the starts taking turns in each round.
+ */
+export function benchStartup(runs: number): Record<string, string> {
+  const dir = mkdtempSync(join(tmpdir(), 'antler-bench-startup-'))
+  try {
+    const compiledBin = buildInstalledCopy(join(dir, 'copy'))
+    const compiled = { ANTLER_FROM_SOURCE: '0' }
+    const tsx = { ANTLER_FROM_SOURCE: '1' }
+    const starts: Start[] = [
+      { name: 'node -e 0 (limit)', args: ['-e', '0'], env: {} },
+      { name: 'antler --help, compiled', args: [compiledBin, '--help'], env: compiled },
+      { name: 'antler --help, through tsx', args: [ANTLER, '--help'], env: tsx },
+      { name: 'antler dev --help, compiled', args: [compiledBin, 'dev', '--help'], env: compiled },
+      { name: 'antler dev --help, through tsx', args: [ANTLER, 'dev', '--help'], env: tsx },
+    ]
+    const samples = starts.map(() => ({ ms: [] as number[], rssMiB: [] as number[] }))
+    const rssFile = join(dir, 'rss')
+    // One untimed round first: the disk cache and tsx's transform cache are warm for every timed one.
+    for (let round = 0; round <= runs; round++)
+      starts.forEach((start, i) => {
+        const { ms, rssMiB } = startOnce(start, rssFile)
+        if (round === 0) return
+        samples[i].ms.push(ms)
+        samples[i].rssMiB.push(rssMiB)
+      })
+    const median = (xs: number[]) =>
+      percentile(
+        [...xs].sort((a, b) => a - b),
+        0.5,
+      )
+    const nodeMs = median(samples[0].ms)
+    return Object.fromEntries(
+      starts.map((start, i) => {
+        const ms = median(samples[i].ms)
+        const ratio = i === 0 ? '' : ` (${(ms / nodeMs).toFixed(1)} × node -e 0)`
+        const range = `${Math.min(...samples[i].ms).toFixed(0)}–${Math.max(...samples[i].ms).toFixed(0)}`
+        const figure = `median ${ms.toFixed(0)} ms wall${ratio}, range ${range} ms, peak RSS ${median(samples[i].rssMiB).toFixed(0)} MiB`
+        return [`startup ${start.name}`, figure]
+      }),
+    )
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+}
