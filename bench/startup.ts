@@ -8,11 +8,19 @@ import { percentile } from './timing.ts'
 
 const ANTLER = fileURLToPath(new URL('../bin/antler.js', import.meta.url))
 
-/** A preload that writes the process's peak RSS (KiB, all threads) to the file STARTUP_RSS_FILE names, at exit. */
-const RECORD_PEAK_RSS = `data:text/javascript,${encodeURIComponent(
-  "import { writeFileSync } from 'node:fs'; process.on('exit', () => " +
-    'writeFileSync(process.env.STARTUP_RSS_FILE, String(process.resourceUsage().maxRSS)))',
-)}`
+/**
+ * A preload that writes the process's peak RSS (KiB, all threads) to the file STARTUP_RSS_FILE names, at exit: VmHWM
+ * on Linux, since getrusage's maxRSS keeps the high-water mark of the spawning process across fork and exec (the
+ * bench's own RSS); maxRSS elsewhere.
+ */
+const RECORD_PEAK_RSS = `data:text/javascript,${encodeURIComponent(`
+import { readFileSync, writeFileSync } from 'node:fs'
+const peakKiB = () => {
+  try { return Number(/VmHWM:\\s+(\\d+) kB/.exec(readFileSync('/proc/self/status', 'utf8'))[1]) }
+  catch { return process.resourceUsage().maxRSS }
+}
+process.on('exit', () => writeFileSync(process.env.STARTUP_RSS_FILE, String(peakKiB())))
+`)}`
 
 interface Start {
   readonly name: string

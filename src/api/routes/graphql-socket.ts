@@ -141,6 +141,12 @@ export function guardGraphqlSocket(
       socket.send(text, () => resolve())
     })
 
+  /** An operation's last frame, through the outgoing path (it leaves `running`; a restart swallows it). */
+  const closing = (frame: Record<string, unknown>) => {
+    if (socket.readyState === socket.OPEN) socket.send(JSON.stringify(frame))
+    else running.delete(String(frame.id))
+  }
+
   /** Runs subscription `id` until its events end, it is stopped, or it fails; then its closing frame. */
   async function runSubscription(id: string, document: DocumentNode, payload: Record<string, unknown>): Promise<void> {
     const dataFrame = `{"type":"${legacy ? 'data' : 'next'}","id":${JSON.stringify(id)},"payload":`
@@ -165,10 +171,8 @@ export function guardGraphqlSocket(
         opts.context(),
       )
       if (!('events' in subscribed)) {
-        operationError(
-          id,
-          (subscribed.errors ?? []).map((e) => graphqlWireError(e)),
-        )
+        const errors = (subscribed.errors ?? []).map((e) => graphqlWireError(e))
+        closing({ type: 'error', id, payload: errorPayload(legacy, errors) })
         return
       }
       started = subscribed
@@ -181,9 +185,9 @@ export function guardGraphqlSocket(
         if (stopped) break
         await sendText(`${dataFrame}${text}}`)
       }
-      sendFrame({ type: 'complete', id })
+      closing({ type: 'complete', id })
     } catch (error) {
-      operationError(id, [graphqlWireError(error)])
+      closing({ type: 'error', id, payload: errorPayload(legacy, [graphqlWireError(error)]) })
     } finally {
       if (subscriptions.get(id) === entry) subscriptions.delete(id)
     }
