@@ -8,7 +8,7 @@ export {
 } from './error-registry.ts'
 export { type ErrorDefinition, type NoDetails } from './error-definition.ts'
 export { type InvalidTokenReason, type InvalidApiKeyReason } from './error-codes/auth.ts'
-export { type RequestValidationArgs } from './error-codes/http.ts'
+export { type RequestValidationArgs, type NotReady } from './error-codes/http.ts'
 export { isValidName, nameToBigInt, bigIntToName } from './names.ts'
 export { symbolCodeToBigInt, bigIntToSymbolCode, symbolToBigInt, bigIntToSymbol } from './symbols.ts'
 export { type KeyType, KEY_TYPES, isKeyType, renderKey, parseKey } from './key-types.ts'

@@ -15,7 +15,15 @@ export interface ApiFlags {
   readonly openChainApi: boolean
   readonly rateLimits: AuthLimits
   readonly trustProxy: boolean
+  /** `/readyz` fails while the store trails the chain's head by more blocks than this (absent: not judged). */
+  readonly maxLagBlocks?: number
 }
+
+/**
+ * `--max-lag-blocks`'s default: 2 minutes of 0.5 s blocks, about one LIB lag of a 21-producer legacy chain (325) less a
+ * margin; a replica further behind than this is taken out of rotation by `/readyz`.
+ */
+export const DEFAULT_MAX_LAG_BLOCKS = 240
 
 /** A boolean flag that its `ANTLER_*` variable can also set (any value sets it). */
 function flag(command: Command, flags: string, description: string): void {
@@ -70,5 +78,12 @@ export function addApiOptions(command: Command): Command {
     DEFAULT_AUTH_LIMITS,
   )
   flag(command, '--trust-proxy', 'take client IPs from X-Forwarded-For (behind a reverse proxy)')
+  option(
+    command,
+    '--max-lag-blocks <n>',
+    "/readyz fails (503) while the store trails the chain's head by more blocks than this (judged with the chain API's get_info)",
+    parseIntArg(0, 0xffff_ffff),
+    DEFAULT_MAX_LAG_BLOCKS,
+  )
   return command
 }

@@ -148,6 +148,8 @@ export async function startApi(args: {
   chainApi: string | undefined
   logger: Logger
   live?: LiveHub
+  /** The in-process indexer's error once it stopped (`dev`, `serve`): `/readyz` reports it. */
+  indexerFailure?: () => { readonly code?: string; readonly message: string } | undefined
 }): Promise<RunningApi> {
   const { flags, store, logger } = args
   const chainApi = args.chainApi?.replace(/\/+$/, '')
@@ -197,7 +199,12 @@ export async function startApi(args: {
       streamStore: store,
       live,
       graphql,
-      health: { storeKind: args.storeKind, store, chainHead: chainHeadCache(chainApi) },
+      health: {
+        storeKind: args.storeKind,
+        store,
+        chainHead: chainHeadCache(chainApi),
+        readiness: { maxLagBlocks: flags.maxLagBlocks, indexerFailure: args.indexerFailure },
+      },
     },
     logger,
   })

@@ -85,10 +85,12 @@ export function registerDevchainCommands(program: Command): void {
       await store.close()
       await devchain.close()
     })
-    // Ready once the store has caught up with the chain as it was at start (with its LIB, when
-    // only irreversible blocks are stored).
+    // Ready once the indexer accepted the devchain (a store of another chain stops it at connect: the process exits 1
+    // with ship_history_mismatch_error) and the store has caught up with the chain as it was at start (with its LIB,
+    // when only irreversible blocks are stored).
     const head = flags.irreversibleOnly ? devchain.chain.lib.blockNum : devchain.chain.head.num
-    while (((await store.position())?.head.blockNum ?? 0) < head) await new Promise((r) => setTimeout(r, 50))
+    while (!indexer.nodeAccepted() || ((await store.position())?.head.blockNum ?? 0) < head)
+      await new Promise((r) => setTimeout(r, 50))
     printReady({
       api: api.api,
       grpc: api.grpc,

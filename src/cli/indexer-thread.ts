@@ -17,6 +17,10 @@ const WORKER_URL = new URL(
 export interface IndexerThread {
   /** The last block the indexer applied (the head it reported). */
   readonly lastBlock: () => { num: number; lib: number } | undefined
+  /** Whether a node passed the checks at connect (protocol, retained history, chain id) at least once. */
+  readonly nodeAccepted: () => boolean
+  /** The error the indexer stopped with; undefined while it runs. */
+  readonly failure: () => { readonly code?: string; readonly message: string } | undefined
   /** Settles when the indexer ends: resolves after stop(), rejects when it failed. */
   readonly done: Promise<void>
   stop(): Promise<void>
@@ -33,6 +37,8 @@ export function startIndexerThread(data: IndexerWorkerData, log: Logger, onCommi
   const worker = new Worker(WORKER_URL, { workerData: data })
   const callbacks = indexerLogCallbacks(log)
   let last: { num: number; lib: number } | undefined
+  let accepted = false
+  let failure: { code?: string; message: string } | undefined
   const done = new Promise<void>((resolve, reject) => {
     worker.on('message', (message: IndexerWorkerMessage) => {
       switch (message.type) {
@@ -45,6 +51,9 @@ export function startIndexerThread(data: IndexerWorkerData, log: Logger, onCommi
           return callbacks.onFork(message.fork)
         case 'reader':
           return callbacks.onReaderEvent(message.event as ShipReaderEvent)
+        case 'accepted':
+          accepted = true
+          return
         case 'stopped':
           return resolve()
         case 'failed':
@@ -61,8 +70,14 @@ export function startIndexerThread(data: IndexerWorkerData, log: Logger, onCommi
       code === 0 ? resolve() : reject(new Error(`the indexer thread exited with code ${code}`)),
     )
   })
+  done.catch((error: unknown) => {
+    const { code } = error as { code?: unknown }
+    failure = { ...(typeof code === 'string' ? { code } : {}), message: (error as Error).message }
+  })
   return {
     lastBlock: () => last,
+    nodeAccepted: () => accepted,
+    failure: () => failure,
     done,
     async stop() {
       worker.postMessage({ type: 'stop' })

@@ -19,6 +19,7 @@ export type IndexerWorkerMessage =
   | { type: 'block'; block: { num: number; id: string; lib: number; head: number; actions: number } }
   | { type: 'fork'; fork: { blockNum: number; undone: number } }
   | { type: 'reader'; event: unknown }
+  | { type: 'accepted'; node: { chainId: string | undefined; head: number; lib: number } }
   | { type: 'stopped' }
   | { type: 'failed'; message: string; code?: string; details?: Record<string, unknown> }
 
@@ -39,6 +40,7 @@ const indexer = createIndexer({
   onBlock: (block) => post({ type: 'block', block }),
   onFork: (fork) => post({ type: 'fork', fork }),
   onReaderEvent: (event) => post({ type: 'reader', event: JSON.parse(JSON.stringify(event)) }),
+  onNodeAccepted: (node) => post({ type: 'accepted', node }),
 })
 port.on('message', (message: { type: string }) => {
   if (message.type === 'stop') void indexer.stop()

@@ -1,3 +1,4 @@
+import { errorDefinitions } from '../antelope/index.ts'
 import { createLiveHub } from '../live/index.ts'
 import type { Store } from '../store/index.ts'
 import type { ApiFlags } from './api-options.ts'
@@ -36,7 +37,8 @@ export async function startPlatform(args: {
   )
   indexer.done.catch((error: unknown) => {
     log.fatal({ err: error }, 'indexer stopped')
-    process.exit(1)
+    if (!keepsServing(error, indexer)) process.exit(1)
+    log.error('the API keeps serving the store as it stands; /readyz fails (503) with the indexer error')
   })
   const api = await startApi({
     flags,
@@ -46,8 +48,23 @@ export async function startPlatform(args: {
     chainApi: args.chainApi,
     logger: log,
     live,
+    indexerFailure: indexer.failure,
   })
   return { api, indexer }
+}
+
+/** Codes a restart would meet again (the registry calls them not retryable). */
+const REFUSALS = new Set(errorDefinitions().flatMap(([code, definition]) => (definition.retryable ? [] : [code])))
+
+/**
+ * Whether the process outlives its stopped indexer: only once it has applied a block (a failure at start ends the
+ * process, so `antler dev` on another chain's store exits 1 at once) and only for a named refusal a restart would
+ * meet again (another history, a protocol or history-gap error): the API then serves what is stored and `/readyz`
+ * reports the error. Anything else (a lost database) exits 1, for a supervisor to restart.
+ */
+function keepsServing(error: unknown, indexer: IndexerThread): boolean {
+  const code = (error as { code?: unknown }).code
+  return indexer.lastBlock() !== undefined && typeof code === 'string' && REFUSALS.has(code as never)
 }
 
 /** Logs a status line every `everyMs`: head, LIB, blocks/s and requests/s. */

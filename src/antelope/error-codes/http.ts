@@ -34,6 +34,32 @@ function requestValidationDetails(args: RequestValidationArgs): {
   return { errors: { q: [sentence] }, position: args.position, reason: args.reason }
 }
 
+/** Why `/readyz` fails, and what it saw (`null`: unknown, e.g. no chain API or an unreachable database). */
+export interface NotReady {
+  reason: 'database_unreachable' | 'indexer_stopped' | 'empty_store' | 'lagging'
+  head_block_num: number | null
+  chain_head_block_num: number | null
+  lag_blocks: number | null
+  max_lag_blocks: number | null
+  /** The in-process indexer's error once it stopped (`antler dev`/`serve`); absent where the indexer runs elsewhere. */
+  indexer_error?: { code: string | null; message: string }
+  /** The database's error, when it is unreachable. */
+  database_error?: string
+}
+
+function notReadyMessage(d: NotReady): string {
+  switch (d.reason) {
+    case 'database_unreachable':
+      return `Not ready: the store's database is unreachable (${d.database_error ?? 'no answer'}).`
+    case 'indexer_stopped':
+      return `Not ready: the indexer stopped: ${d.indexer_error?.message ?? 'unknown error'}`
+    case 'empty_store':
+      return 'Not ready: the store holds no block yet.'
+    case 'lagging':
+      return `Not ready: the store lags the chain by ${d.lag_blocks} blocks, more than ${d.max_lag_blocks} (--max-lag-blocks).`
+  }
+}
+
 /** The codes of HTTP itself and of request validation, shared by every route. */
 export const HTTP_ERRORS = {
   request_validation_error: defineError<ReturnType<typeof requestValidationDetails>, RequestValidationArgs>({
@@ -81,5 +107,6 @@ export const HTTP_ERRORS = {
         ? `The service is unavailable: ${d.reason}.`
         : `The service is unavailable: ${d.reason}, ${d.attempts} times in a row; retry.`,
   }),
+  api_not_ready_error: defineError<NotReady>({ status: 503, retryable: true, message: notReadyMessage }),
   unexpected_error: defineError<NoDetails>({ status: 500, message: () => 'An unexpected error occurred.' }),
 } as const

@@ -1,4 +1,5 @@
 import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { AntlerError, type NotReady } from '../../antelope/index.ts'
 import { firstStoredBlock } from '../../state/index.ts'
 import type { BlockReader, StorePosition } from '../../store/index.ts'
 import { errorResponses } from '../schemas.ts'
@@ -12,7 +13,51 @@ export interface HealthSource {
    * does not answer.
    */
   chainHead?(): Promise<number | undefined>
+  /** What `/readyz` judges besides the store (absent: the lag is not judged, no indexer in the process). */
+  readonly readiness?: Readiness
 }
+
+/** `/readyz`'s limits and, when the indexer shares the process, its state. */
+export interface Readiness {
+  /** The most blocks the store may trail the chain's head (`--max-lag-blocks`). */
+  readonly maxLagBlocks?: number
+  /** The in-process indexer's error once it stopped; undefined while it runs (or where it runs elsewhere). */
+  indexerFailure?(): { readonly code?: string; readonly message: string } | undefined
+}
+
+/** How long `/readyz` waits for the database before it calls it unreachable. */
+const DATABASE_TIMEOUT_MS = 2000
+
+/** The store's position, or why it could not be read within DATABASE_TIMEOUT_MS. */
+async function positionWithin(
+  store: HealthSource['store'],
+): Promise<{ position: StorePosition | undefined } | { error: string }> {
+  let timer: NodeJS.Timeout | undefined
+  const timeout = new Promise<{ error: string }>((resolve) => {
+    timer = setTimeout(() => resolve({ error: `no answer within ${DATABASE_TIMEOUT_MS} ms` }), DATABASE_TIMEOUT_MS)
+  })
+  try {
+    return await Promise.race([
+      store.position().then(
+        (position) => ({ position }),
+        (error: unknown) => ({ error: (error as Error).message || String(error) }),
+      ),
+      timeout,
+    ])
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
+const Ready = Type.Object({
+  status: Type.Literal('ready'),
+  head_block_num: Type.Integer(),
+  chain_head_block_num: Type.Union([Type.Integer(), Type.Null()], {
+    description: 'null without a reachable chain API (the lag is then not judged)',
+  }),
+  lag_blocks: Type.Union([Type.Integer(), Type.Null()], { description: 'chain head minus stored head' }),
+  max_lag_blocks: Type.Union([Type.Integer(), Type.Null()], { description: 'null: the lag is not judged' }),
+})
 
 /** The lowest stored block, remembered: it only changes if history is pruned. */
 function firstBlockFinder(store: HealthSource['store']): (high: number) => Promise<number | undefined> {
@@ -47,6 +92,47 @@ const Health = Type.Object({
  */
 export const healthRoutes: FastifyPluginAsyncTypebox<{ health: HealthSource }> = async (app, { health }) => {
   const firstBlock = firstBlockFinder(health.store)
+  const maxLagBlocks = health.readiness?.maxLagBlocks ?? null
+  app.get(
+    '/readyz',
+    {
+      config: { public: true },
+      schema: {
+        summary: 'Ready to serve: database reachable, indexer running, store within --max-lag-blocks of the chain',
+        response: { 200: Ready, ...errorResponses },
+      },
+    },
+    async () => {
+      const [read, chainHead] = await Promise.all([
+        positionWithin(health.store),
+        health.chainHead?.() ?? Promise.resolve(undefined),
+      ])
+      const failure = health.readiness?.indexerFailure?.()
+      const head = 'position' in read ? (read.position?.head.blockNum ?? null) : null
+      const lag = chainHead !== undefined && head !== null ? Math.max(0, chainHead - head) : null
+      const seen: Omit<NotReady, 'reason'> = {
+        head_block_num: head,
+        chain_head_block_num: chainHead ?? null,
+        lag_blocks: lag,
+        max_lag_blocks: maxLagBlocks,
+        ...(failure ? { indexer_error: { code: failure.code ?? null, message: failure.message } } : {}),
+        ...('error' in read ? { database_error: read.error } : {}),
+      }
+      const reason: NotReady['reason'] | undefined =
+        'error' in read
+          ? 'database_unreachable'
+          : failure
+            ? 'indexer_stopped'
+            : head === null
+              ? 'empty_store'
+              : lag !== null && maxLagBlocks !== null && lag > maxLagBlocks
+                ? 'lagging'
+                : undefined
+      if (reason || head === null)
+        throw new AntlerError('api_not_ready_error', { reason: reason ?? 'empty_store', ...seen })
+      return { status: 'ready' as const, ...seen, head_block_num: head }
+    },
+  )
   app.get(
     '/healthz',
     {
