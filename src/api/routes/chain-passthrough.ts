@@ -1,5 +1,6 @@
 import { Transform, Readable } from 'node:stream'
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
+import { Pool, type Dispatcher } from 'undici'
 import { AntlerError } from '../../antelope/index.ts'
 import {
   ChainTimeoutError,
@@ -71,20 +72,40 @@ function bodyMeter(source: Readable, limit: number): { overLimit(): Promise<bool
   }
 }
 
-/** The chain URL of a request: same path and query, less our `token` parameter. */
-function upstreamUrl(chainApi: string, requestUrl: string): string {
+/** The chain path of a request: the chain API's own path, then the request's path and query less our `token`. */
+function upstreamPath(basePath: string, requestUrl: string): string {
+  if (!requestUrl.includes('token')) return `${basePath}${requestUrl}`
   const url = new URL(requestUrl, 'http://x')
   url.searchParams.delete('token')
-  return `${chainApi}${url.pathname}${url.search}`
+  return `${basePath}${url.pathname}${url.search}`
 }
+
+/** Undici's codes for a chain that took longer than the time-out to answer. */
+const TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT'])
 
 /** The error a failed upstream call stands for: time-out, refused connection, or our own (body too large). */
 function upstreamError(error: unknown, timeoutMs: number): AntlerError {
   if (error instanceof AntlerError) return error
-  const e = error as { name?: string; cause?: { code?: string; message?: string } & Partial<AntlerError> }
+  const e = error as { code?: string; message?: string; cause?: { code?: string; message?: string } }
   if (e.cause instanceof AntlerError) return e.cause
-  if (e.name === 'TimeoutError' || e.name === 'AbortError') return ChainTimeoutError({ timeoutMs })
-  return ChainUnavailableError({ reason: e.cause?.code ?? e.cause?.message ?? String(error) })
+  if (e.code !== undefined && TIMEOUT_CODES.has(e.code)) return ChainTimeoutError({ timeoutMs })
+  return ChainUnavailableError({ reason: e.cause?.code ?? e.code ?? e.cause?.message ?? e.message ?? String(error) })
+}
+
+/** Most connections kept open to the chain API; more concurrent calls wait for one. */
+const CHAIN_CONNECTIONS = 64
+
+/**
+ * The chain API's connections, kept alive and reused: a fresh connection per call (fetch's default agent under
+ * load) cost more than the call itself. `timeoutMs` bounds the wait for the answer's headers and each pause in its
+ * body.
+ */
+function chainPool(chainApi: string, timeoutMs: number): { pool: Pool; basePath: string } {
+  const url = new URL(chainApi)
+  return {
+    pool: new Pool(url.origin, { connections: CHAIN_CONNECTIONS, headersTimeout: timeoutMs, bodyTimeout: timeoutMs }),
+    basePath: url.pathname.replace(/\/+$/, ''),
+  }
 }
 
 /**
@@ -96,6 +117,8 @@ export const chainPassthroughRoutes: FastifyPluginAsync<ChainPassthroughOptions>
   // Bodies are streamed through as they come: no parsing, whatever the Content-Type.
   app.removeAllContentTypeParsers()
   app.addContentTypeParser('*', (_request, payload, done) => done(null, payload))
+  const chain = opts.chainApi === undefined ? undefined : chainPool(opts.chainApi, opts.timeoutMs)
+  if (chain) app.addHook('onClose', () => chain.pool.close())
   app.route({
     method: ['GET', 'POST'],
     url: '/v1/chain/*',
@@ -114,7 +137,7 @@ export const chainPassthroughRoutes: FastifyPluginAsync<ChainPassthroughOptions>
         throw UnsupportedContentEncodingError({ contentEncoding: encoding })
       const intercepted = opts.intercept?.(request, reply)
       if (intercepted) return intercepted
-      if (!opts.chainApi) throw ChainUnavailableError({ reason: 'no chain API is configured (--chain-api)' })
+      if (!chain) throw ChainUnavailableError({ reason: 'no chain API is configured (--chain-api)' })
       const declared = Number(request.headers['content-length'] ?? 0)
       if (declared > opts.bodyLimitBytes) throw RequestTooLargeError({ limitBytes: opts.bodyLimitBytes })
       const headers: Record<string, string> = {}
@@ -125,15 +148,14 @@ export const chainPassthroughRoutes: FastifyPluginAsync<ChainPassthroughOptions>
       const hasBody = request.method === 'POST' && (declared > 0 || request.headers['transfer-encoding'] !== undefined)
       const requestBody = hasBody ? limitedBody(request.raw, opts.bodyLimitBytes) : undefined
       const meter = hasBody ? bodyMeter(request.raw, opts.bodyLimitBytes) : undefined
-      let response: Response
+      let response: Dispatcher.ResponseData
       try {
-        response = await fetch(upstreamUrl(opts.chainApi, request.url), {
-          method: request.method,
+        response = await chain.pool.request({
+          path: upstreamPath(chain.basePath, request.url),
+          method: request.method as Dispatcher.HttpMethod,
           headers,
-          body: requestBody as unknown as ReadableStream | undefined,
-          duplex: 'half',
-          signal: AbortSignal.timeout(opts.timeoutMs),
-        } as RequestInit)
+          body: requestBody,
+        })
       } catch (error) {
         if (request.raw.readableAborted) throw ClientClosedError()
         const failure = upstreamError(error, opts.timeoutMs)
@@ -141,12 +163,15 @@ export const chainPassthroughRoutes: FastifyPluginAsync<ChainPassthroughOptions>
           throw RequestTooLargeError({ limitBytes: opts.bodyLimitBytes })
         throw failure
       }
-      reply.code(response.status)
-      const type = response.headers.get('content-type')
+      reply.code(response.statusCode)
+      const type = response.headers['content-type']
       if (type) reply.header('content-type', type)
-      if (!response.body) return reply.send('')
-      const body = Readable.fromWeb(response.body as import('node:stream/web').ReadableStream)
-      body.on('error', (error) => request.log.warn({ reason: (error as Error).message }, 'chain answer cut'))
+      const { body } = response
+      if (response.statusCode === 204 || response.statusCode === 304 || request.method === 'HEAD') {
+        await body.dump()
+        return reply.send('')
+      }
+      body.on('error', (error) => request.log.warn({ reason: error.message }, 'chain answer cut'))
       return reply.send(body)
     },
   })
