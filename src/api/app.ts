@@ -16,7 +16,7 @@ import type { SnapshotSource } from '../store/index.ts'
 import formbody from '@fastify/formbody'
 import { InvalidJsonError, ServiceUnavailableError } from './errors.ts'
 import { authPlugin } from './plugins/auth.ts'
-import { errorsPlugin, newTraceId, sendError } from './plugins/errors.ts'
+import { errorsPlugin, sendError, traceIdSource } from './plugins/errors.ts'
 import { metricsPlugin } from './plugins/metrics.ts'
 import { authIssueRoutes } from './routes/auth-issue.ts'
 import { chainPassthroughRoutes } from './routes/chain-passthrough.ts'
@@ -109,7 +109,7 @@ export async function buildApp(args: {
     loggerInstance: args.logger as unknown as FastifyBaseLogger,
     // One log line per request comes from the metrics plugin (with the trace id), not Fastify's two.
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'trace_id' }),
-    genReqId: newTraceId,
+    genReqId: traceIdSource(),
     requestIdHeader: false,
     bodyLimit: config.bodyLimitBytes,
     trustProxy: config.trustProxy,
@@ -136,10 +136,10 @@ export async function buildApp(args: {
     closing = true
     stopping.abort()
   })
-  app.addHook('onRequest', async (_request, reply) => {
-    if (!closing) return
+  app.addHook('onRequest', (_request, reply, done) => {
+    if (!closing) return done()
     reply.header('connection', 'close')
-    throw ServiceUnavailableError({ reason: 'shutting down' })
+    done(ServiceUnavailableError({ reason: 'shutting down' }))
   })
   await app.register(metricsPlugin)
   await app.register(swagger, {
@@ -161,11 +161,13 @@ export async function buildApp(args: {
     // A bare OPTIONS (no Origin or Access-Control-Request-Method) gets the same 204, not the plugin's text/plain 400.
     strictPreflight: false,
   }
+  const publicCors = { ...corsBase, origin: '*' }
+  const callerCors = { ...corsBase, origin: true }
   await app.register(cors, {
     hook: 'onRequest',
     delegator: (request, callback) => {
       const isPublic = request.routeOptions.config?.public === true && !request.routeOptions.config.tokenWhen
-      callback(null, { ...corsBase, origin: isPublic ? '*' : true })
+      callback(null, isPublic ? publicCors : callerCors)
     },
   })
   await app.register(compress, { global: true, threshold: 1024 })

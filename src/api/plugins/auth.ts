@@ -72,12 +72,21 @@ export function rateHeaders(reply: FastifyReply, rate: RateLimitDecision): void 
  */
 export const authPlugin = fp(async (app: FastifyInstance, opts: { auth: AuthService; noAuth: boolean }) => {
   app.decorateRequest('auth', undefined)
-  app.addHook('onRequest', async (request, reply) => {
-    if (opts.noAuth || request.method === 'OPTIONS' || request.is404) return
+  // A callback hook, not an async one: public routes (most of the cheap ones) pass without a promise.
+  app.addHook('onRequest', (request, reply, done) => {
+    if (opts.noAuth || request.method === 'OPTIONS' || request.is404) return done()
     const config = request.routeOptions.config
-    if (config.public && !config.tokenWhen?.(request)) return
-    const admission = await admitRequest(opts.auth, request)
-    request.auth = admission.claims
-    rateHeaders(reply, admission.rate)
+    if (config.public && !config.tokenWhen?.(request)) return done()
+    let admitted: Promise<Admission>
+    try {
+      admitted = admitRequest(opts.auth, request)
+    } catch (error) {
+      return done(error as Error)
+    }
+    admitted.then((admission) => {
+      request.auth = admission.claims
+      rateHeaders(reply, admission.rate)
+      done()
+    }, done)
   })
 })
