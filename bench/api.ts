@@ -1,4 +1,4 @@
-import { execFile, spawn, type ChildProcess } from 'node:child_process'
+import { execFile, fork, spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { createRequire } from 'node:module'
@@ -171,8 +171,9 @@ function summary(runs: readonly Cannon[]): Cannon {
 /**
  * The API's own costs over HTTP, against freshly started `antler dev` servers (`--workload none`,
  * limits lifted), each in a process of its own, loaded by autocannon in another. Two groups, each
- * configuration with a server of its own: (1) the ceiling (the cheapest public route), `/healthz`
- * and token issuance; (2) `/v1/chain/get_info` through the passthrough with a token and with
+ * configuration with a server of its own: (1) a bare Fastify route (bench/bare-fastify.ts, the reference the
+ * API's own cost is measured against), the ceiling (the cheapest public route, JWKS), `/healthz`, a 1-row state read
+ * with a token and token issuance; (2) `/v1/chain/get_info` through the passthrough with a token and with
  * `--no-auth` (the passthrough is the only authenticated HTTP route), and the devchain answering
  * get_info directly (the passthrough's limit, in the with-token server's process). Within a group
  * every server is warmed up, then the configurations take turns, `rounds` runs of `seconds` each,
@@ -257,8 +258,16 @@ export async function benchApi(options: ApiBenchOptions): Promise<Record<string,
   }
 
   try {
-    const publicServers = [await startDev([]), await startDev([]), await startDev([])]
+    const publicServers = [await startDev([]), await startDev([]), await startDev([]), await startDev([])]
+    const jwks = await getJson<unknown>(`${publicServers[0].ready.api}/.well-known/jwks.json`)
+    const bare = await startBareFastify(children, JSON.stringify(jwks))
     const group1: Configuration[] = [
+      {
+        key: 'bare',
+        name: 'GET /bare: a bare Fastify route answering the same JWKS (its own process, no plugin, hook or log)',
+        server: bare,
+        load: { url: `${bare.ready.api}/bare` },
+      },
       {
         key: 'ceiling',
         name: 'GET /.well-known/jwks.json (the ceiling: public, no store read)',
@@ -270,6 +279,15 @@ export async function benchApi(options: ApiBenchOptions): Promise<Record<string,
         name: 'GET /healthz (public, reads the store)',
         server: publicServers[1],
         load: { url: `${publicServers[1].ready.api}/healthz` },
+      },
+      {
+        key: 'row',
+        name: "GET /v0/state/table/row with a token (a 1-row state read: alice's EOS balance, json)",
+        server: publicServers[3],
+        load: {
+          url: `${publicServers[3].ready.api}/v0/state/table/row?account=eosio.token&scope=alice&table=accounts&primary_key=EOS&key_type=symbol_code&json=true`,
+          headers: { authorization: `Bearer ${publicServers[3].token}` },
+        },
       },
       {
         key: 'issue',
@@ -284,7 +302,7 @@ export async function benchApi(options: ApiBenchOptions): Promise<Record<string,
       },
     ]
     const runs1 = await takeTurns(group1)
-    for (const server of publicServers) await children.stop(server.child)
+    for (const server of [...publicServers, bare]) await children.stop(server.child)
     record(group1, runs1)
 
     const withToken = await startDev([])
@@ -326,8 +344,11 @@ export async function benchApi(options: ApiBenchOptions): Promise<Record<string,
     figures['passthrough --no-auth / with a token, server CPU per request'] = (
       all.get('noAuth')!.serverCpuMs! / all.get('auth')!.serverCpuMs!
     ).toFixed(2)
-    figures['passthrough with a token / devchain directly'] = ratio('auth', 'direct')
+    figures['passthrough with a token / devchain directly (bar: ≥ 0.5)'] = ratio('auth', 'direct')
     figures['passthrough --no-auth / devchain directly'] = ratio('noAuth', 'direct')
+    figures['jwks (public, reads nothing) / bare Fastify route (bar: ≥ 0.6)'] = ratio('ceiling', 'bare')
+    figures['/healthz / bare Fastify route (bar: ≥ 0.5)'] = ratio('health', 'bare')
+    figures['1-row state read with a token / bare Fastify route'] = ratio('row', 'bare')
     figures['/healthz / ceiling'] = ratio('health', 'ceiling')
     figures['passthrough with a token / ceiling'] = ratio('auth', 'ceiling')
     figures['token issuance / ceiling'] = ratio('issue', 'ceiling')
@@ -351,6 +372,16 @@ export async function benchApi(options: ApiBenchOptions): Promise<Record<string,
 
 interface Health {
   head_block_num: number | null
+}
+
+/** bench/bare-fastify.ts in a process of its own, answering `body` on GET /bare. */
+async function startBareFastify(children: Children, body: string): Promise<Server> {
+  const child = children.track(fork(new URL('./bare-fastify.ts', import.meta.url), [body], { stdio: 'inherit' }))
+  const [message] = (await Promise.race([
+    once(child, 'message'),
+    once(child, 'exit').then(([code]) => Promise.reject(new Error(`bare Fastify exited with ${code}`))),
+  ])) as [{ url: string }]
+  return { child, ready: { api: message.url }, token: undefined }
 }
 
 /**
