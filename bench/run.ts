@@ -6,6 +6,7 @@ import { benchIngest, benchIngestSavanna } from './ingest.ts'
 import { benchIngestAgainst } from './ingest-against.ts'
 import { benchSearchOfPostgres, benchSearchOfSqlite } from './search.ts'
 import { benchSearchApi } from './search-api.ts'
+import { benchSearchDevchain } from './search-devchain.ts'
 import { benchStartup } from './startup.ts'
 import { benchStateApi } from './state-api.ts'
 import { benchStoreReads } from './store-reads.ts'
@@ -61,6 +62,8 @@ const { values } = parseArgs({
     'graphql-rounds': { type: 'string', default: '3' },
     'graphql-query-seconds': { type: 'string', default: '10' },
     'startup-runs': { type: 'string', default: '10' },
+    'search-connections': { type: 'string', default: '32' },
+    'search-pages-only': { type: 'boolean', default: false },
   },
 })
 
@@ -185,7 +188,32 @@ if (values.only === 'search-api') {
   console.log(
     `# search-api: ${[values.sqlite, values.postgres].filter(Boolean).join(' and ')}; autocannon (own process, 1 connection) against antler api --no-auth, warmed up 3 s, then ${rounds} runs of ${seconds} s each, configurations taking turns`,
   )
-  print(await benchSearchApi({ sqlite: values.sqlite, postgres: values.postgres, seconds, rounds, warmupSeconds: 3 }))
+  // `--search-pages-only`: only the 25-transaction pages, warm and unwarmed (issue 26), not issue 16's limit-100 set.
+  const pagesOnly = values['search-pages-only']
+  print(
+    await benchSearchApi({
+      sqlite: values.sqlite,
+      postgres: values.postgres,
+      seconds,
+      rounds,
+      warmupSeconds: 3,
+      pagesOnly,
+    }),
+  )
+}
+if (values.only === 'search-devchain') {
+  // `--only search-devchain [--api-seconds 5 --api-rounds 4 --search-connections 32]`: bench/search-devchain.ts.
+  const seconds = Number(values['api-seconds'])
+  const rounds = Number(values['api-rounds'])
+  const connections = Number(values['search-connections'])
+  if (![seconds, rounds, connections].every((n) => Number.isInteger(n) && n >= 1)) {
+    console.error('bench: --api-seconds, --api-rounds and --search-connections must be whole numbers of at least 1')
+    process.exit(2)
+  }
+  console.log(
+    `# search-devchain: antler dev (--workload demo, 500 ms blocks, --no-auth), autocannon (own process), ${connections} connections, search and /healthz taking turns, ${rounds} runs of ${seconds} s each`,
+  )
+  print(await benchSearchDevchain({ seconds, rounds, connections }))
 }
 if (values.only === 'streams') {
   // `--only streams [--streams-seconds 20 --streams-subscribers 1,100,1000]`: bench/streams.ts (issue 26's fan-out).

@@ -28,6 +28,8 @@ export interface SearchApiBenchOptions {
   /** Runs of each configuration (configurations take turns, both adapters in the same rotation). */
   readonly rounds: number
   readonly warmupSeconds: number
+  /** Only the 25-transaction page figures (warm and unwarmed), not issue 16's limit-100 configurations. */
+  readonly pagesOnly?: boolean
 }
 
 const ANTLER = fileURLToPath(new URL('../bin/antler.js', import.meta.url))
@@ -38,8 +40,14 @@ const BAR_P99_MS = 20
 const BAR_BYTES_PER_ACTION = 100
 /** Distinct requests of each configuration, cycled (seeded start blocks, amounts or cursors). */
 const VARIANTS = 8
+/** Issue 26's bar: p99 of warm 25-transaction pages through HTTP, ms. */
+const BAR_WARM_P99_MS = 20
+/** Unwarmed pages prepared for each run (1 connection answers fewer in a run; more would be asked again, warm). */
+const UNWARMED_PER_RUN = 400
+/** Start blocks of unwarmed pages are this many blocks apart at least: no page shares a block with another. */
+const UNWARMED_SPACING = 4
 
-interface Server {
+export interface Server {
   readonly label: string
   readonly child: ChildProcess
   readonly api: string
@@ -92,7 +100,7 @@ const requests = cfg.requests.map((r) => ({
   method: 'GET',
   path: r.path,
   onResponse: (status, body) => {
-    if (status === 200 && body.length === r.expectLength) return
+    if (status === 200 && (r.expectLength === undefined || body.length === r.expectLength)) return
     bad++
     if (samples.length < 3) samples.push(status + ' ' + r.path.slice(0, 120) + ': ' + body.length + ' chars: ' + body.slice(0, 200))
   },
@@ -106,7 +114,7 @@ autocannon({ url: cfg.url, connections: cfg.connections, duration: cfg.seconds, 
 })
 `
 
-interface Cannon {
+export interface Cannon {
   readonly perSecond: number
   /** autocannon's percentiles, ms (1 ms resolution). */
   readonly p50: number
@@ -117,7 +125,10 @@ interface Cannon {
   readonly serverCpuMs?: number
 }
 
-/** One request: its path and what it must answer (checked against the in-process answer first). */
+/**
+ * One request: its path and what it must answer (checked against the in-process answer first; any length when
+ * undefined).
+ */
 interface Request {
   readonly path: string
   readonly search: SearchRequest
@@ -125,10 +136,10 @@ interface Request {
   transactions?: number
 }
 
-async function cannon(
+export async function cannon(
   children: Children,
   server: Server,
-  requests: readonly Request[],
+  requests: readonly Pick<Request, 'path' | 'expectLength'>[],
   run: { seconds: number; connections: number },
 ): Promise<Cannon> {
   const config = {
@@ -430,6 +441,7 @@ export async function benchSearchApi(options: SearchApiBenchOptions): Promise<Re
       })
     }
     const configurations: Configuration[] = []
+    const pageServers: Parameters<typeof pageFigures>[1] = []
     const sizes = new Map<string, [number, number]>()
     for (const adapter of adapters) {
       const size = await indexSize(adapter.label, adapter.where)
@@ -443,12 +455,15 @@ export async function benchSearchApi(options: SearchApiBenchOptions): Promise<Re
       const lifecycle = createLifecycleService({ store })
       const search = createSearchService({ store, lifecycle, cursorKey: await store.secret('cursor_key') })
       const server = await startApi(children, adapter.label, adapter.storeArgs, join(dir, `${adapter.label}.log`))
+      pageServers.push({ label: adapter.label, server, search, lib: position.lib })
+      if (options.pagesOnly) continue
       const own = await configurationsOf(adapter.label, server, search, position.lib, seededRandom(16))
       for (const c of own) await verify(server, search, c.requests)
       configurations.push(...own)
       figures[`${adapter.label}: store LIB, transactions per page (mean of the requests)`] =
         `${position.lib}; ${own.map((c) => `${c.key.slice(adapter.label.length + 1)} ${meanTransactions(c).toFixed(1)}`).join(', ')}`
     }
+    Object.assign(figures, await pageFigures(children, pageServers, options, failures))
     figures['every distinct request checked before the runs'] =
       'HTTP answer identical to the in-process service answer (JSON), at least one transaction; under load every answer must be 200 with that length'
 
@@ -489,7 +504,7 @@ export async function benchSearchApi(options: SearchApiBenchOptions): Promise<Re
       figures[`${c.name} · in-process limit`] =
         `p50 ${median(m.local.map((r) => r.p50)).toFixed(1)} ms, p99 ${median(m.local.map((r) => r.p99)).toFixed(1)} ms`
     }
-    for (const adapter of adapters) {
+    for (const adapter of options.pagesOnly ? [] : adapters) {
       const own = configurations.filter((c) => c.adapter === adapter.label)
       const worst = own.reduce(
         (w, c) => {
@@ -533,4 +548,103 @@ function meanTransactions(c: { requests: { transactions?: number }[] }): number 
 /** Server CPU per answered request over runs, weighted by how many each answered. */
 function serverCpuPerRequest(runs: { serverCpuMs?: number; answered: number }[]): number {
   return runs.reduce((s, r) => s + r.serverCpuMs! * r.answered, 0) / runs.reduce((s, r) => s + r.answered, 0)
+}
+
+/** The 25-transaction page of the dense query from a start block, ascending. */
+const page25 = (startBlock: number): SearchRequest => ({
+  query: 'receiver:eosio.token action:transfer',
+  limit: 25,
+  sort: 'asc',
+  startBlock,
+})
+
+/**
+ * Issue 26's figures: 25-transaction pages of the dense query through HTTP, 1 connection, warm and unwarmed side by
+ * side. Warm: VARIANTS pages (seeded start blocks) cycled, each answered before the runs (the server keeps what
+ * cannot change: final lifecycles, irreversible executions and blocks, pinned answers). Unwarmed: for each run,
+ * UNWARMED_PER_RUN pages that no request has asked before (start blocks drawn without replacement, UNWARMED_SPACING
+ * blocks apart), their expected lengths from the in-process service (a process of its own: the server's caches are
+ * not touched); after each run three of them are fetched again through HTTP and compared with the in-process JSON. A
+ * run that answered more than it was given is reported as a failure (its last answers were warm).
+ */
+async function pageFigures(
+  children: Children,
+  servers: { label: string; server: Server; search: SearchService; lib: number }[],
+  options: SearchApiBenchOptions,
+  failures: string[],
+): Promise<Record<string, string>> {
+  const figures: Record<string, string> = {}
+  const runs = new Map<string, Cannon[]>()
+  const plans = servers.map((s) => {
+    const random = seededRandom(26)
+    const warm: Request[] = Array.from({ length: VARIANTS }, () => {
+      const search = page25(1 + Math.floor(random() * (s.lib - 100)))
+      return { path: pathOf(search), search }
+    })
+    // Every UNWARMED_SPACING-th block, shuffled (seeded): drawn without replacement.
+    const starts = Array.from(
+      { length: Math.floor((s.lib - 100) / UNWARMED_SPACING) },
+      (_, i) => 1 + i * UNWARMED_SPACING,
+    )
+    for (let i = starts.length - 1; i > 0; i--) {
+      const j = Math.floor(random() * (i + 1))
+      ;[starts[i], starts[j]] = [starts[j], starts[i]]
+    }
+    // Not the warm pages' blocks.
+    const warmBlocks = new Set(warm.map((w) => w.search.startBlock!))
+    const fresh = starts.filter((b) => ![...warmBlocks].some((w) => Math.abs(w - b) < 40))
+    return { ...s, warm, fresh }
+  })
+  for (const plan of plans) {
+    await verify(plan.server, plan.search, plan.warm)
+    runs.set(`${plan.label}-warm`, [])
+    runs.set(`${plan.label}-unwarmed`, [])
+    const warmup = await cannon(children, plan.server, plan.warm, { seconds: options.warmupSeconds, connections: 1 })
+    if (warmup.failed > 0) failures.push(`${plan.label} warm 25-transaction pages (warm-up): ${warmup.failed} failed`)
+  }
+  for (let round = 0; round < options.rounds; round++) {
+    console.error(`  search-api bench: 25-transaction pages, round ${round + 1} of ${options.rounds}`)
+    for (const plan of plans) {
+      const batch: Request[] = []
+      for (const startBlock of plan.fresh.splice(0, UNWARMED_PER_RUN)) {
+        const search = page25(startBlock)
+        const json = JSON.stringify(await plan.search.searchTransactions(search))
+        batch.push({ path: pathOf(search), search, expectLength: json.length })
+      }
+      for (const kind of round % 2 ? (['unwarmed', 'warm'] as const) : (['warm', 'unwarmed'] as const)) {
+        const requests = kind === 'warm' ? plan.warm : batch
+        const run = await cannon(children, plan.server, requests, { seconds: options.seconds, connections: 1 })
+        const label = `${plan.label} ${kind} 25-transaction pages, round ${round + 1}`
+        if (run.failed > 0 || run.answered === 0)
+          failures.push(`${label}: ${run.failed} failed, ${run.answered} answered ${run.failures.join(' | ')}`)
+        if (kind === 'unwarmed' && run.answered + run.failed > batch.length)
+          failures.push(`${label}: ${run.answered + run.failed} answers of ${batch.length} pages (some were warm)`)
+        runs.get(`${plan.label}-${kind}`)!.push(run)
+      }
+      for (const request of batch.slice(0, 3)) {
+        const text = await (await fetch(plan.server.api + request.path, { signal: AbortSignal.timeout(60_000) })).text()
+        if (text !== JSON.stringify(await plan.search.searchTransactions(request.search)))
+          failures.push(`${plan.label} ${request.path}: the HTTP answer differs from the in-process one`)
+      }
+    }
+  }
+  for (const plan of plans) {
+    const describe = (rs: Cannon[]) =>
+      `p50 ${median(rs.map((r) => r.p50))} ms, p99 ${median(rs.map((r) => r.p99))} ms, ` +
+      `${(rs.reduce((sum, r) => sum + r.perSecond, 0) / rs.length).toFixed(1)} req/s, server CPU ` +
+      `${serverCpuPerRequest(rs.filter((r) => r.serverCpuMs !== undefined)).toFixed(1)} ms/request; runs' p99: ${rs.map((r) => r.p99).join(', ')}`
+    const warm = runs.get(`${plan.label}-warm`)!
+    const unwarmed = runs.get(`${plan.label}-unwarmed`)!
+    figures[
+      `${plan.label}: 25-transaction pages (dense query, asc), warm (${VARIANTS} pages cycled) · HTTP, 1 connection`
+    ] = describe(warm)
+    figures[`${plan.label}: 25-transaction pages, unwarmed (each page asked once) · HTTP, 1 connection`] =
+      describe(unwarmed)
+    const p99 = median(warm.map((r) => r.p99))
+    figures[
+      `${plan.label}: issue 26 bar, warm 25-transaction pages p99 ≤ ${BAR_WARM_P99_MS} ms (median p99 of the runs)`
+    ] =
+      `${p99 <= BAR_WARM_P99_MS ? 'HOLDS' : 'DOES NOT HOLD'} (${p99} ms; unwarmed ${median(unwarmed.map((r) => r.p99))} ms)`
+  }
+  return figures
 }

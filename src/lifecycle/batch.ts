@@ -3,6 +3,7 @@ import type { ActionRecord, BlockRecord, Store, TransactionHistory } from '../st
 import type { ActionDataDecoder } from './action-traces.ts'
 import { assembleLifecycle, keyRecords, type LifecycleFacts } from './assemble.ts'
 import { BLOCK_ACTIONS_PAGE, blockReceiverRunners } from './block-actions.ts'
+import { isFinal, type FinalLifecycleCache } from './final-cache.ts'
 import { addRunners, receiversRunByOthers, type ReceiverRunners } from './row-attribution.ts'
 import type { KnownReads, TransactionLifecycle } from './types.ts'
 
@@ -53,7 +54,14 @@ interface Pending {
 export function createLifecycleBatch(
   store: LifecycleBatchStore,
   single: (id: string) => Promise<TransactionLifecycle | undefined>,
-  options: { cacheSize?: number; blockActionsPage?: number } = {},
+  options: {
+    cacheSize?: number
+    blockActionsPage?: number
+    /** Final lifecycles: served from it without a read, and those assembled here put in it. */
+    finalCache?: FinalLifecycleCache
+    /** Told of every lifecycle put in the cache (its JSON). */
+    onFinal?: (lifecycle: TransactionLifecycle, json: string) => void
+  } = {},
 ) {
   const abis = new AbiCache(options.cacheSize ?? 256)
   const pageSize = options.blockActionsPage ?? BLOCK_ACTIONS_PAGE
@@ -62,12 +70,25 @@ export function createLifecycleBatch(
     ids: readonly string[],
     known: KnownReads = {},
   ): Promise<Map<string, TransactionLifecycle>> {
-    const distinct = [...new Set(ids)]
+    const asked = [...new Set(ids)]
     const out = new Map<string, TransactionLifecycle>()
-    if (distinct.length === 0) return out
+    if (asked.length === 0) return out
+    // Final lifecycles come from the cache; one whose execution block is not the block the caller read its actions in
+    // is not taken (it cannot happen: a transaction executed irreversibly is never executed again).
+    const cached = new Map<string, TransactionLifecycle>()
+    const cache = options.finalCache
+    if (cache)
+      for (const id of asked) {
+        const hit = cache.get(id)
+        const readIn = known.actions?.get(id)?.[0]?.blockNum
+        if (hit && (readIn === undefined || readIn === hit.blockNum)) cached.set(id, hit.lifecycle)
+      }
+    const distinct = cached.size ? asked.filter((id) => !cached.has(id)) : asked
+    if (distinct.length === 0) return cached
+    // A lifecycle is final only against a LIB read before its records: read first, never alongside.
+    const position = known.position ?? (await store.position())
     const missingActions = known.actions ? distinct.filter((id) => !known.actions!.has(id)) : distinct
-    const [position, histories, readActions, knownBlocks] = await Promise.all([
-      known.position ?? store.position(),
+    const [histories, readActions, knownBlocks] = await Promise.all([
       store.transactionHistories(distinct),
       store.actionsOfTransactions(missingActions),
       known.blocks,
@@ -172,12 +193,14 @@ export function createLifecycleBatch(
         cancelation: undefined,
         decode,
       })
-      if (lifecycle) assembled.set(p.id, lifecycle)
+      if (!lifecycle) continue
+      assembled.set(p.id, lifecycle)
+      if (cache && isFinal(lifecycle, p.history, lib)) options.onFinal?.(lifecycle, cache.put(lifecycle).json)
     }
     // In the order asked, as lifecycles(ids) answers.
     const ordered = new Map<string, TransactionLifecycle>()
-    for (const id of distinct) {
-      const found = assembled.get(id) ?? out.get(id)
+    for (const id of asked) {
+      const found = cached.get(id) ?? assembled.get(id) ?? out.get(id)
       if (found) ordered.set(id, found)
     }
     return ordered

@@ -15,3 +15,5 @@ export {
   receiversRunByOthers,
   type ReceiverRunners,
 } from './row-attribution.ts'
+export { FINAL_CACHE_LIMITS, FinalLifecycleCache, isFinal, type FinalCacheLimits } from './final-cache.ts'
+export { BoundedCache } from './bounded-cache.ts'

@@ -4,6 +4,7 @@ import { createDecoderSource } from './decoder.ts'
 import { assembleLifecycle, keyRecords, type RecordInBlock } from './assemble.ts'
 import { createLifecycleBatch, type LifecycleBatchStore } from './batch.ts'
 import { BLOCK_ACTIONS_PAGE, blockReceiverRunners, findBlockAction } from './block-actions.ts'
+import { FINAL_CACHE_LIMITS, FinalLifecycleCache, isFinal, type FinalCacheLimits } from './final-cache.ts'
 import { receiversRunByOthers } from './row-attribution.ts'
 import type { LifecycleService, TransactionLifecycle } from './types.ts'
 
@@ -30,10 +31,19 @@ export type LifecycleStore = Pick<
  * (for dbops attribution and the canceling action) are read `blockActionsPage` at a time, whatever
  * the block's size.
  */
-export function createLifecycleService(args: { store: LifecycleStore; blockActionsPage?: number }): LifecycleService {
+export function createLifecycleService(args: {
+  store: LifecycleStore
+  blockActionsPage?: number
+  /** The bounds of the cache of final lifecycles (final-cache.ts); default FINAL_CACHE_LIMITS, `false` for none. */
+  finalCache?: FinalCacheLimits | false
+}): LifecycleService {
   const { store } = args
   const pageSize = args.blockActionsPage ?? BLOCK_ACTIONS_PAGE
   const decoderAt = createDecoderSource(store)
+  const cache = args.finalCache === false ? undefined : new FinalLifecycleCache(args.finalCache ?? FINAL_CACHE_LIMITS)
+  // The JSON of every cached lifecycle object, for answers built from it (json()); gone with the object.
+  const jsonOf = new WeakMap<TransactionLifecycle, string>()
+  const onFinal = (lifecycle: TransactionLifecycle, json: string) => jsonOf.set(lifecycle, json)
 
   async function inBlock(record: TransactionRecord | undefined): Promise<RecordInBlock | undefined> {
     if (!record) return undefined
@@ -42,6 +52,8 @@ export function createLifecycleService(args: { store: LifecycleStore; blockActio
   }
 
   async function lifecycle(id: string): Promise<TransactionLifecycle | undefined> {
+    const hit = cache?.get(id)
+    if (hit) return hit.lifecycle
     const lib = (await store.position())?.lib ?? 0
     const history = await store.transactionHistory(id)
     if (history.records.length === 0 && history.forkedOut.length === 0) return undefined
@@ -88,8 +100,16 @@ export function createLifecycleService(args: { store: LifecycleStore; blockActio
     const packed = creation?.record.details?.deferred && unpackTransaction(creation.record.details.deferred.packedTrx)
     for (const a of [...(packed?.actions ?? []), ...(packed?.context_free_actions ?? [])]) accounts.add(a.account)
     const decode = await decoderAt(execution?.block.num ?? creation?.block.num ?? 0, accounts)
-    return assembleLifecycle({ id, history, lib, execution, creation, cancelation, decode })
+    const assembled = assembleLifecycle({ id, history, lib, execution, creation, cancelation, decode })
+    if (assembled && cache && isFinal(assembled, history, lib)) onFinal(assembled, cache.put(assembled).json)
+    return assembled
   }
 
-  return { lifecycle, lifecycles: createLifecycleBatch(store, lifecycle, { blockActionsPage: pageSize }) }
+  return {
+    lifecycle,
+    lifecycles: createLifecycleBatch(store, lifecycle, { blockActionsPage: pageSize, finalCache: cache, onFinal }),
+    json: (lifecycle) => jsonOf.get(lifecycle) ?? JSON.stringify(lifecycle),
+    isFinal: (lifecycle) => jsonOf.has(lifecycle),
+    finalCache: cache,
+  }
 }

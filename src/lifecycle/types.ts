@@ -171,4 +171,15 @@ export interface LifecycleService {
    * map.
    */
   lifecycles(ids: readonly string[], known?: KnownReads): Promise<Map<string, TransactionLifecycle>>
+  /** A lifecycle's JSON (JSON.stringify's): a final lifecycle's, kept since it was cached, is not serialized again. */
+  json(lifecycle: TransactionLifecycle): string
+  /** Whether this lifecycle object was found final (final-cache.ts): it never changes. */
+  isFinal(lifecycle: TransactionLifecycle): boolean
+  /** Its cache of final lifecycles (final-cache.ts), if any: for figures and tests. */
+  readonly finalCache?: {
+    readonly size: number
+    readonly jsonChars: number
+    readonly hits: number
+    readonly misses: number
+  }
 }

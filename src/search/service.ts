@@ -1,6 +1,7 @@
-import type { LifecycleService, TransactionLifecycle } from '../lifecycle/index.ts'
+import { BoundedCache, type LifecycleService, type TransactionLifecycle } from '../lifecycle/index.ts'
 import type { ActionRecord, BlockRecord, SearchExpr, Store, StorePosition } from '../store/index.ts'
 import { createCursorCodec, type CursorCodec } from './cursor.ts'
+import { createIrreversibleReads, type IrreversibleReadLimits } from './irreversible-reads.ts'
 import { collectRows, type PageStore, type RowDraft } from './page.ts'
 import { parseSearchQuery } from './parser.ts'
 import {
@@ -84,7 +85,15 @@ export interface SearchService {
   searchRows(request: SearchRequest): Promise<SearchRowsPage>
   /** A page as `/v0/search/transactions` answers it: each row with its transaction's lifecycle. */
   searchTransactions(request: SearchRequest): Promise<SearchTransactionsPage>
+  /**
+   * The same page as its JSON (JSON.stringify's, byte for byte), built from the JSON the lifecycle service kept for
+   * final lifecycles instead of serializing them again.
+   */
+  searchTransactionsJson(request: SearchRequest): Promise<string>
 }
+
+/** The answers of pinned pages kept (their JSON): at most 500, or 16 Mi characters together. */
+const PINNED_ANSWERS = { entries: 500, chars: 16 * 2 ** 20 }
 
 /** Reads of one page before it gives up on a chain that keeps forking under it. */
 const MAX_ATTEMPTS = 4
@@ -126,9 +135,16 @@ export function createSearchService(args: {
   store: SearchStore
   lifecycle: LifecycleService
   cursorKey: Uint8Array
+  /** Bounds of the cache of irreversible executions and blocks (irreversible-reads.ts); `false` for none. */
+  irreversibleReads?: IrreversibleReadLimits | false
 }): SearchService {
   const { store, lifecycle } = args
   const codec = createCursorCodec(args.cursorKey)
+  const kept = args.irreversibleReads === false ? undefined : createIrreversibleReads(store, args.irreversibleReads)
+  const answers =
+    args.irreversibleReads === false
+      ? undefined
+      : new BoundedCache<string, string>(PINNED_ANSWERS.entries, PINNED_ANSWERS.chars, (json) => json.length)
 
   function check(request: SearchRequest): Checked {
     const params = {
@@ -185,22 +201,35 @@ export function createSearchService(args: {
     })
   }
 
-  async function attempt(checked: Checked, withLifecycles: boolean): Promise<Attempt | 'empty' | 'forked'> {
-    const begun = await start(checked)
+  type Begun = Awaited<ReturnType<typeof start>>
+
+  /** One read of the page; `first` is what `start` read already for the first attempt. */
+  async function attempt(
+    checked: Checked,
+    withLifecycles: boolean,
+    first?: Begun,
+  ): Promise<Attempt | 'empty' | 'forked'> {
+    const begun = first ?? (await start(checked))
     if (!begun) return 'empty'
     const { range, anchorId, cursor, position, pinned } = begun
     const bounds = await pageBounds(store, range, cursor, position.lib)
     const forked = cursor?.forked === true
+    // The page's executions and blocks, those at or below the LIB read above from the cache.
+    const reads = kept?.at(position.lib) ?? store
+    const pageStore: PageStore = {
+      searchActions: (request) => store.searchActions(request),
+      executionsOfActions: (seqs) => reads.executionsOfActions(seqs),
+    }
     // The matches come with their transactions' executions (collectRows): each match's index
     // among them. The rows' blocks are read next: every read between the two snapshots saw the
     // chain up to the anchor, which the second one checks.
     const { rows: drafts, more } = bounds
-      ? await collectRows(store, checked.expr, bounds, checked.params.limit)
+      ? await collectRows(pageStore, checked.expr, bounds, checked.params.limit)
       : { rows: [], more: false }
     const trxIds = [...new Set(drafts.map((r) => r.trxId))]
     // The lifecycles' first reads run while the blocks are read.
     const reading = drafts.length
-      ? store.blocksByNums([...new Set(drafts.map((r) => r.blockNum))])
+      ? reads.blocksByNums([...new Set(drafts.map((r) => r.blockNum))])
       : Promise.resolve(new Map<number, BlockRecord>())
     const withIdx = drafts.map((row) => {
       const first = row.execution[0].globalSequence
@@ -233,13 +262,14 @@ export function createSearchService(args: {
   }
 
   async function read(
-    request: SearchRequest,
+    request: SearchRequest | Checked,
     withLifecycles: boolean,
+    first?: Begun,
   ): Promise<{ page: SearchRowsPage; lifecycles: Map<string, TransactionLifecycle> | undefined }> {
-    const checked = check(request)
+    const checked = 'expr' in request ? request : check(request)
     const forward = checked.params.sort === 'asc'
     for (let i = 0; i < MAX_ATTEMPTS; i++) {
-      const result = await attempt(checked, withLifecycles)
+      const result = await attempt(checked, withLifecycles, i === 0 ? first : undefined)
       if (result === 'forked') continue
       if (result === 'empty')
         return { page: { rows: [], cursor: '', forkedHeadWarning: false, lib: 0 }, lifecycles: undefined }
@@ -268,23 +298,56 @@ export function createSearchService(args: {
     throw SearchForkRaceError({ attempts: MAX_ATTEMPTS })
   }
 
+  async function searchTransactions(request: SearchRequest | Checked, first?: Begun): Promise<SearchTransactionsPage> {
+    const { page, lifecycles } = await read(request, true, first)
+    const transactions = page.rows.map((row) => {
+      const found = lifecycles?.get(row.trxId)
+      // The page was checked consistent: a lifecycle missing now is a bug, not a fork (500, logged).
+      if (!found) throw new Error(`no lifecycle for the matched transaction ${row.trxId} at block ${row.blockNum}`)
+      return { lifecycle: found, action_idx: row.actionIdx }
+    })
+    return {
+      cursor: page.cursor,
+      transactions: transactions.length ? transactions : null,
+      ...(page.forkedHeadWarning ? { forked_head_warning: true as const } : {}),
+    }
+  }
+
   return {
     async searchRows(request) {
       return (await read(request, false)).page
     },
-    async searchTransactions(request) {
-      const { page, lifecycles } = await read(request, true)
-      const transactions = page.rows.map((row) => {
-        const found = lifecycles?.get(row.trxId)
-        // The page was checked consistent: a lifecycle missing now is a bug, not a fork (500, logged).
-        if (!found) throw new Error(`no lifecycle for the matched transaction ${row.trxId} at block ${row.blockNum}`)
-        return { lifecycle: found, action_idx: row.actionIdx }
-      })
-      return {
-        cursor: page.cursor,
-        transactions: transactions.length ? transactions : null,
-        ...(page.forkedHeadWarning ? { forked_head_warning: true as const } : {}),
-      }
+    searchTransactions: (request) => searchTransactions(request),
+    async searchTransactionsJson(request) {
+      // A pinned page (irreversible blocks only, an irreversible cursor) never changes: its answer is kept under
+      // everything that decides it, the range's bounds included (the default range ends at LIB).
+      const checked = check(request)
+      const begun = await start(checked)
+      const key =
+        answers && begun?.pinned
+          ? JSON.stringify([
+              request.query,
+              checked.params.sort,
+              checked.params.limit,
+              request.cursor ?? '',
+              begun.range.low,
+              begun.range.high,
+            ])
+          : undefined
+      const known = key === undefined ? undefined : answers?.get(key)
+      if (known !== undefined) return known
+      const page = await searchTransactions(checked, begun)
+      // JSON.stringify's output for the page: the keys in the same order, each lifecycle's JSON as kept.
+      const rows = page.transactions?.map(
+        (t) => `{"lifecycle":${lifecycle.json(t.lifecycle)},"action_idx":${JSON.stringify(t.action_idx)}}`,
+      )
+      const json =
+        `{"cursor":${JSON.stringify(page.cursor)},"transactions":${rows ? `[${rows.join(',')}]` : 'null'}` +
+        `${page.forked_head_warning ? ',"forked_head_warning":true' : ''}}`
+      // Kept only when every lifecycle on it is final too (each is, on a pinned page; this says so without a doubt).
+      if (key !== undefined && (page.transactions ?? []).every((t) => lifecycle.isFinal(t.lifecycle)))
+        answers?.set(key, json)
+      return json
     },
   }
 }

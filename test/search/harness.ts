@@ -18,6 +18,8 @@ export const fakeLifecycles: LifecycleService = {
   async lifecycles(ids) {
     return new Map(ids.map((id) => [id, { id, transaction_status: 'executed' } as unknown as TransactionLifecycle]))
   },
+  json: (lifecycle) => JSON.stringify(lifecycle),
+  isFinal: () => false,
 }
 
 /**

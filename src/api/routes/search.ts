@@ -97,7 +97,7 @@ export const searchRoutes: FastifyPluginAsyncTypebox<{ search: SearchService }> 
         response: { 200: SearchAnswer, ...errorResponses },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const q = request.query
       if (q.q === undefined || q.q.trim() === '') throw invalid('q', 'The q field is required.')
       const search: SearchRequest = {
@@ -109,7 +109,9 @@ export const searchRoutes: FastifyPluginAsyncTypebox<{ search: SearchService }> 
         cursor: q.cursor,
         withReversible: booleanParam('with_reversible', q.with_reversible),
       }
-      return opts.search.searchTransactions(search)
+      // Sent as built (a string with a JSON content type is not serialized again): the lifecycles' JSON is kept with
+      // them once they are final (src/lifecycle/final-cache.ts).
+      return reply.type('application/json; charset=utf-8').send(await opts.search.searchTransactionsJson(search))
     },
   )
 }

@@ -1,0 +1,108 @@
+import { mkdtempSync, rmSync } from 'node:fs'
+import os, { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { Children, startAntler } from './children.ts'
+import { cannon, type Cannon, type Server } from './search-api.ts'
+
+export interface SearchDevchainBenchOptions {
+  /** Length of each measured run, seconds. */
+  readonly seconds: number
+  /** Runs of each route (taking turns). */
+  readonly rounds: number
+  readonly connections: number
+}
+
+/** Issue 26's bar: search at least this fraction of `/healthz`'s requests/s, and its p99 at most BAR_P99_MS. */
+const BAR_RATIO = 0.25
+const BAR_P99_MS = 50
+const WARMUP_SECONDS = 3
+const SEARCH_PATH = '/v0/search/transactions?q=receiver:eosio.token&limit=10'
+
+const median = (xs: readonly number[]) => {
+  const sorted = [...xs].sort((a, b) => a - b)
+  const mid = Math.floor(sorted.length / 2)
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2
+}
+
+/** The page's length and transactions, once 11 irreversible transactions match (LIB trails a fresh chain's head). */
+async function probe(api: string): Promise<{ length: number; transactions: number }> {
+  for (const deadline = Date.now() + 90_000; ;) {
+    const response = await fetch(api + SEARCH_PATH, { signal: AbortSignal.timeout(30_000) })
+    const text = await response.text()
+    if (response.status !== 200) throw new Error(`${SEARCH_PATH}: HTTP ${response.status} ${text.slice(0, 300)}`)
+    const answer = JSON.parse(text) as { cursor: string; transactions: unknown[] | null }
+    const transactions = answer.transactions?.length ?? 0
+    // A cursor once a match follows the tenth: from then on the page never changes.
+    if (transactions === 10 && answer.cursor !== '') return { length: text.length, transactions }
+    if (Date.now() > deadline) throw new Error(`fewer than 11 irreversible matches after 90 s (${transactions})`)
+    await new Promise((resolve) => setTimeout(resolve, 1000))
+  }
+}
+
+/**
+ * Issue 26's search figure on the devchain store: `antler dev --workload demo --block-time 500 --no-auth` (one token
+ * transfer every 500 ms, SQLite), `GET /v0/search/transactions?q=receiver:eosio.token&limit=10` (the first 10
+ * irreversible transactions: after the first answer, cached pages) and `GET /healthz` (its limit) loaded in turn by
+ * autocannon in a process of its own, `connections` connections, `rounds` runs of `seconds` each after a warm-up of
+ * each. Every search answer must be 200 with the length of the first (the page of irreversible blocks never changes).
+ */
+export async function benchSearchDevchain(options: SearchDevchainBenchOptions): Promise<Record<string, string>> {
+  const dir = mkdtempSync(join(tmpdir(), 'antler-search-devchain-'))
+  const children = new Children(dir)
+  const figures: Record<string, string> = {}
+  const failures: string[] = []
+  figures['load average (1, 5, 15 min) at the start'] = os
+    .loadavg()
+    .map((l) => l.toFixed(1))
+    .join(' ')
+  try {
+    const args = ['dev', '--data-dir', join(dir, 'dev'), '--port', '0', '--grpc-port', '0', '--chain-port', '0']
+    args.push('--ship-port', '0', '--block-time', '500', '--workload', 'demo', '--no-auth')
+    const { child, ready } = await startAntler(children, args, join(dir, 'dev.log'), 180_000)
+    const server: Server = { label: 'antler dev', child, api: ready.api }
+    const page = await probe(ready.api)
+    const routes = [
+      { key: 'search', requests: [{ path: SEARCH_PATH, expectLength: page.length }] },
+      { key: 'healthz', requests: [{ path: '/healthz' }] },
+    ] as const
+    const runs = new Map<string, Cannon[]>(routes.map((r) => [r.key, []]))
+    const load = async (route: (typeof routes)[number], seconds: number, label: string) => {
+      const run = await cannon(children, server, route.requests, { seconds, connections: options.connections })
+      if (run.failed > 0 || run.answered === 0)
+        failures.push(
+          `${route.key} ${label}: ${run.failed} failed, ${run.answered} answered ${run.failures.join(' | ')}`,
+        )
+      return run
+    }
+    for (const route of routes) await load(route, WARMUP_SECONDS, 'warm-up')
+    for (let round = 0; round < options.rounds; round++) {
+      console.error(`  search-devchain bench: round ${round + 1} of ${options.rounds}`)
+      for (let i = 0; i < routes.length; i++) {
+        const route = routes[(round + i) % routes.length]
+        runs.get(route.key)!.push(await load(route, options.seconds, `round ${round + 1}`))
+      }
+    }
+    const describe = (rs: Cannon[]) =>
+      `${Math.round(median(rs.map((r) => r.perSecond)))} req/s, p50 ${median(rs.map((r) => r.p50))} ms, ` +
+      `p99 ${median(rs.map((r) => r.p99))} ms, server CPU ${median(rs.map((r) => r.serverCpuMs ?? NaN)).toFixed(2)} ms/answer` +
+      ` (medians of ${rs.length} runs; runs' req/s: ${rs.map((r) => Math.round(r.perSecond)).join(', ')})`
+    const search = runs.get('search')!
+    const health = runs.get('healthz')!
+    figures[
+      `GET ${SEARCH_PATH} (${page.transactions} transactions, ${page.length} B), ${options.connections} connections`
+    ] = describe(search)
+    figures[`GET /healthz, ${options.connections} connections`] = describe(health)
+    const ratio = median(search.map((r) => r.perSecond)) / median(health.map((r) => r.perSecond))
+    const p99 = median(search.map((r) => r.p99))
+    figures['search / healthz, req/s'] = ratio.toFixed(3)
+    figures[`issue 26 bar, search ≥ ${BAR_RATIO} × /healthz req/s and p99 ≤ ${BAR_P99_MS} ms`] =
+      `${ratio >= BAR_RATIO && p99 <= BAR_P99_MS ? 'HOLDS' : 'DOES NOT HOLD'} (${ratio.toFixed(3)} ×, p99 ${p99} ms)`
+  } finally {
+    await children.close()
+    rmSync(dir, { recursive: true, force: true })
+  }
+  figures['failed requests (non-200, wrong length, errors, time-outs), all runs'] =
+    failures.length === 0 ? '0' : failures.join('; ')
+  if (failures.length > 0) process.exitCode = 1
+  return figures
+}
