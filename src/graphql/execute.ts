@@ -113,10 +113,10 @@ function resultVariables(document: DocumentNode, request: GraphqlRequest): Recor
   return Object.fromEntries(Object.entries(request.variables ?? {}).filter(([name]) => used.has(name)))
 }
 
-/** A started subscription: its events, and each event's payload (serialized JSON) as the transport sends it. */
-export interface SharedSubscription {
+/** A started subscription: its events, and each event's payload as the transport sends it (JSON text by default). */
+export interface SharedSubscription<T = string> {
   readonly events: AsyncIterator<unknown>
-  payload(event: unknown): Promise<string>
+  payload(event: unknown): Promise<T>
 }
 
 /**
@@ -124,17 +124,22 @@ export interface SharedSubscription {
  * step's results are the same objects for every subscription of one query (forward-stream.ts), so the payload is kept
  * by the event (weakly) and by the shape (query text, operation, the variables results depend on). Events a
  * subscription made alone (history pages, catch-up) are its own objects: nothing is shared with them. `format` turns a
- * result into the payload sent (errors in the documented shape).
+ * result into the payload sent (errors in the documented shape), `encode` the payload into what the transport writes
+ * (JSON text; gRPC's Response).
  */
-export function createSharedSubscriptions(schema: GraphQLSchema, format: (result: ExecutionResult) => unknown) {
-  const memo = createPayloadMemo<string>()
+export function createSharedSubscriptions<T = string>(
+  schema: GraphQLSchema,
+  format: (result: ExecutionResult) => unknown,
+  encode: (formatted: unknown) => T = (formatted) => JSON.stringify(formatted) as T,
+) {
+  const memo = createPayloadMemo<T>()
   return {
     /** Starts a subscription (a prepared document): its events, or the result refusing it (variables, arguments). */
     async subscribe(
       document: DocumentNode,
       request: GraphqlRequest,
       context: GraphqlContext,
-    ): Promise<SharedSubscription | ExecutionResult> {
+    ): Promise<SharedSubscription<T> | ExecutionResult> {
       const args = {
         schema,
         document,
@@ -148,7 +153,7 @@ export function createSharedSubscriptions(schema: GraphQLSchema, format: (result
       return {
         events: (events as AsyncIterable<unknown>)[Symbol.asyncIterator](),
         payload: (event) => {
-          const run = async () => JSON.stringify(format(await execute({ ...args, rootValue: event })))
+          const run = async () => encode(format(await execute({ ...args, rootValue: event })))
           return event !== null && typeof event === 'object' ? memo(event, shape, run) : run()
         },
       }
@@ -156,4 +161,4 @@ export function createSharedSubscriptions(schema: GraphQLSchema, format: (result
   }
 }
 
-export type SharedSubscriptions = ReturnType<typeof createSharedSubscriptions>
+export type SharedSubscriptions<T = string> = ReturnType<typeof createSharedSubscriptions<T>>

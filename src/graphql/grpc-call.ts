@@ -1,8 +1,14 @@
 import { status as Status, type ServerWritableStream } from '@grpc/grpc-js'
-import type { ExecutionResult } from 'graphql'
+import { getOperationAST, type ExecutionResult } from 'graphql'
 import type { TransportBacklog } from './context.ts'
 import { newGraphqlTraceId } from './errors.ts'
-import { GraphqlRequestError, runGraphql } from './execute.ts'
+import {
+  createSharedSubscriptions,
+  GraphqlRequestError,
+  prepare,
+  runGraphql,
+  type SharedSubscription,
+} from './execute.ts'
 import {
   GrpcCallError,
   grpcCaller,
@@ -37,6 +43,27 @@ export interface GraphqlGrpcDeps {
 
 type Call = ServerWritableStream<GrpcGraphqlRequest, GrpcGraphqlResponse>
 
+/**
+ * Subscriptions of a runtime over gRPC: each live event executed and encoded once per shape (execute.ts), whatever the
+ * number of calls; one per runtime and error logger.
+ */
+const sharedByRuntime = new WeakMap<GraphqlGrpcDeps['runtime'], SharedSubscriptionsOf>()
+type SharedSubscriptionsOf = ReturnType<typeof createSharedSubscriptions<GrpcGraphqlResponse>>
+
+function sharedSubscriptions(deps: GraphqlGrpcDeps): SharedSubscriptionsOf {
+  let found = sharedByRuntime.get(deps.runtime)
+  if (!found)
+    sharedByRuntime.set(
+      deps.runtime,
+      (found = createSharedSubscriptions<GrpcGraphqlResponse>(
+        deps.runtime.schema,
+        (result) => result,
+        (result) => grpcResponseOf(result as ExecutionResult, deps.onUnexpected),
+      )),
+    )
+  return found
+}
+
 const isStream = (outcome: object): outcome is AsyncGenerator<ExecutionResult> =>
   typeof (outcome as Partial<AsyncIterable<unknown>>)[Symbol.asyncIterator] === 'function'
 
@@ -55,7 +82,7 @@ const isStream = (outcome: object): outcome is AsyncGenerator<ExecutionResult> =
  * - an error no one expected ends the call with `INTERNAL` and a fixed message (logged with its trace id).
  */
 export class GraphqlGrpcCall {
-  private stream: AsyncGenerator<ExecutionResult> | undefined
+  private stream: AsyncIterator<unknown> | undefined
   private stopped = false
   private unsentBytes = 0
   private wake: (() => void) | undefined
@@ -93,14 +120,19 @@ export class GraphqlGrpcCall {
       await deps.admit({ token: presentedGrpcToken(call.metadata), caller: grpcCaller(call.getPeer(), call.metadata) })
     if (this.stopped) return
     const request = graphqlRequestOf(call.request)
-    let outcome: ExecutionResult | AsyncGenerator<ExecutionResult>
+    let outcome: ExecutionResult | AsyncGenerator<ExecutionResult> | SharedSubscription<GrpcGraphqlResponse>
     try {
-      outcome = await runGraphql(deps.runtime.schema, request, deps.runtime.context(this.backlog))
+      const document = prepare(deps.runtime.schema, request)
+      outcome =
+        getOperationAST(document, request.operationName)?.operation === 'subscription'
+          ? await sharedSubscriptions(deps).subscribe(document, request, deps.runtime.context(this.backlog))
+          : await runGraphql(deps.runtime.schema, request, deps.runtime.context(this.backlog))
     } catch (error) {
       if (error instanceof GraphqlRequestError)
         throw new GrpcCallError(Status.INVALID_ARGUMENT, refusalDetails(error.errors))
       throw error
     }
+    if ('events' in outcome) return this.follow(outcome)
     if (!isStream(outcome)) {
       this.send(grpcResponseOf(outcome, deps.onUnexpected))
       return this.end()
@@ -117,6 +149,27 @@ export class GraphqlGrpcCall {
       }
       if (next.done || this.stopped) break
       if (!this.send(grpcResponseOf(next.value, deps.onUnexpected))) await this.drained()
+    }
+    this.end()
+  }
+
+  /** A subscription's events, each as the shared Response of its shape, until it ends or the call does. */
+  private async follow(subscription: SharedSubscription<GrpcGraphqlResponse>): Promise<void> {
+    const events = subscription.events
+    this.stream = events
+    if (this.stopped) this.release(events)
+    while (!this.stopped) {
+      let response: GrpcGraphqlResponse
+      try {
+        const next = await events.next()
+        if (next.done || this.stopped) break
+        response = await subscription.payload(next.value)
+      } catch (error) {
+        this.send({ data: '', errors: [grpcErrorOf(error, this.deps.onUnexpected)] })
+        break
+      }
+      if (this.stopped) break
+      if (!this.send(response)) await this.drained()
     }
     this.end()
   }
@@ -172,7 +225,9 @@ export class GraphqlGrpcCall {
     if (this.stream) this.release(this.stream)
   }
 
-  private release(stream: AsyncGenerator<ExecutionResult>): void {
-    stream.return(undefined).catch((error: unknown) => this.deps.onUnexpected?.(error, newGraphqlTraceId()))
+  private release(stream: AsyncIterator<unknown>): void {
+    Promise.resolve(stream.return?.(undefined)).catch((error: unknown) =>
+      this.deps.onUnexpected?.(error, newGraphqlTraceId()),
+    )
   }
 }
