@@ -1,5 +1,6 @@
 import type pg from 'pg'
 import type { BlockRows } from '../record-rows.ts'
+import { planRowVersions } from '../row-version-plan.ts'
 import { columnsOf, type Columns } from './column-insert.ts'
 
 /** The row_versions columns' types, in order. */
@@ -25,17 +26,7 @@ export async function writeRowVersions(
   insert: (columns: Columns) => Promise<void>,
 ): Promise<void> {
   if (rows.length === 0) return
-  const validTo: (number | null)[] = rows.map(() => null)
-  /** Each row's key: code, table, scope and pk joined. */
-  const keys = rows.map((row) => `${row[0]}\u0000${row[1]}\u0000${row[2]}\u0000${row[3]}`)
-  const latest = new Map<string, number>()
-  const firstChanges: number[] = []
-  keys.forEach((key, i) => {
-    const previous = latest.get(key)
-    if (previous === undefined) firstChanges.push(i)
-    else validTo[previous] = rows[i][4] as number
-    latest.set(key, i)
-  })
+  const { keys, firstChanges, validTo } = planRowVersions(rows)
   const closed = await c.query<[string, string | null]>({
     text: CLOSE_CURRENT,
     values: [0, 1, 2, 3, 4].map((column) => firstChanges.map((i) => rows[i][column])),

@@ -1,7 +1,8 @@
 import type Database from 'better-sqlite3'
 import type { BlockRef } from '../../antelope/index.ts'
 import { failpoint, writtenBlocks } from '../failpoints.ts'
-import { blockRows } from '../record-rows.ts'
+import { blockRows, type BlockRows } from '../record-rows.ts'
+import { planRowVersions } from '../row-version-plan.ts'
 import { postingChunks, truncateChunk, type PostingChunk } from '../search/postings.ts'
 import { BLOCKS_ABOVE, INSERT_APPLY_STEP, INSERT_STEP, SET_META } from '../common-sql.ts'
 import { runSync, type SyncSqlRunner } from '../sql-routine.ts'
@@ -19,6 +20,8 @@ const ROW_KEYS_FROM =
 /** A key's last version below the cut, reopened if the cut closed it (UndoDialect.reopenRows). */
 const REOPEN_ROW = `UPDATE row_versions SET valid_to = NULL WHERE code = @code AND tbl = @tbl AND scope = @scope AND pk = @pk AND valid_to >= @cut AND block_num =
   (SELECT block_num FROM row_versions WHERE code = @code AND tbl = @tbl AND scope = @scope AND pk = @pk AND block_num < @cut ORDER BY block_num DESC LIMIT 1)`
+
+type Row = BlockRows['rowVersions'][number]
 
 /**
  * Where a write stands: the head it links to, LIB and the blocks above it before the write (read
@@ -57,7 +60,7 @@ export function createSqliteWriter(
         'UPDATE row_versions INDEXED BY row_versions_head SET valid_to = ? WHERE code = ? AND tbl = ? AND scope = ? AND pk = ? AND valid_to IS NULL RETURNING first_block',
       )
       .pluck(),
-    insertRow: db.prepare('INSERT INTO row_versions VALUES (?, ?, ?, ?, ?, NULL, ?, ?, ?)'),
+    insertRow: db.prepare('INSERT INTO row_versions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)'),
     insertApplyStep: db.prepare(INSERT_APPLY_STEP),
   }
   const insertPosting = (c: PostingChunk) => s.insertPosting.run(c.termKey, c.lastSeq, c.firstSeq, sql.bytes(c.entries))
@@ -87,8 +90,11 @@ export function createSqliteWriter(
     }
   }
 
-  /** Writes one block of `write` (all of it is needed only to name it at a failpoint). */
-  const apply = (batch: BlockBatch, cursor: WriteCursor, write: readonly BlockBatch[]) => {
+  /**
+   * Writes one block of `write` (all of it is needed only to name it at a failpoint); its row versions are added to
+   * `rowVersions`, written for the whole write by writeRowVersions.
+   */
+  const apply = (batch: BlockBatch, cursor: WriteCursor, write: readonly BlockBatch[], rowVersions: Row[]) => {
     const b = batch.block
     assertLinks(cursor.head, b)
     const rows = blockRows(batch, sql)
@@ -96,20 +102,38 @@ export function createSqliteWriter(
     for (const t of rows.transactions) s.insertTrx.run(...t)
     for (const a of rows.actions) s.insertAction.run(...a)
     if (cursor.applied.length === 0) failpoint?.('between-statements', writtenBlocks(write))
-    for (const r of rows.rowVersions) {
-      const firstBlock = s.closeRow.get(b.num, ...r.slice(0, 4)) as number | undefined
-      s.insertRow.run(...r, firstBlock ?? b.num)
-    }
+    for (const r of rows.rowVersions) rowVersions.push(r)
     runSync(writeVersionChanges(sql, b.num, batch))
     cursor.head = { blockNum: b.num, blockId: b.id }
     cursor.applied.push({ num: b.num, id: b.id })
+  }
+
+  /**
+   * A write's row versions (planRowVersions): each key's version current before the write is closed at its first
+   * change, all closes before any insert (a close would otherwise match the write's own current version); every
+   * version keeps its key's first block, the closed version's or that of the key's first change.
+   */
+  const writeRowVersions = (rows: readonly Row[]) => {
+    const { keys, firstChanges, validTo } = planRowVersions(rows)
+    const firstBlock = new Map<string, number>()
+    for (const i of firstChanges) {
+      const r = rows[i]
+      const closed = s.closeRow.get(r[4], r[0], r[1], r[2], r[3]) as number | undefined
+      firstBlock.set(keys[i], closed ?? (r[4] as number))
+    }
+    for (let i = 0; i < rows.length; i++) {
+      const r = rows[i]
+      s.insertRow.run(r[0], r[1], r[2], r[3], r[4], validTo[i], r[5], r[6], firstBlock.get(keys[i]))
+    }
   }
 
   // Writes run as IMMEDIATE transactions: they read before writing, and a deferred one would fail
   // at once (SQLITE_BUSY, no busy wait) when another process (`antler keys`) committed in between.
   const applyMany = db.transaction((batches: readonly BlockBatch[], lib: number) => {
     const cursor = startWrite()
-    for (const batch of batches) apply(batch, cursor, batches)
+    const rowVersions: Row[] = []
+    for (const batch of batches) apply(batch, cursor, batches, rowVersions)
+    writeRowVersions(rowVersions)
     finishWrite(cursor, lib)
     for (const c of postingChunks(batches)) insertPosting(c)
     failpoint?.('before-commit', writtenBlocks(batches))
