@@ -26,7 +26,7 @@ function historyGapMessage({ needed, available, storeHead, source }: HistoryGap)
  * (irreversible, so never undone) that differs from the node's.
  */
 interface HistoryMismatch {
-  /** `chain_id`: the node's chain id differs from the one the store recorded; `block`: an irreversible block differs. */
+  /** `chain_id`: the node's chain id is not the one the store recorded; `block`: an irreversible block differs. */
   kind: 'chain_id' | 'block'
   /** The block that differs (`block`), or the store's head (`chain_id`; null for a store holding no block). */
   blockNum: number | null
