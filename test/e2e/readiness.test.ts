@@ -1,0 +1,190 @@
+import { test, type TestContext } from 'node:test'
+import assert from 'node:assert/strict'
+import net from 'node:net'
+import { spawn } from 'node:child_process'
+import pg from 'pg'
+import { ANTLER_BIN, envWithoutFlags, spawnAntler } from '../_helpers/cli.ts'
+import { stopChild } from '../_helpers/child.ts'
+import { onCleanup } from '../_helpers/cleanup.ts'
+import { tempDir, withDevchain } from '../_helpers/devchain.ts'
+import { isStandardError } from '../_helpers/platform.ts'
+import { PG_SKIP_REASON, withPostgresDatabase } from '../_helpers/postgres.ts'
+import { startTcpProxy } from '../_helpers/tcp-proxy.ts'
+import { until } from '../_helpers/store.ts'
+
+/** `GET path`: status and parsed body. */
+async function get(api: string, path: string): Promise<{ status: number; body: Record<string, unknown> }> {
+  const response = await fetch(`${api}${path}`, { signal: AbortSignal.timeout(10_000) })
+  return { status: response.status, body: (await response.json()) as Record<string, unknown> }
+}
+
+/** A TCP proxy whose target can be switched: connections opened after `switchTo` reach the new target. */
+async function switchableProxy(t: TestContext, target: string): Promise<{ url: string; switchTo(url: string): void }> {
+  let current = new URL(target)
+  const live = new Set<net.Socket>()
+  const server = net.createServer((client) => {
+    const upstream = net.connect({ host: current.hostname, port: Number(current.port) })
+    for (const socket of [client, upstream]) {
+      live.add(socket)
+      socket.on('error', () => undefined)
+      socket.on('close', () => {
+        live.delete(socket)
+        client.destroy()
+        upstream.destroy()
+      })
+    }
+    client.pipe(upstream)
+    upstream.pipe(client)
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  onCleanup(t, () => new Promise<void>((resolve) => (live.forEach((s) => s.destroy()), server.close(() => resolve()))))
+  return {
+    url: `ws://127.0.0.1:${(server.address() as net.AddressInfo).port}`,
+    switchTo(url) {
+      current = new URL(url)
+      // The node "restarts": open connections drop, the indexer reconnects to the new target.
+      for (const socket of live) socket.destroy()
+    },
+  }
+}
+
+const apiFlags = ['--port', '0', '--grpc-port', '0', '--no-auth', '--log-level', 'warn']
+
+test('antler serve whose node is replaced by one of another chain: the indexer stops, /readyz answers 503 with its ship_history_mismatch_error while /healthz stays 200', async (t) => {
+  const first = await withDevchain(t)
+  const other = await withDevchain(t)
+  for (let i = 0; i < 30; i++) first.chain.produceBlock()
+  for (let i = 0; i < 30; i++) other.chain.produceBlock()
+  const ship = await switchableProxy(t, first.ship)
+  const serve = await spawnAntler(t, [
+    'serve',
+    '--ship',
+    ship.url,
+    '--chain-api',
+    first.chainApi,
+    '--data-dir',
+    tempDir(t),
+    ...apiFlags,
+  ])
+  const { api } = serve.ready
+  await until(async () => (await get(api, '/readyz')).status === 200, 'ready once caught up')
+  const ready = await get(api, '/readyz')
+  assert.deepEqual(
+    { status: ready.body.status, lag: ready.body.lag_blocks, max: ready.body.max_lag_blocks },
+    { status: 'ready', lag: 0, max: 240 },
+    JSON.stringify(ready.body),
+  )
+
+  ship.switchTo(other.ship)
+  await until(async () => (await get(api, '/readyz')).status === 503, '/readyz fails once the indexer stopped')
+  const refused = await get(api, '/readyz')
+  assert.ok(isStandardError(refused.body), JSON.stringify(refused.body))
+  assert.equal(refused.body.code, 'api_not_ready_error')
+  const details = refused.body.details as Record<string, unknown>
+  assert.equal(details.reason, 'indexer_stopped')
+  const indexerError = details.indexer_error as { code: string; message: string }
+  assert.equal(indexerError.code, 'ship_history_mismatch_error')
+  assert.match(
+    indexerError.message,
+    new RegExp(`chain id is ${other.chainId} but the store holds chain ${first.chainId}`),
+  )
+  assert.match(String(refused.body.message), /^Not ready: the indexer stopped: ship: another history/)
+  assert.equal((await get(api, '/healthz')).status, 200, '/healthz stays liveness')
+  assert.equal(serve.child.exitCode, null, 'the process still serves')
+})
+
+test(
+  'an antler api replica: /readyz is 200 while its store keeps up, 503 lagging past --max-lag-blocks once antler index stops, 503 database_unreachable while PostgreSQL is cut, then 200 again',
+  { skip: PG_SKIP_REASON },
+  async (t) => {
+    const devchain = await withDevchain(t)
+    for (let i = 0; i < 10; i++) devchain.chain.produceBlock()
+    const store = await withPostgresDatabase(t)
+    const dataDir = tempDir(t)
+    const index = spawn(
+      process.execPath,
+      [ANTLER_BIN, 'index', '--ship', devchain.ship, '--store', store, '--data-dir', dataDir, '--log-level', 'warn'],
+      {
+        env: envWithoutFlags(),
+      },
+    )
+    onCleanup(t, () => stopChild(index))
+    const head = async () => {
+      const client = new pg.Client({ connectionString: store })
+      await client.connect()
+      try {
+        const value = (await client.query<{ value: string }>("SELECT value FROM meta WHERE key = 'head'")).rows[0]
+          ?.value
+        return value === undefined ? 0 : Number(value.split(':')[0])
+      } catch {
+        return 0 // no schema yet
+      } finally {
+        await client.end()
+      }
+    }
+    await until(async () => (await head()) === devchain.chain.head.num, 'antler index caught up')
+
+    // The replica reaches PostgreSQL through a proxy the test can cut.
+    const proxy = await startTcpProxy(t, 'http://127.0.0.1:' + new URL(store).port)
+    const viaProxy = new URL(store)
+    viaProxy.port = new URL(proxy.url).port
+    const replica = await spawnAntler(t, [
+      'api',
+      '--store',
+      viaProxy.toString(),
+      '--data-dir',
+      dataDir,
+      '--chain-api',
+      devchain.chainApi,
+      '--max-lag-blocks',
+      '5',
+      ...apiFlags,
+    ])
+    const { api } = replica.ready
+    const ready = await get(api, '/readyz')
+    assert.equal(ready.status, 200, JSON.stringify(ready.body))
+    assert.equal(ready.body.max_lag_blocks, 5)
+
+    await stopChild(index)
+    for (let i = 0; i < 5; i++) devchain.chain.produceBlock()
+    // The chain head is cached for 2 s.
+    await new Promise((r) => setTimeout(r, 2100))
+    assert.equal((await get(api, '/readyz')).status, 200, 'a lag of 5 blocks is within --max-lag-blocks 5')
+    devchain.chain.produceBlock()
+    await new Promise((r) => setTimeout(r, 2100))
+    const lagging = await get(api, '/readyz')
+    assert.equal(lagging.status, 503, JSON.stringify(lagging.body))
+    assert.ok(isStandardError(lagging.body))
+    assert.equal(lagging.body.code, 'api_not_ready_error')
+    assert.deepEqual(
+      lagging.body.details,
+      {
+        reason: 'lagging',
+        head_block_num: devchain.chain.head.num - 6,
+        chain_head_block_num: devchain.chain.head.num,
+        lag_blocks: 6,
+        max_lag_blocks: 5,
+      },
+      JSON.stringify(lagging.body),
+    )
+    assert.match(String(lagging.body.message), /lags the chain by 6 blocks, more than 5/)
+
+    proxy.cut()
+    const cut = await get(api, '/readyz')
+    assert.equal(cut.status, 503, JSON.stringify(cut.body))
+    const details = cut.body.details as Record<string, unknown>
+    assert.equal(details.reason, 'database_unreachable', JSON.stringify(cut.body))
+    assert.equal(typeof details.database_error, 'string')
+
+    proxy.restore()
+    const catchUp = spawn(
+      process.execPath,
+      [ANTLER_BIN, 'index', '--ship', devchain.ship, '--store', store, '--data-dir', dataDir, '--log-level', 'warn'],
+      {
+        env: envWithoutFlags(),
+      },
+    )
+    onCleanup(t, () => stopChild(catchUp))
+    await until(async () => (await get(api, '/readyz')).status === 200, 'ready again once reachable and caught up')
+  },
+)
