@@ -96,8 +96,11 @@ export async function benchIngestAgainst(options: IngestAgainstOptions): Promise
         runs.get(label)!.against.push(against)
         const counts =
           current.actions === against.actions ? '' : ` (action traces differ: ${current.actions} / ${against.actions})`
+        const first = sides[0] === 'current' ? 'this build' : short
+        const rates = `this build ${thousands(rate(current))}, ${short} ${thousands(rate(against))} action traces/s`
+        const ratio = (rate(current) / rate(against)).toFixed(3)
         console.log(
-          `ingest against ${short}, ${label} pair ${pair} (${sides[0] === 'current' ? 'this build' : short} first): this build ${thousands(rate(current))}, ${short} ${thousands(rate(against))} action traces/s, ratio ${(rate(current) / rate(against)).toFixed(3)}${counts}`,
+          `ingest against ${short}, ${label} pair ${pair} (${first} first): ${rates}, ratio ${ratio}${counts}`,
         )
       }
     }

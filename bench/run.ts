@@ -28,12 +28,13 @@ import { benchStreams } from './streams.ts'
  * `--only graphql` runs the GraphQL figures on `antler dev` (subscription fan-out over WebSocket and gRPC,
  * `--graphql-seconds`, `--graphql-subscribers 1,100,1000`; query against REST, `--graphql-query-seconds`,
  * `--graphql-rounds`, `--api-connections`).
- * `--only ingest --against REV` compares this build's ingest with an older commit's in one run (bench/ingest-against.ts):
- * REV is checked out once as a git worktree under the temporary directory (its node_modules a link to this tree's when
- * its lockfile's packages are all installed here at the same versions, else its own `npm ci`); both sides ingest the
- * same SHiP feed through bench/ingest-child.ts, which loads each side's own store and indexer in a process of its own
- * and times them alike; `--against-pairs N` (3) pairs per store, SQLite and PostgreSQL taking turns, each pair and its
- * ratio printed as it ends, then the medians and the bars (≥ 0.95 × REV, PostgreSQL ≥ 0.6 × SQLite).
+ * `--only ingest --against REV` compares this build's ingest with an older commit's in one run
+ * (bench/ingest-against.ts): REV is checked out once as a git worktree under the temporary directory (its node_modules
+ * a link to this tree's when its lockfile's packages are all installed here at the same versions, else its own
+ * `npm ci`); both sides ingest the same SHiP feed through bench/ingest-child.ts, which loads each side's own store and
+ * indexer in a process of its own and times them alike; `--against-pairs N` (3) pairs per store, SQLite and
+ * PostgreSQL taking turns, each pair and its ratio printed as it ends, then the medians and the bars (≥ 0.95 × REV,
+ * PostgreSQL ≥ 0.6 × SQLite).
  * `--only startup` times `antler --help` and `antler dev --help`, compiled and through tsx (`--startup-runs`).
  */
 const { values } = parseArgs({
