@@ -12,10 +12,10 @@ import { startHarness, type SearchHarness } from '../search/harness.ts'
 import { workloadStep } from '../search/workload.ts'
 
 /*
- * The shared fan-out of /v1/stream (issue 26): listeners of one shape on one hub share each step's serialized messages.
- * Two listeners of one shape and two of others (the same actions without dbops; table rows), on one hub and one set of handlers, must each send exactly the frames
- * a listener of its shape sends alone (on a hub and handlers of its own), forks included (with_fork_steps: undo
- * withdrawals; table deltas: undo steps).
+ * The shared fan-out of /v1/stream (issue 26): listeners of one shape on one hub share each step's serialized
+ * messages. Two listeners of one shape and two of others (the same actions without dbops; table rows), on one hub and
+ * one set of handlers, must each send exactly the frames a listener of its shape sends alone (on a hub and handlers of
+ * its own), forks included (with_fork_steps: undo withdrawals; table deltas: undo steps).
  *
  * ANTLER_TEST_SEED=<n> replays a run.
  */

@@ -116,7 +116,7 @@ export function guardGraphqlSocket(
   const operationError = (id: unknown, errors: readonly unknown[]) =>
     sendFrame({ type: 'error', id, payload: errorPayload(legacy, errors) })
 
-  /** The operation's request, checked as every transport checks it (limits, syntax, the schema): its document or errors. */
+  /** The operation's request checked as every transport checks it (limits, syntax, the schema): document or errors. */
   function checkOperation(payload: unknown): { errors: unknown[] } | { document: DocumentNode } {
     const p = payload as { query?: unknown; operationName?: unknown } | null | undefined
     if (!p || typeof p !== 'object' || typeof p.query !== 'string')
