@@ -1,11 +1,15 @@
 import { test, type TestContext } from 'node:test'
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
+import { existsSync } from 'node:fs'
+import { join } from 'node:path'
+import Database from 'better-sqlite3'
 import pg from 'pg'
 import { ANTLER_BIN, envWithoutFlags, spawnAntler } from '../_helpers/cli.ts'
 import { stopChild } from '../_helpers/child.ts'
 import { onCleanup } from '../_helpers/cleanup.ts'
-import { tempDir } from '../_helpers/devchain.ts'
+import { tempDir, withDevchain } from '../_helpers/devchain.ts'
+import { until } from '../_helpers/store.ts'
 import { PG_SKIP_REASON, withPostgresDatabase } from '../_helpers/postgres.ts'
 
 /** The flags of an `antler dev` on free ports with fast blocks, into `store` (a fresh data dir: a fresh devchain). */
@@ -136,3 +140,36 @@ test(
     assert.deepEqual(await meta(url), before, 'the store is as it was')
   },
 )
+
+test("antler index on a store another chain's node filled exits 1 with ship_history_mismatch_error naming both chain ids", async (t) => {
+  const first = await withDevchain(t)
+  const other = await withDevchain(t)
+  for (let i = 0; i < 20; i++) first.chain.produceBlock()
+  for (let i = 0; i < 20; i++) other.chain.produceBlock()
+  const dataDir = tempDir(t)
+  const index = (ship: string) => ['index', '--ship', ship, '--data-dir', dataDir, '--log-level', 'warn']
+  // The first node's blocks, then a stop (antler index follows forever; SIGTERM ends it with exit 0).
+  const filling = spawn(process.execPath, [ANTLER_BIN, ...index(first.ship)], { env: envWithoutFlags() })
+  onCleanup(t, () => stopChild(filling))
+  await until(() => {
+    const file = join(dataDir, 'store.sqlite')
+    if (!existsSync(file)) return false
+    const db = new Database(file, { readonly: true })
+    try {
+      return !!(
+        db.prepare("SELECT value FROM meta WHERE key = 'head'").pluck().get() as string | undefined
+      )?.startsWith(`${first.chain.head.num}:`)
+    } catch {
+      return false
+    } finally {
+      db.close()
+    }
+  }, 'the first node indexed')
+  await stopChild(filling)
+
+  const refused = await runToExit(t, index(other.ship), 60_000)
+  assert.equal(refused.code, 1, refused.stderr)
+  const fatal = fatalOf(refused.stderr)
+  assert.equal(fatal?.err?.code, 'ship_history_mismatch_error', refused.stderr)
+  assert.deepEqual([fatal.err.details?.storeId, fatal.err.details?.nodeId], [first.chainId, other.chainId])
+})
