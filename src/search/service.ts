@@ -90,10 +90,12 @@ export interface SearchService {
    * final lifecycles instead of serializing them again.
    */
   searchTransactionsJson(request: SearchRequest): Promise<string>
+  /** That JSON in UTF-8, what the route sends: a pinned page's is kept encoded (not encoded again on every answer). */
+  searchTransactionsBody(request: SearchRequest): Promise<Buffer>
 }
 
-/** The answers of pinned pages kept (their JSON): at most 500, or 16 Mi characters together. */
-const PINNED_ANSWERS = { entries: 500, chars: 16 * 2 ** 20 }
+/** The answers of pinned pages kept (their JSON in UTF-8): at most 500, or 16 MiB together. */
+const PINNED_ANSWERS = { entries: 500, bytes: 16 * 2 ** 20 }
 
 /** Reads of one page before it gives up on a chain that keeps forking under it. */
 const MAX_ATTEMPTS = 4
@@ -144,7 +146,7 @@ export function createSearchService(args: {
   const answers =
     args.irreversibleReads === false
       ? undefined
-      : new BoundedCache<string, string>(PINNED_ANSWERS.entries, PINNED_ANSWERS.chars, (json) => json.length)
+      : new BoundedCache<string, Buffer>(PINNED_ANSWERS.entries, PINNED_ANSWERS.bytes, (body) => body.byteLength)
 
   function check(request: SearchRequest): Checked {
     const params = {
@@ -313,41 +315,47 @@ export function createSearchService(args: {
     }
   }
 
+  async function answerBody(request: SearchRequest): Promise<Buffer> {
+    // A pinned page (irreversible blocks only, an irreversible cursor) never changes: its answer is kept under
+    // everything that decides it, the range's bounds included (the default range ends at LIB).
+    const checked = check(request)
+    const begun = await start(checked)
+    const key =
+      answers && begun?.pinned
+        ? JSON.stringify([
+            request.query,
+            checked.params.sort,
+            checked.params.limit,
+            request.cursor ?? '',
+            begun.range.low,
+            begun.range.high,
+          ])
+        : undefined
+    const known = key === undefined ? undefined : answers?.get(key)
+    if (known !== undefined) return known
+    const page = await searchTransactions(checked, begun)
+    // JSON.stringify's output for the page: the keys in the same order, each lifecycle's JSON as kept.
+    const rows = page.transactions?.map(
+      (t) => `{"lifecycle":${lifecycle.json(t.lifecycle)},"action_idx":${JSON.stringify(t.action_idx)}}`,
+    )
+    const body = Buffer.from(
+      `{"cursor":${JSON.stringify(page.cursor)},"transactions":${rows ? `[${rows.join(',')}]` : 'null'}` +
+        `${page.forked_head_warning ? ',"forked_head_warning":true' : ''}}`,
+    )
+    // Kept only when every lifecycle on it is final too (each is, on a pinned page; this says so without a doubt).
+    if (key !== undefined && (page.transactions ?? []).every((t) => lifecycle.isFinal(t.lifecycle)))
+      answers?.set(key, body)
+    return body
+  }
+
   return {
     async searchRows(request) {
       return (await read(request, false)).page
     },
     searchTransactions: (request) => searchTransactions(request),
+    searchTransactionsBody: answerBody,
     async searchTransactionsJson(request) {
-      // A pinned page (irreversible blocks only, an irreversible cursor) never changes: its answer is kept under
-      // everything that decides it, the range's bounds included (the default range ends at LIB).
-      const checked = check(request)
-      const begun = await start(checked)
-      const key =
-        answers && begun?.pinned
-          ? JSON.stringify([
-              request.query,
-              checked.params.sort,
-              checked.params.limit,
-              request.cursor ?? '',
-              begun.range.low,
-              begun.range.high,
-            ])
-          : undefined
-      const known = key === undefined ? undefined : answers?.get(key)
-      if (known !== undefined) return known
-      const page = await searchTransactions(checked, begun)
-      // JSON.stringify's output for the page: the keys in the same order, each lifecycle's JSON as kept.
-      const rows = page.transactions?.map(
-        (t) => `{"lifecycle":${lifecycle.json(t.lifecycle)},"action_idx":${JSON.stringify(t.action_idx)}}`,
-      )
-      const json =
-        `{"cursor":${JSON.stringify(page.cursor)},"transactions":${rows ? `[${rows.join(',')}]` : 'null'}` +
-        `${page.forked_head_warning ? ',"forked_head_warning":true' : ''}}`
-      // Kept only when every lifecycle on it is final too (each is, on a pinned page; this says so without a doubt).
-      if (key !== undefined && (page.transactions ?? []).every((t) => lifecycle.isFinal(t.lifecycle)))
-        answers?.set(key, json)
-      return json
+      return (await answerBody(request)).toString('utf8')
     },
   }
 }

@@ -109,9 +109,9 @@ export const searchRoutes: FastifyPluginAsyncTypebox<{ search: SearchService }> 
         cursor: q.cursor,
         withReversible: booleanParam('with_reversible', q.with_reversible),
       }
-      // Sent as built (a string with a JSON content type is not serialized again): the lifecycles' JSON is kept with
-      // them once they are final (src/lifecycle/final-cache.ts).
-      return reply.type('application/json; charset=utf-8').send(await opts.search.searchTransactionsJson(search))
+      // Sent as built (bytes are not serialized again): the JSON of final lifecycles and of pinned pages is kept
+      // (docs/ARCHITECTURE.md, "Search caches").
+      return reply.type('application/json; charset=utf-8').send(await opts.search.searchTransactionsBody(search))
     },
   )
 }
