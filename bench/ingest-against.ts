@@ -19,6 +19,8 @@ export interface IngestAgainstOptions {
 interface Run {
   readonly actions: number
   readonly seconds: number
+  /** The ingest process's CPU (user + system) while the clock ran; PostgreSQL's own work is not in it. */
+  readonly cpuSeconds: number
 }
 
 const childScript = join(currentRoot, 'bench', 'ingest-child.ts')
@@ -99,8 +101,9 @@ export async function benchIngestAgainst(options: IngestAgainstOptions): Promise
         const first = sides[0] === 'current' ? 'this build' : short
         const rates = `this build ${thousands(rate(current))}, ${short} ${thousands(rate(against))} action traces/s`
         const ratio = (rate(current) / rate(against)).toFixed(3)
+        const cpu = `indexer CPU ${current.cpuSeconds.toFixed(1)} / ${against.cpuSeconds.toFixed(1)} s`
         console.log(
-          `ingest against ${short}, ${label} pair ${pair} (${first} first): ${rates}, ratio ${ratio}${counts}`,
+          `ingest against ${short}, ${label} pair ${pair} (${first} first): ${rates}, ratio ${ratio}; ${cpu}${counts}`,
         )
       }
     }
@@ -119,6 +122,9 @@ export async function benchIngestAgainst(options: IngestAgainstOptions): Promise
       figures[`${label}: ${short}, median of ${options.pairs}: action traces/s`] = thousands(medianRate(against))
       figures[`${label}: this build / ${short}, median of the pairs' ratios`] = ratio.toFixed(3)
       figures[`${label}: bar (≥ 0.95 × ${short})`] = ratio >= 0.95 ? 'met' : 'NOT met'
+      // CPU per trace, the older commit's over this build's: above 1 when this build costs less CPU per trace.
+      const cpuRatio = median(current.map((c, i) => against[i].cpuSeconds / c.cpuSeconds))
+      figures[`${label}: indexer CPU, ${short} / this build, median of the pairs`] = cpuRatio.toFixed(3)
     }
     if (admin) {
       const pgOverSqlite = (side: 'current' | 'against') =>

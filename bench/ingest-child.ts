@@ -8,7 +8,8 @@ import { pathToFileURL } from 'node:url'
  * ingest bench exports are used (openSqliteStore, openPostgresStore, createIndexer with shipUrl, store, endBlockNum,
  * maxMessagesInFlight and onBlock's action count). The clock runs from the indexer's start to its end, as in
  * bench/ingest.ts; the store is opened (schema created) before it and closed after. Prints one JSON line:
- * `{"actions": N, "seconds": S}`.
+ * `{"actions": N, "seconds": S, "cpuSeconds": C}` (C: this process's CPU meanwhile, user and system: steadier than
+ * the clock on a shared machine, but without the PostgreSQL server's share).
  */
 interface StoreLike {
   close(): Promise<void>
@@ -37,6 +38,7 @@ const { createIndexer } = await load<IngestModule>('src/ingest/index.ts')
 const stores = await load<StoreModule>('src/store/index.ts')
 const store = kind === 'sqlite' ? stores.openSqliteStore(location) : await stores.openPostgresStore(location)
 let actions = 0
+const cpuAtStart = process.cpuUsage()
 const started = performance.now()
 await createIndexer({
   shipUrl,
@@ -46,5 +48,7 @@ await createIndexer({
   onBlock: (b) => (actions += b.actions),
 }).run()
 const seconds = (performance.now() - started) / 1000
+const cpu = process.cpuUsage(cpuAtStart)
+const cpuSeconds = (cpu.user + cpu.system) / 1e6
 await store.close()
-console.log(JSON.stringify({ actions, seconds }))
+console.log(JSON.stringify({ actions, seconds, cpuSeconds }))
