@@ -9,17 +9,21 @@ import { percentile } from './timing.ts'
 const ANTLER = fileURLToPath(new URL('../bin/antler.js', import.meta.url))
 
 /**
- * A preload that writes the process's peak RSS (KiB, all threads) to the file STARTUP_RSS_FILE names, at exit: VmHWM
- * on Linux, since getrusage's maxRSS keeps the high-water mark of the spawning process across fork and exec (the
- * bench's own RSS); maxRSS elsewhere.
+ * A preload that writes the process's peak RSS (KiB, all threads) and CPU time (ms, user + system, all threads) to the
+ * file STARTUP_USAGE_FILE names, at exit. The peak is VmHWM on Linux, since getrusage's maxRSS keeps the high-water
+ * mark of the spawning process across fork and exec (the bench's own RSS); maxRSS elsewhere. CPU time is the steadier
+ * figure on a busy machine, where wall time mostly measures waiting for a core.
  */
-const RECORD_PEAK_RSS = `data:text/javascript,${encodeURIComponent(`
+const RECORD_USAGE = `data:text/javascript,${encodeURIComponent(`
 import { readFileSync, writeFileSync } from 'node:fs'
 const peakKiB = () => {
   try { return Number(/VmHWM:\\s+(\\d+) kB/.exec(readFileSync('/proc/self/status', 'utf8'))[1]) }
   catch { return process.resourceUsage().maxRSS }
 }
-process.on('exit', () => writeFileSync(process.env.STARTUP_RSS_FILE, String(peakKiB())))
+process.on('exit', () => {
+  const { user, system } = process.cpuUsage()
+  writeFileSync(process.env.STARTUP_USAGE_FILE, peakKiB() + ' ' + (user + system) / 1000)
+})
 `)}`
 
 interface Start {
@@ -28,23 +32,30 @@ interface Start {
   readonly env: Record<string, string>
 }
 
-/** One start to its end: wall time (ms) and peak RSS (MiB). */
-function startOnce(start: Start, rssFile: string): { ms: number; rssMiB: number } {
+interface Usage {
+  readonly ms: number
+  readonly cpuMs: number
+  readonly rssMiB: number
+}
+
+/** One start to its end: wall time, CPU time (ms) and peak RSS (MiB). */
+function startOnce(start: Start, usageFile: string): Usage {
   const started = performance.now()
-  const run = spawnSync(process.execPath, ['--import', RECORD_PEAK_RSS, ...start.args], {
+  const run = spawnSync(process.execPath, ['--import', RECORD_USAGE, ...start.args], {
     encoding: 'utf8',
-    env: { ...process.env, ...start.env, STARTUP_RSS_FILE: rssFile },
+    env: { ...process.env, ...start.env, STARTUP_USAGE_FILE: usageFile },
     timeout: 60_000,
   })
   const ms = performance.now() - started
   if (run.status !== 0) throw new Error(`${start.name}: exit ${run.status ?? run.signal}: ${run.stderr}`)
   if (run.stderr !== '') throw new Error(`${start.name}: wrote on stderr: ${run.stderr}`)
-  return { ms, rssMiB: Number(readFileSync(rssFile, 'utf8')) / 1024 }
+  const [peakKiB, cpuMs] = readFileSync(usageFile, 'utf8').split(' ').map(Number)
+  return { ms, cpuMs, rssMiB: peakKiB / 1024 }
 }
 
 /**
- * `npm run bench -- --only startup`: how long `antler --help` and `antler dev --help` take to start and end, and their
- * peak RSS, as users run them (the compiled build: a fresh build of the current sources into a temporary install-like
+ * `npm run bench -- --only startup`: how long `antler --help` and `antler dev --help` take to start and end, their CPU
+ * time and peak RSS, as users run them (the compiled build: a fresh build of the current sources into a temporary install-like
  * copy, so the tree's own dist/ need not be current) and through tsx (ANTLER_FROM_SOURCE=1, as the tests run them).
  * The same-run limit is `node -e 0`, Node's own start. Medians of `runs` rounds, the starts taking turns in each round.
  */
@@ -61,15 +72,14 @@ export function benchStartup(runs: number): Record<string, string> {
       { name: 'antler dev --help, compiled', args: [compiledBin, 'dev', '--help'], env: compiled },
       { name: 'antler dev --help, through tsx', args: [ANTLER, 'dev', '--help'], env: tsx },
     ]
-    const samples = starts.map(() => ({ ms: [] as number[], rssMiB: [] as number[] }))
-    const rssFile = join(dir, 'rss')
+    const samples = starts.map((): Record<keyof Usage, number[]> => ({ ms: [], cpuMs: [], rssMiB: [] }))
+    const usageFile = join(dir, 'usage')
     // One untimed round first: the disk cache and tsx's transform cache are warm for every timed one.
     for (let round = 0; round <= runs; round++)
       starts.forEach((start, i) => {
-        const { ms, rssMiB } = startOnce(start, rssFile)
+        const usage = startOnce(start, usageFile)
         if (round === 0) return
-        samples[i].ms.push(ms)
-        samples[i].rssMiB.push(rssMiB)
+        for (const key of ['ms', 'cpuMs', 'rssMiB'] as const) samples[i][key].push(usage[key])
       })
     const median = (xs: number[]) =>
       percentile(
@@ -82,7 +92,8 @@ export function benchStartup(runs: number): Record<string, string> {
         const ms = median(samples[i].ms)
         const ratio = i === 0 ? '' : ` (${(ms / nodeMs).toFixed(1)} × node -e 0)`
         const range = `${Math.min(...samples[i].ms).toFixed(0)}–${Math.max(...samples[i].ms).toFixed(0)}`
-        const figure = `median ${ms.toFixed(0)} ms wall${ratio}, range ${range} ms, peak RSS ${median(samples[i].rssMiB).toFixed(0)} MiB`
+        const cpu = median(samples[i].cpuMs).toFixed(0)
+        const figure = `median ${ms.toFixed(0)} ms wall${ratio}, range ${range} ms; CPU ${cpu} ms; peak RSS ${median(samples[i].rssMiB).toFixed(0)} MiB`
         return [`startup ${start.name}`, figure]
       }),
     )
