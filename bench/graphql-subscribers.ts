@@ -202,9 +202,11 @@ function openStream(config: SubscribersConfig, s: Subscriber | undefined, reques
       const d = message.data
       if (message.type === 'listening') resolve()
       else if (message.type === 'ping') socket.send(JSON.stringify({ type: 'pong' }))
-      else if (message.type === 'head_info')
+      else if (message.type === 'head_info') {
+        // get_head_info sends no `listening`: its first head_info is the start.
+        resolve()
         blockTimes.set(d.head_block_num as number, Date.parse(`${String(d.head_block_time).replace(/Z$/, '')}Z`))
-      else if (message.type === 'action_trace')
+      } else if (message.type === 'action_trace')
         s?.record(at, wall, {
           num: d.block_num as number,
           timestamp: Date.parse(`${String(d.block_time).replace(/Z$/, '')}Z`),
