@@ -1,4 +1,4 @@
-import { authText, detailsText, pkText, ramText, sequenceRanges, trxIdKey } from './row-mapping.ts'
+import { authText, detailsText, pkText, ramText, sequenceRanges, traceText, trxIdKey } from './row-mapping.ts'
 import type { BlockBatch } from './types.ts'
 
 /** How a driver binds the values SQL types differ on (better-sqlite3 takes no booleans; pg wants text for NUMERIC). */
@@ -65,7 +65,7 @@ export function blockRows(batch: BlockBatch, bind: ValueBinding): BlockRows {
       a.actDigest,
       bind.decimal(a.recvSequence),
       ramText(a.ramDeltas),
-      detailsText(a.trace),
+      traceText(a.trace),
     ]),
     rowVersions: batch.rows.map((r) => {
       const value = r.value === undefined ? null : bind.bytes(r.value)

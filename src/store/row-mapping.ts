@@ -42,6 +42,43 @@ export function blockFromRow(r: DbRow): BlockRecord {
 export const detailsText = (details: object | undefined): string | null =>
   details === undefined ? null : JSON.stringify(details)
 
+/**
+ * An action's trace details as stored: a positional JSON array (elapsed, console, context-free as 0/1, except or null,
+ * auth sequence, code sequence, abi sequence), under half the keyed object's bytes; ingest writes one per action trace.
+ */
+export function traceText(t: ActionTraceDetails | undefined): string | null {
+  if (t === undefined) return null
+  const except = t.except ?? null
+  return JSON.stringify([
+    t.elapsedUs,
+    t.console,
+    t.contextFree ? 1 : 0,
+    except,
+    t.authSequence,
+    t.codeSequence,
+    t.abiSequence,
+  ])
+}
+
+/** Trace details from either stored form: the positional array, or the keyed object stores wrote before it. */
+export function traceFromText(text: string): ActionTraceDetails {
+  const parsed = JSON.parse(text) as unknown
+  if (!Array.isArray(parsed)) return parsed as ActionTraceDetails
+  const [elapsedUs, consoleText, contextFree, except, authSequence, codeSequence, abiSequence] = parsed as [
+    number,
+    string,
+    number,
+    string | null,
+    ActionTraceDetails['authSequence'],
+    number,
+    number,
+  ]
+  // `except` is absent when there is none, as a keyed object read back without it.
+  const head = { elapsedUs, console: consoleText, contextFree: contextFree === 1 }
+  const tail = { authSequence, codeSequence, abiSequence }
+  return (except === null ? { ...head, ...tail } : { ...head, except, ...tail }) as ActionTraceDetails
+}
+
 /** `actor@permission` pairs, comma-separated (names never hold `@` or `,`). */
 export function authText(levels: readonly PermissionLevel[]): string {
   return levels.map((l) => `${l.actor}@${l.permission}`).join(',')
@@ -106,7 +143,7 @@ export function actionFromRow(r: DbRow, trxId: string = r.trx_id as string): Act
     actDigest: r.act_digest as string,
     recvSequence: BigInt(r.recv_seq as string),
     ramDeltas: parseRam(r.ram as string),
-    ...(r.trace ? { trace: JSON.parse(r.trace as string) as ActionTraceDetails } : {}),
+    ...(r.trace ? { trace: traceFromText(r.trace as string) } : {}),
   }
 }
 
