@@ -11,6 +11,7 @@ import { benchStartup } from './startup.ts'
 import { benchStateApi } from './state-api.ts'
 import { benchStoreReads } from './store-reads.ts'
 import { benchStreams } from './streams.ts'
+import { benchReplicas } from './replicas.ts'
 
 /**
  * `npm run bench [-- --actions N]`: runs every benchmark and prints its figures. Figures that
@@ -35,6 +36,9 @@ import { benchStreams } from './streams.ts'
  * indexer in a process of its own and times them alike; `--against-pairs N` (3) pairs per store, SQLite and
  * PostgreSQL taking turns, each pair and its ratio printed as it ends, then the medians and the bars (≥ 0.95 × REV,
  * PostgreSQL ≥ 0.6 × SQLite).
+ * `--only replicas` (PostgreSQL: ANTLER_BENCH_PG or ANTLER_TEST_PG) runs `antler serve` and two `antler api`
+ * replicas on one store: a replica's stream latency next to the all-in-one process, and reads on one replica against two
+ * (`--replica-seconds`, `--api-rounds`, `--api-connections`, `--replica-stream-seconds`).
  * `--only startup` times `antler --help` and `antler dev --help`, compiled and through tsx (`--startup-runs`).
  */
 const { values } = parseArgs({
@@ -63,6 +67,8 @@ const { values } = parseArgs({
     'graphql-rounds': { type: 'string', default: '3' },
     'graphql-query-seconds': { type: 'string', default: '10' },
     'startup-runs': { type: 'string', default: '10' },
+    'replica-seconds': { type: 'string', default: '5' },
+    'replica-stream-seconds': { type: 'string', default: '60' },
     'search-connections': { type: 'string', default: '32' },
     'search-pages-only': { type: 'boolean', default: false },
   },
@@ -253,6 +259,28 @@ if (values.only === 'graphql') {
       `${querySeconds} s runs (each alone, taking turns, then both interleaved)`,
   )
   print(await benchGraphql({ subscriberSeconds, subscriberCounts, querySeconds, queryRounds, connections }))
+}
+if (values.only === 'replicas') {
+  // `--only replicas [--replica-seconds 5 --api-rounds 4 --api-connections 32 --replica-stream-seconds 60]`.
+  const postgresUrl = process.env.ANTLER_BENCH_PG ?? process.env.ANTLER_TEST_PG
+  const seconds = Number(values['replica-seconds'])
+  const rounds = Number(values['api-rounds'])
+  const connections = Number(values['api-connections'])
+  const streamSeconds = Number(values['replica-stream-seconds'])
+  if (!postgresUrl) {
+    console.error('bench: --only replicas needs ANTLER_BENCH_PG (or ANTLER_TEST_PG), a PostgreSQL server URL')
+    process.exit(2)
+  }
+  if (![seconds, rounds, connections, streamSeconds].every((n) => Number.isInteger(n) && n >= 1)) {
+    console.error(
+      'bench: --replica-seconds, --api-rounds, --api-connections and --replica-stream-seconds must be whole numbers of at least 1',
+    )
+    process.exit(2)
+  }
+  console.log(
+    `# replicas: antler devchain (demo workload, 500 ms blocks), antler serve (indexer + API) and two antler api on one PostgreSQL store, --no-auth; a get_head_info stream on a replica and on serve for ${streamSeconds} s; then autocannon (own processes), ${connections} connections split between the replicas, ${rounds} rounds of ${seconds} s, one replica and two taking turns`,
+  )
+  print(await benchReplicas({ postgresUrl, seconds, rounds, connections, streamSeconds }))
 }
 if (values.only === 'startup') {
   // `--only startup [--startup-runs 10]`: bench/startup.ts (antler --help, compiled and through tsx).
