@@ -37,8 +37,8 @@ import { benchReplicas } from './replicas.ts'
  * PostgreSQL taking turns, each pair and its ratio printed as it ends, then the medians and the bars (≥ 0.95 × REV,
  * PostgreSQL ≥ 0.6 × SQLite).
  * `--only replicas` (PostgreSQL: ANTLER_BENCH_PG or ANTLER_TEST_PG) runs `antler serve` and two `antler api`
- * replicas on one store: a replica's stream latency next to the all-in-one process, and reads on one replica against two
- * (`--replica-seconds`, `--api-rounds`, `--api-connections`, `--replica-stream-seconds`).
+ * replicas on one store: a replica's stream latency next to the all-in-one process, and reads on one replica
+ * against two (`--replica-seconds`, `--api-rounds`, `--api-connections`, `--replica-stream-seconds`).
  * `--only startup` times `antler --help` and `antler dev --help`, compiled and through tsx (`--startup-runs`).
  */
 const { values } = parseArgs({
