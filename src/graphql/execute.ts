@@ -64,6 +64,22 @@ export function prepare(schema: GraphQLSchema, request: GraphqlRequest): Documen
   return document
 }
 
+/** What graphql-js's execute, subscribe and createSourceEventStream take for a prepared request. */
+function executionArgs(
+  schema: GraphQLSchema,
+  document: DocumentNode,
+  request: GraphqlRequest,
+  context: GraphqlContext,
+) {
+  return {
+    schema,
+    document,
+    contextValue: context,
+    variableValues: request.variables,
+    operationName: request.operationName,
+  }
+}
+
 /**
  * Runs a request outside mercurius (gRPC): a query answers one result, a subscription an async iterator of results;
  * variable errors come back as a result with `errors`, as graphql-js gives them.
@@ -75,13 +91,7 @@ export async function runGraphql(
 ): Promise<ExecutionResult | AsyncGenerator<ExecutionResult>> {
   const document = prepare(schema, request)
   const operation = getOperationAST(document, request.operationName)
-  const args = {
-    schema,
-    document,
-    contextValue: context,
-    variableValues: request.variables,
-    operationName: request.operationName,
-  }
+  const args = executionArgs(schema, document, request, context)
   if (operation?.operation === 'subscription') return subscribe(args) as Promise<AsyncGenerator<ExecutionResult>>
   return execute(args) as Promise<ExecutionResult>
 }
@@ -140,13 +150,7 @@ export function createSharedSubscriptions<T = string>(
       request: GraphqlRequest,
       context: GraphqlContext,
     ): Promise<SharedSubscription<T> | ExecutionResult> {
-      const args = {
-        schema,
-        document,
-        contextValue: context,
-        variableValues: request.variables,
-        operationName: request.operationName,
-      }
+      const args = executionArgs(schema, document, request, context)
       const events = await createSourceEventStream(args)
       if (!(Symbol.asyncIterator in events)) return events as ExecutionResult
       const shape = JSON.stringify([request.query, request.operationName ?? null, resultVariables(document, request)])
