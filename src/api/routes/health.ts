@@ -59,12 +59,20 @@ const Ready = Type.Object({
   max_lag_blocks: Type.Union([Type.Integer(), Type.Null()], { description: 'null: the lag is not judged' }),
 })
 
-/** The lowest stored block, remembered: it only changes if history is pruned. */
+/** How long the lowest stored block is trusted before `/healthz` checks it is still stored. */
+const FIRST_BLOCK_RECHECK_MS = 1000
+
+/**
+ * The lowest stored block, remembered: it only changes if history is pruned, so it is checked at most once a second
+ * (one store read fewer on almost every `/healthz`).
+ */
 function firstBlockFinder(store: HealthSource['store']): (high: number) => Promise<number | undefined> {
   let first: number | undefined
+  let checkedAt = 0
   return async (high) => {
-    if (first !== undefined && (await store.blockByNum(first))) return first
-    first = await firstStoredBlock(store, high)
+    if (first !== undefined && Date.now() - checkedAt < FIRST_BLOCK_RECHECK_MS) return first
+    if (first === undefined || !(await store.blockByNum(first))) first = await firstStoredBlock(store, high)
+    checkedAt = Date.now()
     return first
   }
 }
