@@ -14,18 +14,27 @@ export interface TcpProxy {
   cut(): void
   /** Lets new connections through again. */
   restore(): void
+  /**
+   * Points the proxy at another target (same scheme): open connections are closed (a node that restarts), new ones
+   * reach `target`.
+   */
+  switchTo(target: string): void
 }
 
-/** A TCP proxy in front of `target` (http://host:port) whose connections a test can cut, as a network failure would. */
+/**
+ * A TCP proxy in front of `target` (http://host:port) whose connections a test can cut, as a network failure would, or
+ * send to another target.
+ */
 export async function startTcpProxy(t: TestContext, target: string): Promise<TcpProxy> {
-  const { hostname, port, protocol } = new URL(target)
+  const { protocol } = new URL(target)
+  let current = new URL(target)
   const live = new Set<net.Socket>()
   let down = false
   let accepted = 0
   const server = net.createServer((client) => {
     if (down) return void client.resetAndDestroy()
     accepted++
-    const upstream = net.connect({ host: hostname, port: Number(port) })
+    const upstream = net.connect({ host: current.hostname, port: Number(current.port) })
     for (const socket of [client, upstream]) {
       live.add(socket)
       socket.on('error', () => undefined)
@@ -57,6 +66,10 @@ export async function startTcpProxy(t: TestContext, target: string): Promise<Tcp
     },
     restore() {
       down = false
+    },
+    switchTo(next) {
+      current = new URL(next)
+      for (const socket of live) socket.destroy()
     },
   }
 }

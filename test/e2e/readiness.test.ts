@@ -1,6 +1,5 @@
-import { test, type TestContext } from 'node:test'
+import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import net from 'node:net'
 import { spawn } from 'node:child_process'
 import pg from 'pg'
 import { ANTLER_BIN, envWithoutFlags, spawnAntler } from '../_helpers/cli.ts'
@@ -18,36 +17,6 @@ async function get(api: string, path: string): Promise<{ status: number; body: R
   return { status: response.status, body: (await response.json()) as Record<string, unknown> }
 }
 
-/** A TCP proxy whose target can be switched: connections opened after `switchTo` reach the new target. */
-async function switchableProxy(t: TestContext, target: string): Promise<{ url: string; switchTo(url: string): void }> {
-  let current = new URL(target)
-  const live = new Set<net.Socket>()
-  const server = net.createServer((client) => {
-    const upstream = net.connect({ host: current.hostname, port: Number(current.port) })
-    for (const socket of [client, upstream]) {
-      live.add(socket)
-      socket.on('error', () => undefined)
-      socket.on('close', () => {
-        live.delete(socket)
-        client.destroy()
-        upstream.destroy()
-      })
-    }
-    client.pipe(upstream)
-    upstream.pipe(client)
-  })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  onCleanup(t, () => new Promise<void>((resolve) => (live.forEach((s) => s.destroy()), server.close(() => resolve()))))
-  return {
-    url: `ws://127.0.0.1:${(server.address() as net.AddressInfo).port}`,
-    switchTo(url) {
-      current = new URL(url)
-      // The node "restarts": open connections drop, the indexer reconnects to the new target.
-      for (const socket of live) socket.destroy()
-    },
-  }
-}
-
 const apiFlags = ['--port', '0', '--grpc-port', '0', '--no-auth', '--log-level', 'warn']
 
 test('antler serve whose node is replaced by one of another chain: the indexer stops, /readyz answers 503 with its ship_history_mismatch_error while /healthz stays 200', async (t) => {
@@ -55,7 +24,7 @@ test('antler serve whose node is replaced by one of another chain: the indexer s
   const other = await withDevchain(t)
   for (let i = 0; i < 30; i++) first.chain.produceBlock()
   for (let i = 0; i < 30; i++) other.chain.produceBlock()
-  const ship = await switchableProxy(t, first.ship)
+  const ship = await startTcpProxy(t, first.ship)
   const serve = await spawnAntler(t, [
     'serve',
     '--ship',
