@@ -1,4 +1,5 @@
 import type { DecoderSource } from '../lifecycle/index.ts'
+import { createPayloadMemo } from '../live/index.ts'
 import {
   blockSearchTerms,
   dataSearchTerms,
@@ -63,7 +64,7 @@ function satisfies(expr: SearchExpr, a: IndexedAction): boolean {
  */
 export function createLiveMatcher(deps: LiveMatchDeps) {
   const indexed = new WeakMap<StepPayload, Promise<IndexedAction[]>>()
-  const matched = new WeakMap<StepPayload, Map<string, Promise<LiveRow[]>>>()
+  const matched = createPayloadMemo<LiveRow[]>()
   const decoders = new WeakMap<StepPayload, ReturnType<DecoderSource>>()
 
   async function index(payload: StepPayload): Promise<IndexedAction[]> {
@@ -135,11 +136,7 @@ export function createLiveMatcher(deps: LiveMatchDeps) {
     },
     /** The block's transactions matching `expr` (keyed by `exprKey`), in execution order. */
     matches(payload: StepPayload, expr: SearchExpr, exprKey: string): Promise<LiveRow[]> {
-      let byQuery = matched.get(payload)
-      if (!byQuery) matched.set(payload, (byQuery = new Map()))
-      let found = byQuery.get(exprKey)
-      if (!found) byQuery.set(exprKey, (found = rows(payload, expr)))
-      return found
+      return matched(payload, exprKey, () => rows(payload, expr))
     },
   }
 }
