@@ -19,18 +19,9 @@ export interface Platform {
   readonly chainId: string
 }
 
-/**
- * Spawns `antler dev` on free ports in a fresh data dir (stopped, then removed, after the test). Flags
- * after the defaults override them (commander takes the last value), e.g. `['--block-time', '50']`.
- * The default workload is none, so tests see only their own transactions.
- */
-export async function startPlatform(
-  t: TestContext,
-  extraArgs: string[] = [],
-  env: Record<string, string> = {},
-): Promise<Platform> {
-  const dataDir = tempDir(t, 'antler-e2e-')
-  const args = [
+/** `antler dev` in `dataDir` on free ports, 100 ms blocks, no workload, warnings only: what the e2e tests run. */
+export function devArgs(dataDir: string): string[] {
+  return [
     'dev',
     '--data-dir',
     dataDir,
@@ -48,9 +39,21 @@ export async function startPlatform(
     'none',
     '--log-level',
     'warn',
-    ...extraArgs,
   ]
-  const cli = await spawnAntler(t, args, env)
+}
+
+/**
+ * Spawns `antler dev` on free ports in a fresh data dir (stopped, then removed, after the test). Flags
+ * after the defaults override them (commander takes the last value), e.g. `['--block-time', '50']`.
+ * The default workload is none, so tests see only their own transactions.
+ */
+export async function startPlatform(
+  t: TestContext,
+  extraArgs: string[] = [],
+  env: Record<string, string> = {},
+): Promise<Platform> {
+  const dataDir = tempDir(t, 'antler-e2e-')
+  const cli = await spawnAntler(t, [...devArgs(dataDir), ...extraArgs], env)
   const { api, grpc, chainApi, ship, apiKey, chainId } = cli.ready
   return { cli, dataDir, api, grpc, chainApi, ship, apiKey, chainId }
 }

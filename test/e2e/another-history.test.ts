@@ -11,29 +11,10 @@ import { onCleanup } from '../_helpers/cleanup.ts'
 import { tempDir, withDevchain } from '../_helpers/devchain.ts'
 import { until } from '../_helpers/store.ts'
 import { PG_SKIP_REASON, withPostgresDatabase } from '../_helpers/postgres.ts'
+import { devArgs } from '../_helpers/platform.ts'
 
 /** The flags of an `antler dev` on free ports with fast blocks, into `store` (a fresh data dir: a fresh devchain). */
-const devArgs = (t: TestContext, store: string) => [
-  'dev',
-  '--store',
-  store,
-  '--data-dir',
-  tempDir(t, 'antler-history-'),
-  '--port',
-  '0',
-  '--grpc-port',
-  '0',
-  '--chain-port',
-  '0',
-  '--ship-port',
-  '0',
-  '--block-time',
-  '100',
-  '--workload',
-  'none',
-  '--log-level',
-  'warn',
-]
+const devArgsInto = (t: TestContext, store: string) => [...devArgs(tempDir(t, 'antler-history-')), '--store', store]
 
 /** Runs `antler …` to its exit (killed after `ms`): exit code, output and how long it took. */
 function runToExit(t: TestContext, args: string[], ms: number) {
@@ -79,7 +60,7 @@ async function meta(url: string): Promise<Record<string, string>> {
 /** Fills a fresh PostgreSQL store with a first `antler dev` (its own devchain) for a few seconds, then stops it. */
 async function storeOfAnotherDevchain(t: TestContext): Promise<{ url: string; chainId: string }> {
   const url = await withPostgresDatabase(t)
-  const first = await spawnAntler(t, devArgs(t, url), envWithoutFlags())
+  const first = await spawnAntler(t, devArgsInto(t, url), envWithoutFlags())
   // Past the LIB depth (12), so the store holds irreversible blocks.
   const deadline = Date.now() + 60_000
   while (Number((await meta(url)).lib ?? 0) < 20) {
@@ -98,7 +79,7 @@ test(
     const before = await meta(url)
     assert.equal(before.chain_id, chainId, 'the store recorded the first devchain chain id')
 
-    const second = await runToExit(t, devArgs(t, url), 90_000)
+    const second = await runToExit(t, devArgsInto(t, url), 90_000)
     assert.equal(second.code, 1, second.stderr)
     assert.ok(second.tookMs < 90_000, `exited after ${second.tookMs} ms`)
     assert.doesNotMatch(second.stdout, /antler ready/, 'no ready line')
@@ -125,7 +106,7 @@ test(
     await client.end()
     const before = await meta(url)
 
-    const second = await runToExit(t, devArgs(t, url), 90_000)
+    const second = await runToExit(t, devArgsInto(t, url), 90_000)
     assert.equal(second.code, 1, second.stderr)
     assert.ok(second.tookMs < 90_000, `exited after ${second.tookMs} ms`)
     const fatal = fatalOf(second.stderr)
