@@ -82,15 +82,22 @@ const ANTLER = fileURLToPath(new URL('../bin/antler.js', import.meta.url))
 // bench/startup.ts compares the two.
 process.env.ANTLER_FROM_SOURCE ??= '1'
 
-/** Runs `node bin/antler.js ARGS` (stderr to `logPath`) and returns the fields of its `antler ready {…}` line. */
+/**
+ * Runs `node bin/antler.js ARGS` (stderr to `logPath`) and returns the fields of its `antler ready {…}` line; killed
+ * after `killAfterMs` when given.
+ */
 export async function startAntler(
   children: Children,
   args: string[],
   logPath: string,
   timeoutMs = 120_000,
+  killAfterMs?: number,
 ): Promise<{ child: ChildProcess; ready: Record<string, string> }> {
   const log = openSync(logPath, 'a')
-  const child = children.track(spawn(process.execPath, [ANTLER, ...args], { stdio: ['ignore', 'pipe', log] }))
+  const child = children.track(
+    spawn(process.execPath, [ANTLER, ...args], { stdio: ['ignore', 'pipe', log] }),
+    killAfterMs,
+  )
   closeSync(log)
   const lines = createInterface({ input: child.stdout! })
   try {
@@ -114,4 +121,23 @@ export async function startAntler(
     await children.stop(child)
     throw new Error(`${(error as Error).message}; its log ends:\n${logTail(logPath)}`, { cause: error })
   }
+}
+
+/** An `antler api` under load: a label for the figures, its process (for its CPU) and its base URL. */
+export interface ApiServer {
+  readonly label: string
+  readonly child: ChildProcess
+  readonly api: string
+}
+
+/** `antler api` on an existing store, auth off, alone in its process (killed after an hour at most). */
+export async function startApiServer(
+  children: Children,
+  label: string,
+  storeArgs: string[],
+  logPath: string,
+): Promise<ApiServer> {
+  const args = ['api', ...storeArgs, '--no-auth', '--port', '0', '--grpc-port', '0']
+  const { child, ready } = await startAntler(children, args, logPath, 120_000, 60 * 60_000)
+  return { label, child, api: ready.api }
 }

@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pg from 'pg'
 import WebSocket from 'ws'
-import { Children, startAntler } from './children.ts'
-import { cannon, type Cannon, type Server } from './search-api.ts'
+import { Children, startAntler, type ApiServer } from './children.ts'
+import { cannon, type Cannon } from './search-api.ts'
 import { percentile } from './timing.ts'
 
 export interface ReplicasBenchOptions {
@@ -46,7 +46,7 @@ async function headArrivals(api: string): Promise<{ arrivals: Map<number, number
 /** Load on several servers at once (one autocannon process each, connections split): the sum of req/s, worst p99. */
 async function loadAll(
   children: Children,
-  servers: readonly Server[],
+  servers: readonly ApiServer[],
   path: string,
   seconds: number,
   connections: number,
@@ -94,7 +94,7 @@ export async function benchReplicas(options: ReplicasBenchOptions): Promise<Reco
       ['serve', '--ship', devchain.ready.ship, '--chain-api', devchain.ready.chainApi, '--store', store, ...common],
       log('serve'),
     )
-    const replicas: Server[] = []
+    const replicas: ApiServer[] = []
     for (const name of ['replica-a', 'replica-b']) {
       const started = await startAntler(
         children,

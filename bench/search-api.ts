@@ -1,18 +1,16 @@
-import { spawn, type ChildProcess } from 'node:child_process'
+import { spawn } from 'node:child_process'
 import { once } from 'node:events'
-import { closeSync, mkdtempSync, openSync, rmSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import os, { tmpdir } from 'node:os'
 import { basename, dirname, join } from 'node:path'
-import { createInterface } from 'node:readline'
-import { fileURLToPath } from 'node:url'
 import Database from 'better-sqlite3'
 import pg from 'pg'
 import { createLifecycleService } from '../src/lifecycle/index.ts'
 import { createSearchService, type SearchRequest, type SearchService } from '../src/search/index.ts'
 import { openPostgresStore, openSqliteStore, type Store } from '../src/store/index.ts'
 import { seededRandom } from '../test/_helpers/store.ts'
-import { Children, cpuSeconds, logTail } from './children.ts'
+import { Children, cpuSeconds, startApiServer, type ApiServer } from './children.ts'
 import { postgresPostingsBytes, sqlitePostingsBytes } from './search.ts'
 
 export interface SearchApiBenchOptions {
@@ -32,9 +30,7 @@ export interface SearchApiBenchOptions {
   readonly pagesOnly?: boolean
 }
 
-const ANTLER = fileURLToPath(new URL('../bin/antler.js', import.meta.url))
 const AUTOCANNON = createRequire(import.meta.url).resolve('autocannon')
-const SERVER_TIMEOUT_MS = 60 * 60_000
 /** The bar of issue 16: p99 through HTTP, ms, and the index's bytes per action. */
 const BAR_P99_MS = 20
 const BAR_BYTES_PER_ACTION = 100
@@ -46,45 +42,6 @@ const BAR_WARM_P99_MS = 20
 const UNWARMED_PER_RUN = 400
 /** Start blocks of unwarmed pages are this many blocks apart at least: no page shares a block with another. */
 const UNWARMED_SPACING = 4
-
-export interface Server {
-  readonly label: string
-  readonly child: ChildProcess
-  readonly api: string
-}
-
-/** `antler api` on an existing store, auth off, alone in its process; resolves at its `antler ready` line. */
-async function startApi(children: Children, label: string, storeArgs: string[], logPath: string): Promise<Server> {
-  const log = openSync(logPath, 'a')
-  const child = children.track(
-    spawn(process.execPath, [ANTLER, 'api', ...storeArgs, '--no-auth', '--port', '0', '--grpc-port', '0'], {
-      stdio: ['ignore', 'pipe', log],
-    }),
-    SERVER_TIMEOUT_MS,
-  )
-  closeSync(log)
-  const lines = createInterface({ input: child.stdout! })
-  try {
-    const ready = await new Promise<Record<string, string>>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error('no ready line within 120 s')), 120_000)
-      lines.on('line', (line) => {
-        if (!line.startsWith('antler ready ')) return
-        clearTimeout(timer)
-        resolve(JSON.parse(line.slice('antler ready '.length)))
-      })
-      child.once('exit', (code, signal) => {
-        clearTimeout(timer)
-        reject(new Error(`exited (${code ?? signal}) before it was ready`))
-      })
-    })
-    return { label, child, api: ready.api }
-  } catch (error) {
-    await children.stop(child)
-    throw new Error(`antler api (${label}): ${(error as Error).message}; its log ends:\n${logTail(logPath)}`, {
-      cause: error,
-    })
-  }
-}
 
 /**
  * The load process: autocannon's programmatic API, each connection cycling through the requests;
@@ -138,7 +95,7 @@ interface Request {
 
 export async function cannon(
   children: Children,
-  server: Server,
+  server: ApiServer,
   requests: readonly Pick<Request, 'path' | 'expectLength'>[],
   run: { seconds: number; connections: number },
 ): Promise<Cannon> {
@@ -207,7 +164,7 @@ function pathOf(s: SearchRequest): string {
  * answer to the same request, serialized: the same JSON, and a non-empty page (the rare query's
  * may hold fewer than its limit). Under load every answer must then have that length.
  */
-async function verify(server: Server, search: SearchService, requests: readonly Request[]): Promise<void> {
+async function verify(server: ApiServer, search: SearchService, requests: readonly Request[]): Promise<void> {
   for (const request of requests) {
     const response = await fetch(server.api + request.path, { signal: AbortSignal.timeout(60_000) })
     const text = await response.text()
@@ -260,7 +217,7 @@ interface Configuration {
   readonly key: string
   readonly adapter: string
   readonly name: string
-  readonly server: Server
+  readonly server: ApiServer
   readonly search: SearchService
   readonly requests: Request[]
 }
@@ -272,7 +229,7 @@ interface Configuration {
  */
 async function configurationsOf(
   adapter: string,
-  server: Server,
+  server: ApiServer,
   search: SearchService,
   head: number,
   random: () => number,
@@ -454,7 +411,7 @@ export async function benchSearchApi(options: SearchApiBenchOptions): Promise<Re
       if (!position) throw new Error(`${adapter.label}: the store is empty`)
       const lifecycle = createLifecycleService({ store })
       const search = createSearchService({ store, lifecycle, cursorKey: await store.secret('cursor_key') })
-      const server = await startApi(children, adapter.label, adapter.storeArgs, join(dir, `${adapter.label}.log`))
+      const server = await startApiServer(children, adapter.label, adapter.storeArgs, join(dir, `${adapter.label}.log`))
       pageServers.push({ label: adapter.label, server, search, lib: position.lib })
       if (options.pagesOnly) continue
       const own = await configurationsOf(adapter.label, server, search, position.lib, seededRandom(16))
@@ -545,7 +502,7 @@ function meanTransactions(c: { requests: { transactions?: number }[] }): number 
   return c.requests.reduce((s, r) => s + r.transactions!, 0) / c.requests.length
 }
 
-/** Server CPU per answered request over runs, weighted by how many each answered. */
+/** ApiServer CPU per answered request over runs, weighted by how many each answered. */
 function serverCpuPerRequest(runs: { serverCpuMs?: number; answered: number }[]): number {
   return runs.reduce((s, r) => s + r.serverCpuMs! * r.answered, 0) / runs.reduce((s, r) => s + r.answered, 0)
 }
@@ -569,7 +526,7 @@ const page25 = (startBlock: number): SearchRequest => ({
  */
 async function pageFigures(
   children: Children,
-  servers: { label: string; server: Server; search: SearchService; lib: number }[],
+  servers: { label: string; server: ApiServer; search: SearchService; lib: number }[],
   options: SearchApiBenchOptions,
   failures: string[],
 ): Promise<Record<string, string>> {

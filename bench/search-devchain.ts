@@ -1,8 +1,8 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import os, { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { Children, startAntler } from './children.ts'
-import { cannon, type Cannon, type Server } from './search-api.ts'
+import { Children, startAntler, type ApiServer } from './children.ts'
+import { cannon, type Cannon } from './search-api.ts'
 
 export interface SearchDevchainBenchOptions {
   /** Length of each measured run, seconds. */
@@ -59,7 +59,7 @@ export async function benchSearchDevchain(options: SearchDevchainBenchOptions): 
     const args = ['dev', '--data-dir', join(dir, 'dev'), '--port', '0', '--grpc-port', '0', '--chain-port', '0']
     args.push('--ship-port', '0', '--block-time', '500', '--workload', 'demo', '--no-auth')
     const { child, ready } = await startAntler(children, args, join(dir, 'dev.log'), 180_000)
-    const server: Server = { label: 'antler dev', child, api: ready.api }
+    const server: ApiServer = { label: 'antler dev', child, api: ready.api }
     const page = await probe(ready.api)
     const routes = [
       { key: 'search', requests: [{ path: SEARCH_PATH, expectLength: page.length }] },

@@ -1,11 +1,9 @@
-import { spawn, type ChildProcess } from 'node:child_process'
+import { spawn } from 'node:child_process'
 import { once } from 'node:events'
-import { closeSync, mkdtempSync, openSync, rmSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import os, { tmpdir } from 'node:os'
 import { basename, dirname, join } from 'node:path'
-import { createInterface } from 'node:readline'
-import { fileURLToPath } from 'node:url'
 import {
   AbiCache,
   BinaryWriter,
@@ -22,7 +20,7 @@ import {
   type Store,
 } from '../src/store/index.ts'
 import { seededRandom } from '../test/_helpers/store.ts'
-import { Children, cpuSeconds, logTail } from './children.ts'
+import { Children, cpuSeconds, startApiServer, type ApiServer } from './children.ts'
 
 export interface StateApiBenchOptions {
   /**
@@ -39,12 +37,10 @@ export interface StateApiBenchOptions {
   readonly warmupSeconds: number
 }
 
-const ANTLER = fileURLToPath(new URL('../bin/antler.js', import.meta.url))
 const AUTOCANNON = createRequire(import.meta.url).resolve('autocannon')
 /**
  * A server or load process still running this long after it started is killed (the whole bench takes 10–15 minutes).
  */
-const SERVER_TIMEOUT_MS = 60 * 60_000
 
 /**
  * What the 1,000,000-action bench chain (bench/ship-feed-process.ts: blocks of 20 eosio.token
@@ -176,45 +172,6 @@ async function chainScopeHeights(
   return { heights, rowsAt, headRows: rows.length }
 }
 
-interface Server {
-  readonly label: string
-  readonly child: ChildProcess
-  readonly api: string
-}
-
-/** `antler api` on an existing store, auth off, alone in its process; resolves at its `antler ready` line. */
-async function startApi(children: Children, label: string, storeArgs: string[], logPath: string): Promise<Server> {
-  const log = openSync(logPath, 'a')
-  const child = children.track(
-    spawn(process.execPath, [ANTLER, 'api', ...storeArgs, '--no-auth', '--port', '0', '--grpc-port', '0'], {
-      stdio: ['ignore', 'pipe', log],
-    }),
-    SERVER_TIMEOUT_MS,
-  )
-  closeSync(log)
-  const lines = createInterface({ input: child.stdout! })
-  try {
-    const ready = await new Promise<Record<string, string>>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error('no ready line within 120 s')), 120_000)
-      lines.on('line', (line) => {
-        if (!line.startsWith('antler ready ')) return
-        clearTimeout(timer)
-        resolve(JSON.parse(line.slice('antler ready '.length)))
-      })
-      child.once('exit', (code, signal) => {
-        clearTimeout(timer)
-        reject(new Error(`exited (${code ?? signal}) before it was ready`))
-      })
-    })
-    return { label, child, api: ready.api }
-  } catch (error) {
-    await children.stop(child)
-    throw new Error(`antler api (${label}): ${(error as Error).message}; its log ends:\n${logTail(logPath)}`, {
-      cause: error,
-    })
-  }
-}
-
 /** One request of a load, with what its answer must be. */
 interface Request {
   readonly method: 'GET' | 'POST'
@@ -275,7 +232,7 @@ interface Cannon {
 
 async function cannon(
   children: Children,
-  server: Server,
+  server: ApiServer,
   requests: readonly Request[],
   run: { seconds: number; connections: number },
 ): Promise<Cannon> {
@@ -332,7 +289,7 @@ async function cannon(
  * Fetches each request once and checks its answer: 200, the row (and table) count, json or hex rows, no row that failed
  * to decode.
  */
-async function verify(server: Server, requests: readonly Request[]): Promise<void> {
+async function verify(server: ApiServer, requests: readonly Request[]): Promise<void> {
   const seen = new Map<string, number>()
   for (const request of requests) {
     const id = `${request.method} ${request.path} ${request.body ?? ''}`
@@ -403,7 +360,7 @@ function localTableRead(
 interface Configuration {
   readonly key: string
   readonly name: string
-  readonly server: Server
+  readonly server: ApiServer
   readonly requests: Request[]
   readonly connections: number
   /** Length of its runs when longer than the others' (answers that take seconds). */
@@ -528,7 +485,7 @@ export async function benchStateApi(options: StateApiBenchOptions): Promise<Reco
       const local: Local = { store, abi: compiled.value, rowType }
       locals.push(local)
 
-      const server = await startApi(children, adapter.label, adapter.storeArgs, join(dir, `${adapter.label}.log`))
+      const server = await startApiServer(children, adapter.label, adapter.storeArgs, join(dir, `${adapter.label}.log`))
       const random = seededRandom(15)
       const pastHeights = Array.from(
         { length: 16 },
@@ -740,7 +697,7 @@ export async function benchStateApi(options: StateApiBenchOptions): Promise<Reco
   return figures
 }
 
-/** Server CPU per answered request over runs, weighted by how many each answered. */
+/** ApiServer CPU per answered request over runs, weighted by how many each answered. */
 function serverCpuPerRequest(runs: { serverCpuMs?: number; answered: number }[]): number {
   return runs.reduce((s, r) => s + r.serverCpuMs! * r.answered, 0) / runs.reduce((s, r) => s + r.answered, 0)
 }
