@@ -106,7 +106,7 @@ export function createIndexer(config: IndexerConfig): Indexer {
     throw ShipHistoryMismatchError({
       kind: 'block',
       blockNum: block.blockNum,
-      storeId: stored?.id ?? '(none)',
+      storeId: stored.id,
       nodeId: block.blockId,
       storeLib,
     })
