@@ -86,11 +86,9 @@ export interface SearchService {
   /** A page as `/v0/search/transactions` answers it: each row with its transaction's lifecycle. */
   searchTransactions(request: SearchRequest): Promise<SearchTransactionsPage>
   /**
-   * The same page as its JSON (JSON.stringify's, byte for byte), built from the JSON the lifecycle service kept for
-   * final lifecycles instead of serializing them again.
+   * The same page as its JSON in UTF-8 (JSON.stringify's, byte for byte), what the route sends: built from the JSON the
+   * lifecycle service kept for final lifecycles instead of serializing them again; a pinned page's is kept encoded.
    */
-  searchTransactionsJson(request: SearchRequest): Promise<string>
-  /** That JSON in UTF-8, what the route sends: a pinned page's is kept encoded (not encoded again on every answer). */
   searchTransactionsBody(request: SearchRequest): Promise<Buffer>
 }
 
@@ -354,8 +352,5 @@ export function createSearchService(args: {
     },
     searchTransactions: (request) => searchTransactions(request),
     searchTransactionsBody: answerBody,
-    async searchTransactionsJson(request) {
-      return (await answerBody(request)).toString('utf8')
-    },
   }
 }
