@@ -90,6 +90,12 @@ export class TermCursor implements Cursor {
   private exhaustedFrom: number | undefined
   /** Chunks prefetched for given seek targets. */
   private readonly ahead = new Map<number, ChunkView | undefined>()
+  /**
+   * The last seek's target, filter and answer. Nothing passes the filter between them, so a later seek landing in that
+   * stretch has the same answer: without it an OR re-walks a sparse child (a flag few actions have) from every
+   * candidate of a dense one, reading the rest of its list each time.
+   */
+  private last: { target: number; filter: FlagFilter; match: SearchMatch | undefined } | undefined
 
   constructor(
     private readonly source: PostingSource,
@@ -170,6 +176,21 @@ export class TermCursor implements Cursor {
   }
 
   async seek(target: number): Promise<SearchMatch | undefined> {
+    const last = this.last
+    if (last && last.filter === this.filter && this.within(target, last.target, last.match)) return last.match
+    const match = await this.walk(target)
+    this.last = { target, filter: this.filter, match }
+    return match
+  }
+
+  /** Whether `target` lies from `from` up to `match` (to the list's end when none) in the direction of travel. */
+  private within(target: number, from: number, match: SearchMatch | undefined): boolean {
+    return this.forward
+      ? target >= from && (!match || target <= match.seq)
+      : target <= from && (!match || target >= match.seq)
+  }
+
+  private async walk(target: number): Promise<SearchMatch | undefined> {
     let at = target
     for (;;) {
       let c: ChunkView | undefined
