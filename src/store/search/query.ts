@@ -7,7 +7,14 @@ import {
   type PostingChunk,
   type PostingEntry,
 } from './postings.ts'
-import { NO_FILTER, PREFETCH_CANDIDATES, TermCursor, type Cursor, type FlagFilter } from './term-cursor.ts'
+import {
+  NO_FILTER,
+  PREFETCH_CANDIDATES,
+  RememberingCursor,
+  TermCursor,
+  type Cursor,
+  type FlagFilter,
+} from './term-cursor.ts'
 import { TRX_ID_PREFIX } from './terms.ts'
 import { TRX_ID } from '../common-sql.ts'
 
@@ -176,13 +183,19 @@ async function compile(expr: SearchExpr, source: PostingSource, forward: boolean
   // An id that cannot be stored (not 64 lowercase hex digits) has no span.
   const spansOf = (id: string) => (TRX_ID.test(id) ? source.transactionSpans(id) : Promise.resolve([]))
   const spanOf = async (term: string) =>
-    new SpanCursor(await spansOf(term.slice(TRX_ID_PREFIX.length)), all(NO_FILTER), forward)
+    new RememberingCursor(
+      new SpanCursor(await spansOf(term.slice(TRX_ID_PREFIX.length)), all(NO_FILTER), forward),
+      forward,
+    )
   if ('term' in expr)
     return expr.term.startsWith(TRX_ID_PREFIX)
       ? spanOf(expr.term)
       : new TermCursor(source, termKey(expr.term), forward, NO_FILTER)
   if ('flag' in expr) return all({ mask: FLAG_BITS[expr.flag], value: expr.value ? FLAG_BITS[expr.flag] : 0 })
-  if ('or' in expr) return new OrCursor(await Promise.all(expr.or.map((e) => compile(e, source, forward, at))), forward)
+  if ('or' in expr) {
+    const children = await Promise.all(expr.or.map((e) => compile(e, source, forward, at)))
+    return new RememberingCursor(new OrCursor(children, forward), forward)
+  }
   const parts = 'and' in expr ? expr.and : [expr]
   // Flags of an AND fold into one filter on its leading list; NOTs become exclusions.
   let mask = 0
@@ -229,7 +242,7 @@ async function compile(expr: SearchExpr, source: PostingSource, forward: boolean
     else cursors.unshift(all(filter))
   }
   if (cursors.length === 1 && negatives.length === 0) return cursors[0]
-  return new AndCursor(cursors, negatives, forward, source.concurrentReads === true)
+  return new RememberingCursor(new AndCursor(cursors, negatives, forward, source.concurrentReads === true), forward)
 }
 
 /** The cursor of an AND no action can satisfy. */

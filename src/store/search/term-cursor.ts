@@ -74,6 +74,36 @@ class ChunkView {
   }
 }
 
+/**
+ * Whether a seek to `target` has the answer `match` that a seek to `from` had: it lies from `from` up to `match` (to
+ * the list's end when there was none) in the direction of travel, where nothing else matches.
+ */
+export function answersAgain(forward: boolean, target: number, from: number, match: SearchMatch | undefined): boolean {
+  return forward ? target >= from && (!match || target <= match.seq) : target <= from && (!match || target >= match.seq)
+}
+
+/**
+ * A composite cursor (AND, OR, a transaction's spans) that answers a seek inside its last answer's stretch without
+ * seeking again: an OR seeks each child from every candidate of the others, and an AND that excludes a long stretch
+ * would walk it again each time.
+ */
+export class RememberingCursor implements Cursor {
+  private last: { target: number; match: SearchMatch | undefined } | undefined
+
+  constructor(
+    private readonly inner: Cursor,
+    private readonly forward: boolean,
+  ) {}
+
+  async seek(target: number): Promise<SearchMatch | undefined> {
+    const last = this.last
+    if (last && answersAgain(this.forward, target, last.target, last.match)) return last.match
+    const match = await this.inner.seek(target)
+    this.last = { target, match }
+    return match
+  }
+}
+
 /** Flag bits that must be set (`mask & value`) or clear (`mask & ~value`). */
 export interface FlagFilter {
   readonly mask: number
@@ -177,17 +207,11 @@ export class TermCursor implements Cursor {
 
   async seek(target: number): Promise<SearchMatch | undefined> {
     const last = this.last
-    if (last && last.filter === this.filter && this.within(target, last.target, last.match)) return last.match
+    if (last && last.filter === this.filter && answersAgain(this.forward, target, last.target, last.match))
+      return last.match
     const match = await this.walk(target)
     this.last = { target, filter: this.filter, match }
     return match
-  }
-
-  /** Whether `target` lies from `from` up to `match` (to the list's end when none) in the direction of travel. */
-  private within(target: number, from: number, match: SearchMatch | undefined): boolean {
-    return this.forward
-      ? target >= from && (!match || target <= match.seq)
-      : target <= from && (!match || target >= match.seq)
   }
 
   private async walk(target: number): Promise<SearchMatch | undefined> {
