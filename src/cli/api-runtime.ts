@@ -1,7 +1,7 @@
 import { Server, ServerCredentials } from '@grpc/grpc-js'
 import { HealthImplementation, protoPath as healthProtoPath } from 'grpc-health-check'
 import type { Logger } from 'pino'
-import { buildApp } from '../api/index.ts'
+import { buildApp, recentAnswer } from '../api/index.ts'
 import {
   createApiKeyService,
   createAuthService,
@@ -37,23 +37,18 @@ export interface RunningApi {
 
 /** The chain's head block, from get_info, asked at most once per `ttlMs`. */
 function chainHeadCache(chainApi: string | undefined, ttlMs = 2000): () => Promise<number | undefined> {
-  let cached: { at: number; head: number | undefined } | undefined
-  return async () => {
-    if (!chainApi) return undefined
-    if (cached && Date.now() - cached.at < ttlMs) return cached.head
-    let head: number | undefined
+  if (!chainApi) return async () => undefined
+  return recentAnswer(ttlMs, async () => {
     try {
       const response = await fetch(`${chainApi}/v1/chain/get_info`, {
         method: 'POST',
         signal: AbortSignal.timeout(2000),
       })
-      head = response.ok ? ((await response.json()) as { head_block_num?: number }).head_block_num : undefined
+      return response.ok ? ((await response.json()) as { head_block_num?: number }).head_block_num : undefined
     } catch {
-      head = undefined
+      return undefined
     }
-    cached = { at: Date.now(), head }
-    return head
-  }
+  })
 }
 
 /** How a live hub's failed read of the step log is logged (it retries by itself). */

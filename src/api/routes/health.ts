@@ -2,6 +2,7 @@ import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typ
 import { AntlerError, type NotReady } from '../../antelope/index.ts'
 import { firstStoredBlock } from '../../state/index.ts'
 import type { BlockReader, StorePosition } from '../../store/index.ts'
+import { recentAnswer } from '../recent-answer.ts'
 import { errorResponses } from '../schemas.ts'
 
 /** What `/healthz` reads. */
@@ -95,11 +96,11 @@ const Health = Type.Object({
 })
 
 /**
- * `GET /healthz`: head, LIB, lag behind the chain, covered block range, store kind. Always 200 while the process
- * serves.
+ * `GET /healthz`: head, LIB, lag behind the chain, covered block range, store kind (at most 100 ms old). Always 200
+ * while the process serves.
  */
 export const healthRoutes: FastifyPluginAsyncTypebox<{ health: HealthSource }> = async (app, { health }) => {
-  const firstBlock = firstBlockFinder(health.store)
+  const healthAnswer = healthAnswerOf(health)
   const maxLagBlocks = health.readiness?.maxLagBlocks ?? null
   app.get(
     '/readyz',
@@ -147,26 +148,35 @@ export const healthRoutes: FastifyPluginAsyncTypebox<{ health: HealthSource }> =
       config: { public: true },
       schema: { summary: 'Store head, LIB, lag and covered range', response: { 200: Health, ...errorResponses } },
     },
-    async () => {
-      const [position, chainHead] = await Promise.all([
-        health.store.position(),
-        health.chainHead?.() ?? Promise.resolve(undefined),
-      ])
-      const head = position?.head.blockNum ?? null
-      return {
-        status: position ? ('ok' as const) : ('empty' as const),
-        store: health.storeKind,
-        head_block_num: head,
-        head_block_id: position?.head.blockId ?? null,
-        last_irreversible_block_num: position?.lib ?? null,
-        first_block_num: position
-          ? ((await firstBlock(
-              position.lib > 0 ? Math.min(position.lib, position.head.blockNum) : position.head.blockNum,
-            )) ?? null)
-          : null,
-        chain_head_block_num: chainHead ?? null,
-        lag_blocks: chainHead !== undefined && head !== null ? Math.max(0, chainHead - head) : null,
-      }
-    },
+    healthAnswer,
   )
+}
+
+/** How long one `/healthz` answer serves every request: liveness reads the store ten times a second at most. */
+const HEALTH_ANSWER_TTL_MS = 100
+
+/** `/healthz`'s answer, built at most once per HEALTH_ANSWER_TTL_MS. */
+function healthAnswerOf(health: HealthSource) {
+  const firstBlock = firstBlockFinder(health.store)
+  return recentAnswer(HEALTH_ANSWER_TTL_MS, async () => {
+    const [position, chainHead] = await Promise.all([
+      health.store.position(),
+      health.chainHead?.() ?? Promise.resolve(undefined),
+    ])
+    const head = position?.head.blockNum ?? null
+    return {
+      status: position ? ('ok' as const) : ('empty' as const),
+      store: health.storeKind,
+      head_block_num: head,
+      head_block_id: position?.head.blockId ?? null,
+      last_irreversible_block_num: position?.lib ?? null,
+      first_block_num: position
+        ? ((await firstBlock(
+            position.lib > 0 ? Math.min(position.lib, position.head.blockNum) : position.head.blockNum,
+          )) ?? null)
+        : null,
+      chain_head_block_num: chainHead ?? null,
+      lag_blocks: chainHead !== undefined && head !== null ? Math.max(0, chainHead - head) : null,
+    }
+  })
 }
