@@ -36,7 +36,8 @@ const ALLOWED: Record<string, string[]> = {
   search: ['antelope', 'store', 'lifecycle'],
   live: ['antelope', 'store'],
   graphql: ['antelope', 'store', 'lifecycle', 'search', 'live'],
-  api: ['antelope', 'store', 'auth', 'push', 'state', 'lifecycle', 'search', 'live', 'graphql'],
+  webhooks: ['antelope', 'store', 'search', 'live', 'graphql'],
+  api: ['antelope', 'store', 'auth', 'push', 'state', 'lifecycle', 'search', 'live', 'graphql', 'webhooks'],
   cli: [
     'antelope',
     'ship',
@@ -50,6 +51,7 @@ const ALLOWED: Record<string, string[]> = {
     'search',
     'live',
     'graphql',
+    'webhooks',
     'api',
   ],
 }

@@ -5,6 +5,7 @@ import { INGEST_ERRORS } from './error-codes/ingest.ts'
 import { PUSH_ERRORS } from './error-codes/push.ts'
 import { STATE_ERRORS } from './error-codes/state.ts'
 import { STREAM_ERRORS } from './error-codes/stream.ts'
+import { WEBHOOK_ERRORS } from './error-codes/webhooks.ts'
 
 /**
  * Every error code Antler raises, with its HTTP status, message and `details`: the one place codes are defined.
@@ -18,6 +19,7 @@ export const ERROR_REGISTRY = {
   ...AUTH_ERRORS,
   ...PUSH_ERRORS,
   ...INGEST_ERRORS,
+  ...WEBHOOK_ERRORS,
 } as const
 
 /** Every error code (the wire's `code`). */
