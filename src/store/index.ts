@@ -4,6 +4,7 @@ export type {
   Store,
   ExecutionActions,
   KeyStore,
+  WebhookStore,
   StoreWriter,
   StateReader,
   BlockReader,
@@ -35,6 +36,7 @@ export {
   StoreNotFoundError,
   StoreSchemaVersionError,
 } from './errors.ts'
+export { StoreWebhookExistsError } from './webhooks-sql.ts'
 export { openSqliteStore } from './sqlite/sqlite-store.ts'
 export { openPostgresStore } from './postgres/postgres-store.ts'
 export { openStore } from './open-store.ts'

@@ -13,6 +13,9 @@ import type {
   StorePosition,
   TransactionHistory,
   TransactionRecord,
+  WebhookAttemptRecord,
+  WebhookPatch,
+  WebhookRecord,
 } from './types.ts'
 
 /**
@@ -221,6 +224,52 @@ export interface KeyStore {
   secret(name: SecretName): Promise<Uint8Array>
 }
 
+/**
+ * Webhook subscriptions, their delivery attempts and the one delivery lease, written by the API (any replica: on
+ * PostgreSQL a read-only store writes these too; on SQLite a read-only connection cannot) and by the dispatcher.
+ */
+export interface WebhookStore {
+  /** Throws an AntlerError `store_webhook_exists_error` if the id is taken. */
+  insertWebhook(record: WebhookRecord): Promise<void>
+  webhook(id: string): Promise<WebhookRecord | undefined>
+  /** An owner's subscriptions, oldest first (created_at, then id). */
+  webhooksOf(ownerKeyId: string): Promise<WebhookRecord[]>
+  /** How many subscriptions an owner has (the per-key limit). */
+  webhookCount(ownerKeyId: string): Promise<number>
+  /** Every subscription that is neither paused nor disabled (the dispatcher's work list), oldest first. */
+  activeWebhooks(): Promise<WebhookRecord[]>
+  /**
+   * Changes the named fields (any of url, query, finality, secret, previousSecret (null clears), paused, disabled
+   * (null clears), cursor, startBlock, failingSinceMs (null clears)); sets updatedAtMs = nowMs; answers the new
+   * record, undefined when no such id. When `expectCursor` is given, changes nothing and answers undefined unless
+   * the stored cursor equals it (a compare-and-set: two dispatchers never both advance one cursor).
+   */
+  updateWebhook(
+    id: string,
+    patch: WebhookPatch,
+    nowMs: number,
+    expectCursor?: string,
+  ): Promise<WebhookRecord | undefined>
+  /** Deletes the subscription and its attempts; false when no such id. */
+  deleteWebhook(id: string): Promise<boolean>
+  insertWebhookAttempt(attempt: WebhookAttemptRecord): Promise<void>
+  /**
+   * A subscription's attempts, newest first (atMs desc, then attempt desc), at most `limit`, older than `beforeMs`
+   * when given (paging).
+   */
+  webhookAttempts(webhookId: string, options: { limit: number; beforeMs?: number }): Promise<WebhookAttemptRecord[]>
+  /** Deletes attempts older than `beforeMs` (retention); answers how many. */
+  pruneWebhookAttempts(beforeMs: number): Promise<number>
+  /**
+   * Takes or renews the one delivery lease: true when `holder` now holds it until `untilMs` (it was free, expired at
+   * `nowMs`, or already `holder`'s); false when another holder's lease is still valid. One atomic statement on both
+   * adapters (webhooks-sql.ts).
+   */
+  claimWebhookLease(holder: string, nowMs: number, untilMs: number): Promise<boolean>
+  /** Gives the lease up if `holder` holds it. */
+  releaseWebhookLease(holder: string): Promise<void>
+}
+
 /** A store: the writer and every reader, over one database. */
 export interface Store
   extends
@@ -232,6 +281,7 @@ export interface Store
     StepReader,
     StoreVerifier,
     KeyStore,
+    WebhookStore,
     SnapshotSource {
   /**
    * Calls `onSteps` whenever another process commits steps (PostgreSQL: LISTEN `antler_steps`), until the returned

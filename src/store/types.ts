@@ -281,3 +281,64 @@ export type SecretName = 'jwt_signing_key' | 'cursor_key'
 
 /** Every secret a store holds, in the order they are created. */
 export const SECRET_NAMES: readonly SecretName[] = ['jwt_signing_key', 'cursor_key']
+
+/** Which blocks a webhook subscription is sent: as they are applied (with undo on forks), or once irreversible. */
+export type WebhookFinality = 'reversible' | 'irreversible'
+
+/** A webhook subscription as stored (the `webhooks` table; webhooks-sql.ts maps it). */
+export interface WebhookRecord {
+  /** `wh_…`, chosen by the caller, unique. */
+  readonly id: string
+  /** The API key id that owns it ('' with `--no-auth`). */
+  readonly ownerKeyId: string
+  readonly url: string
+  readonly query: string
+  readonly finality: WebhookFinality
+  /** `whsec_…`: the current signing secret. */
+  readonly secret: string
+  /** The secret before the last rotation, which also signs until `untilMs`. */
+  readonly previousSecret?: { readonly secret: string; readonly untilMs: number }
+  readonly paused: boolean
+  /** Set when deliveries stopped for good (a 410, or failures for too long). */
+  readonly disabled?: { readonly reason: string; readonly atMs: number }
+  /** The last acknowledged message's cursor; '' before the first. */
+  readonly cursor: string
+  /** Where delivery began when `cursor` is ''. */
+  readonly startBlock: number
+  /** The first failure of the current run of failures (cleared by a 2xx). */
+  readonly failingSinceMs?: number
+  readonly createdAtMs: number
+  readonly updatedAtMs: number
+}
+
+/**
+ * The fields `updateWebhook` may change: a field left out (or undefined) is kept, `null` clears an optional one.
+ */
+export interface WebhookPatch {
+  readonly url?: string
+  readonly query?: string
+  readonly finality?: WebhookFinality
+  readonly secret?: string
+  readonly previousSecret?: NonNullable<WebhookRecord['previousSecret']> | null
+  readonly paused?: boolean
+  readonly disabled?: NonNullable<WebhookRecord['disabled']> | null
+  readonly cursor?: string
+  readonly startBlock?: number
+  readonly failingSinceMs?: number | null
+}
+
+/** One delivery attempt of one message to a subscription (the attempts log). */
+export interface WebhookAttemptRecord {
+  readonly webhookId: string
+  readonly messageId: string
+  /** 1 for the first try of a message. */
+  readonly attempt: number
+  readonly atMs: number
+  /** The HTTP status; null when no response came. */
+  readonly status: number | null
+  readonly durationMs: number
+  /** What failed: 'timeout' | 'refused' | 'blocked_ip' | 'http_status' | 'dns' | …; null on a 2xx. */
+  readonly error: string | null
+  /** At most 20,000 characters (the caller cuts). */
+  readonly responseBody: string | null
+}

@@ -190,6 +190,9 @@ const EXTRA_TABLES: Record<string, 'rows' | 'steps' | 'names'> = {
   forked_transactions: 'rows',
   forked_blocks: 'rows',
   api_keys: 'rows',
+  webhooks: 'rows',
+  webhook_attempts: 'rows',
+  webhook_lease: 'rows',
   // Server secrets are random per store, made when its schema is created: not ingest's to match.
   secrets: 'names',
   // SQLite's AUTOINCREMENT counter of `steps`: it must not run ahead after a crash either.

@@ -9,6 +9,7 @@ import { runBatchContract } from './contract/batch-contract.ts'
 import { runStoreContract } from './contract/store-contract.ts'
 import { runChainIdContract } from './contract/chain-id-contract.ts'
 import { emptyBlock, hash, key, runKeysContract } from './contract/keys-contract.ts'
+import { runWebhooksContract, webhook } from './contract/webhooks-contract.ts'
 import { assertDetailsReadBack, detailedBlock } from './contract/details-fixture.ts'
 
 const postgres = async (t: TestContext) => {
@@ -21,14 +22,12 @@ runSearchContract('postgres', postgres, PG_SKIP_REASON)
 runStepPayloadContract('postgres', postgres, PG_SKIP_REASON)
 runBatchContract('postgres', postgres, PG_SKIP_REASON)
 runChainIdContract('postgres', postgres, PG_SKIP_REASON)
-runKeysContract(
-  'postgres',
-  async (t) => {
-    const url = await withPostgresDatabase(t)
-    return { open: () => openPostgresStore(url), openReadOnly: () => openPostgresStore(url, { readOnly: true }) }
-  },
-  PG_SKIP_REASON,
-)
+const postgresWithReadOnly = async (t: TestContext) => {
+  const url = await withPostgresDatabase(t)
+  return { open: () => openPostgresStore(url), openReadOnly: () => openPostgresStore(url, { readOnly: true }) }
+}
+runKeysContract('postgres', postgresWithReadOnly, PG_SKIP_REASON)
+runWebhooksContract('postgres', postgresWithReadOnly, 'written', PG_SKIP_REASON)
 
 test(
   'postgres: a writer upgrades a store of the previous schema version in place; a reader refuses it until then, and any other version is refused',
@@ -58,12 +57,12 @@ test(
       assert.equal(e.code, 'store_schema_version_error')
       assert.match(
         e.message,
-        /has schema version 3, this build reads 6; open it once with antler dev, serve or index to upgrade it$/,
+        /has schema version 3, this build reads 7; open it once with antler dev, serve or index to upgrade it$/,
       )
       return true
     })
     const upgraded = await openPostgresStore(url)
-    assert.equal(await version(), '6')
+    assert.equal(await version(), '7')
     assert.equal(await tables(), 'api_keys,secrets')
     assert.equal((await upgraded.position())?.head.blockNum, 1)
     assert.equal(
@@ -86,13 +85,54 @@ test(
       assert.equal(e.code, 'store_schema_version_error')
       assert.match(
         e.message,
-        /has schema version 2, this build reads 6; run the antler build that wrote it, or index into a new store$/,
+        /has schema version 2, this build reads 7; run the antler build that wrote it, or index into a new store$/,
       )
       return true
     })
     assert.equal(await version(), '2', 'the refused open changed nothing')
     assert.equal(await tables(), 'secrets')
     await client.end()
+  },
+)
+
+test(
+  'postgres: a writer upgrades a version-6 store in place: the webhook tables are added, the rest kept',
+  { skip: PG_SKIP_REASON },
+  async (t) => {
+    const url = await withPostgresDatabase(t)
+    const old = await openPostgresStore(url)
+    await old.applyBlock(emptyBlock(1), 0)
+    await old.insertApiKey({ record: key('k1', 1_000), keyHash: hash('server_k1') })
+    await old.close()
+    const client = new pg.Client({ connectionString: url })
+    await client.connect()
+    client.on('error', () => undefined)
+    t.after(() => client.end())
+    const webhookRelations = async () =>
+      (
+        await client.query(
+          "SELECT string_agg(relname, ',' ORDER BY relname) AS r FROM pg_class WHERE relname LIKE 'webhook%' AND relkind IN ('r', 'i')",
+        )
+      ).rows[0].r
+    const layout = await webhookRelations()
+    await client.query(
+      "UPDATE meta SET value = '6' WHERE key = 'schema_version'; DROP TABLE webhooks; DROP TABLE webhook_attempts; DROP TABLE webhook_lease",
+    )
+    assert.equal(await webhookRelations(), null)
+    await assert.rejects(
+      openPostgresStore(url, { readOnly: true }),
+      /has schema version 6, this build reads 7; open it once/,
+    )
+    const upgraded = await openPostgresStore(url)
+    t.after(() => upgraded.close())
+    assert.equal((await client.query("SELECT value FROM meta WHERE key = 'schema_version'")).rows[0].value, '7')
+    assert.equal(await webhookRelations(), layout, 'the tables and indexes of a new store')
+    assert.equal((await upgraded.position())?.head.blockNum, 1)
+    assert.equal((await upgraded.apiKeyById('k1'))?.id, 'k1')
+    await upgraded.insertWebhook(webhook('wh_1', 'k1', 2_000))
+    const reader = await openPostgresStore(url, { readOnly: true })
+    t.after(() => reader.close())
+    assert.deepEqual(await reader.webhooksOf('k1'), [webhook('wh_1', 'k1', 2_000)])
   },
 )
 

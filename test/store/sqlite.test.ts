@@ -16,6 +16,7 @@ import { runSearchContract } from './contract/search-contract.ts'
 import { runStepPayloadContract } from './contract/step-payload-contract.ts'
 import { runBatchContract } from './contract/batch-contract.ts'
 import { emptyBlock, hash, key, runKeysContract } from './contract/keys-contract.ts'
+import { runWebhooksContract, webhook } from './contract/webhooks-contract.ts'
 import { assertDetailsReadBack, detailedBlock } from './contract/details-fixture.ts'
 
 /** A store file in a fresh folder for the contracts: each store they open closes before the folder goes. */
@@ -33,6 +34,8 @@ runStepPayloadContract('sqlite', sqliteFactory)
 runBatchContract('sqlite', sqliteFactory)
 
 runKeysContract('sqlite', sqliteFactory)
+
+runWebhooksContract('sqlite', sqliteFactory, 'refused')
 
 runChainIdContract('sqlite', sqliteFactory)
 
@@ -86,7 +89,7 @@ test('sqlite: a writer upgrades a store of the previous schema version in place;
       assert.equal(e.code, 'store_schema_version_error')
       assert.match(
         e.message,
-        /has schema version 3, this build reads 6; open it once with antler dev, serve or index to upgrade it$/,
+        /has schema version 3, this build reads 7; open it once with antler dev, serve or index to upgrade it$/,
       )
       return true
     },
@@ -95,7 +98,7 @@ test('sqlite: a writer upgrades a store of the previous schema version in place;
 
   const upgraded = openSqliteStore(path)
   onCleanup(t, () => upgraded.close())
-  assert.equal(version(path), '6')
+  assert.equal(version(path), '7')
   assert.deepEqual(tables(path), ['api_keys', 'secrets'])
   assert.equal((await upgraded.position())?.head.blockNum, 1)
   assert.equal(
@@ -114,6 +117,39 @@ test('sqlite: a writer upgrades a store of the previous schema version in place;
   await reader.close()
 })
 
+test('sqlite: a writer upgrades a version-6 store in place: the webhook tables are added, the rest kept', async (t) => {
+  const path = join(tempDir(t), 'store.sqlite')
+  const old = openSqliteStore(path)
+  await old.applyBlock(emptyBlock(1), 0)
+  await old.insertApiKey({ record: key('k1', 1_000), keyHash: hash('server_k1') })
+  await old.close()
+  const webhookTables = () =>
+    raw(path, (db) =>
+      db.prepare("SELECT name FROM sqlite_master WHERE name LIKE 'webhook%' ORDER BY name").pluck().all(),
+    )
+  const layout = webhookTables()
+  raw(path, (db) =>
+    db.exec(
+      "UPDATE meta SET value = '6' WHERE key = 'schema_version'; DROP TABLE webhooks; DROP TABLE webhook_attempts; DROP TABLE webhook_lease",
+    ),
+  )
+  assert.deepEqual(webhookTables(), [])
+  assert.throws(
+    () => openSqliteStore(path, { readOnly: true }),
+    /has schema version 6, this build reads 7; open it once/,
+  )
+  const upgraded = openSqliteStore(path)
+  onCleanup(t, () => upgraded.close())
+  assert.equal(version(path), '7')
+  assert.deepEqual(webhookTables(), layout, 'the tables and indexes of a new store')
+  assert.equal((await upgraded.position())?.head.blockNum, 1)
+  assert.equal((await upgraded.apiKeyById('k1'))?.id, 'k1')
+  await upgraded.insertWebhook(webhook('wh_1', 'k1', 2_000))
+  const reader = openSqliteStore(path, { readOnly: true })
+  assert.deepEqual(await reader.webhooksOf('k1'), [webhook('wh_1', 'k1', 2_000)])
+  await reader.close()
+})
+
 test('sqlite: a store of any other schema version is refused by a writer too, and left as it was', async (t) => {
   const path = join(tempDir(t), 'store.sqlite')
   await openSqliteStore(path).close()
@@ -124,7 +160,7 @@ test('sqlite: a store of any other schema version is refused by a writer too, an
       assert.equal(e.code, 'store_schema_version_error')
       assert.match(
         e.message,
-        /has schema version 2, this build reads 6; run the antler build that wrote it, or index into a new store$/,
+        /has schema version 2, this build reads 7; run the antler build that wrote it, or index into a new store$/,
       )
       return true
     },

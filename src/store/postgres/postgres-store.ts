@@ -12,6 +12,7 @@ import { createPlannerStatistics } from './planner-statistics.ts'
 import { createPostgresBatchReaders } from './postgres-batch-readers.ts'
 import { readStepPayloads } from './postgres-block-content.ts'
 import { createPostgresKeys } from './postgres-keys.ts'
+import { createPostgresWebhooks } from './postgres-webhooks.ts'
 import { listenForSteps } from './postgres-listen.ts'
 import { createPostgresPostingSource } from './postgres-postings.ts'
 import { createPostgresSnapshotReader } from './postgres-readers.ts'
@@ -36,6 +37,7 @@ export async function openPostgresStore(url: string, options: OpenStoreOptions =
 
   const store: Store = {
     ...createPostgresKeys(pool),
+    ...createPostgresWebhooks(pool),
     ...createPostgresSnapshotReader(pool),
     ...createPostgresBatchReaders(pool),
     ...createCommonReads(createPostgresRunner(pool)),

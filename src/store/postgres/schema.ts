@@ -1,17 +1,18 @@
 import { blocksDdl, versionIndexes } from '../common-schema.ts'
+import { webhookTablesDdl } from '../webhooks-sql.ts'
 
 /**
  * PostgreSQL schema: the same version model as SQLite (see sqlite/schema.ts), with the history
  * tables that grow with the chain (transactions, actions, row_versions) partitioned by block range,
  * one partition per `PARTITION_BLOCKS` blocks, created as blocks arrive.
  */
-export const POSTGRES_SCHEMA_VERSION = 6
+export const POSTGRES_SCHEMA_VERSION = 7
 /**
  * Versions a writer upgrades in place: 4 added `api_keys` and `secrets`, 5 the lifecycle columns
  * (POSTGRES_MIGRATION_5), 6 `row_versions.first_block` (POSTGRES_MIGRATION_6, then
- * ROW_VERSIONS_BORN); the IF NOT EXISTS below creates what is missing.
+ * ROW_VERSIONS_BORN), 7 the webhook tables; the IF NOT EXISTS below creates what is missing.
  */
-export const POSTGRES_UPGRADABLE_VERSIONS: readonly number[] = [3, 4, 5]
+export const POSTGRES_UPGRADABLE_VERSIONS: readonly number[] = [3, 4, 5, 6]
 
 /**
  * Version 5's columns (NULL on rows written before): the full block header, a trace's details, an action's trace
@@ -114,7 +115,9 @@ CREATE TABLE IF NOT EXISTS api_keys (
 );
 CREATE INDEX IF NOT EXISTS api_keys_revoked ON api_keys (id) WHERE revoked_at_ms IS NOT NULL;
 CREATE TABLE IF NOT EXISTS secrets (name TEXT PRIMARY KEY, value BYTEA NOT NULL);
-`
+
+-- Webhook subscriptions, their delivery attempts and the delivery lease (webhooks-sql.ts).
+${webhookTablesDdl('BIGINT', 'BIGSERIAL PRIMARY KEY')}`
 
 /** The partition of `table` holding block `blockNum`, created if missing. */
 export function partitionDdl(

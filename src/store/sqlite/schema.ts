@@ -1,4 +1,5 @@
 import { blocksDdl, versionIndexes } from '../common-schema.ts'
+import { webhookTablesDdl } from '../webhooks-sql.ts'
 
 /**
  * SQLite schema. History that changes over time is kept as versions: a version is valid from the
@@ -10,13 +11,13 @@ import { blocksDdl, versionIndexes } from '../common-schema.ts'
  * every row version closes exactly one predecessor of the same key in the same block, so undo
  * reopens by the keys of the versions it deletes.
  */
-export const SQLITE_SCHEMA_VERSION = 6
+export const SQLITE_SCHEMA_VERSION = 7
 /**
  * Versions a writer upgrades in place: 4 added `api_keys` and `secrets` (created by the IF NOT
  * EXISTS below), 5 the lifecycle columns, 6 `row_versions.first_block` (ADDED_COLUMNS, then
- * BACKFILL_FIRST_BLOCK and ROW_VERSIONS_BORN).
+ * BACKFILL_FIRST_BLOCK and ROW_VERSIONS_BORN), 7 the webhook tables (created by the IF NOT EXISTS below).
  */
-export const SQLITE_UPGRADABLE_VERSIONS: readonly number[] = [3, 4, 5]
+export const SQLITE_UPGRADABLE_VERSIONS: readonly number[] = [3, 4, 5, 6]
 
 /**
  * Columns appended after version 4 (NULL on rows written before). Version 5: the full block
@@ -141,4 +142,7 @@ CREATE TABLE IF NOT EXISTS api_keys (
 );
 CREATE INDEX IF NOT EXISTS api_keys_revoked ON api_keys (id) WHERE revoked_at_ms IS NOT NULL;
 CREATE TABLE IF NOT EXISTS secrets (name TEXT PRIMARY KEY, value BLOB NOT NULL);
-`
+
+-- Webhook subscriptions, their delivery attempts and the delivery lease (webhooks-sql.ts): written by the API and
+-- the dispatcher. An attempt's key is its rowid.
+${webhookTablesDdl('INTEGER', 'INTEGER PRIMARY KEY')}`

@@ -14,6 +14,7 @@ import { openSqliteDatabase } from './open-database.ts'
 import { createSqliteBatchReaders } from './sqlite-batch-readers.ts'
 import { createSqliteBlockContent } from './sqlite-block-content.ts'
 import { createSqliteKeys } from './sqlite-keys.ts'
+import { createSqliteWebhooks } from './sqlite-webhooks.ts'
 import { createSqlitePostingSource } from './sqlite-postings.ts'
 import { createSqliteStateReader } from './sqlite-readers.ts'
 import { createSqliteRunner } from './sqlite-runner.ts'
@@ -59,6 +60,7 @@ export function openSqliteStore(path: string, options: OpenStoreOptions = {}): S
   const commit = db.prepare('COMMIT')
   const store: Store = {
     ...createSqliteKeys(db),
+    ...createSqliteWebhooks(db),
     ...createSqliteStateReader(db, position),
     ...createSqliteBatchReaders(db),
     ...createCommonReads(sql),
