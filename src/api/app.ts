@@ -13,6 +13,7 @@ import type { SearchService } from '../search/index.ts'
 import type { LiveHub } from '../live/index.ts'
 import type { GraphqlRuntime } from '../graphql/index.ts'
 import type { SnapshotSource } from '../store/index.ts'
+import type { WebhookService } from '../webhooks/index.ts'
 import formbody from '@fastify/formbody'
 import { InvalidJsonError, ServiceUnavailableError } from './errors.ts'
 import { authPlugin } from './plugins/auth.ts'
@@ -30,6 +31,7 @@ import { streamUpgradeRoutes } from './routes/stream-upgrades.ts'
 import { graphqlRoutes } from './routes/graphql.ts'
 import { graphqlProtoRoutes } from './routes/graphql-proto.ts'
 import { graphiqlRoutes } from './routes/graphiql.ts'
+import { webhookRoutes } from './routes/webhooks.ts'
 import { createStreamHandlers, type StreamServices } from './stream/handlers.ts'
 import { ErrorObject } from './schemas.ts'
 import { clientErrorHandler, wsClientErrorHandler } from './client-errors.ts'
@@ -66,6 +68,8 @@ export interface ApiServices {
   readonly live: LiveHub
   /** The GraphQL schema and its services (HTTP and WebSocket here; gRPC beside the app). */
   readonly graphql: GraphqlRuntime
+  /** Webhook subscriptions (`/v1/webhooks`); absent: the routes are not served. */
+  readonly webhooks?: WebhookService
 }
 
 /** JSON bodies whatever their Content-Type: @dfuse/client posts JSON as text/plain. */
@@ -208,6 +212,7 @@ export async function buildApp(args: {
     await rest.register(stateRoutes, { state: services.state })
     await rest.register(transactionRoutes, { lifecycle: services.lifecycle })
     await rest.register(searchRoutes, { search: services.search })
+    if (services.webhooks) await rest.register(webhookRoutes, { webhooks: services.webhooks })
   })
   await app.register(chainPassthroughRoutes, {
     chainApi: config.chainApi,

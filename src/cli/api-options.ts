@@ -1,10 +1,11 @@
 import { Option, type Command } from 'commander'
 import { DEFAULT_AUTH_LIMITS, parseAuthLimits, type AuthLimits } from '../auth/index.ts'
 import { envName, option, parseIntArg, parseUrl } from './options.ts'
+import { addWebhookOptions, type WebhookFlags } from './webhook-options.ts'
 import { InvalidArgumentError } from 'commander'
 
 /** The API flags of `dev`, `serve` and `api` (docs/OPERATIONS.md). */
-export interface ApiFlags {
+export interface ApiFlags extends WebhookFlags {
   readonly port: number
   readonly grpcPort: number
   /** false with `--no-auth`. */
@@ -85,5 +86,5 @@ export function addApiOptions(command: Command): Command {
     parseIntArg(0, 0xffff_ffff),
     DEFAULT_MAX_LAG_BLOCKS,
   )
-  return command
+  return addWebhookOptions(command)
 }

@@ -23,6 +23,7 @@ import {
   type GraphqlRuntime,
 } from '../graphql/index.ts'
 import type { Store } from '../store/index.ts'
+import { createWebhooks, parseAllowCidrs } from '../webhooks/index.ts'
 import type { ApiFlags } from './api-options.ts'
 import { followStepNotifications } from './step-notifications.ts'
 
@@ -145,6 +146,8 @@ export async function startApi(args: {
   live?: LiveHub
   /** The in-process indexer's error once it stopped (`dev`, `serve`): `/readyz` reports it. */
   indexerFailure?: () => { readonly code?: string; readonly message: string } | undefined
+  /** The store was opened read-only (`antler api`). */
+  storeReadOnly?: boolean
 }): Promise<RunningApi> {
   const { flags, store, logger } = args
   const chainApi = args.chainApi?.replace(/\/+$/, '')
@@ -174,6 +177,23 @@ export async function startApi(args: {
   const cursorKey = await store.secret('cursor_key')
   const search = createSearchService({ store, lifecycle, cursorKey })
   const graphql = createGraphqlRuntime({ search, store, live, cursorKey })
+  // A read-only SQLite connection cannot write subscriptions: webhooks on `antler api` need PostgreSQL.
+  const webhooks =
+    args.storeReadOnly && args.storeKind === 'sqlite'
+      ? undefined
+      : createWebhooks({
+          store,
+          graphql,
+          allow: flags.webhookAllowCidr ?? parseAllowCidrs('none'),
+          retries: flags.webhookRetries,
+          disableAfterMs: flags.webhookDisableAfter,
+          limits: {
+            maxSubscriptionsPerKey: flags.webhookMaxSubscriptions,
+            deliveriesPerSecondPerKey: flags.webhookDeliveryRate,
+          },
+          deliver: true,
+          onError: (error) => logger.warn({ reason: (error as Error).message }, 'webhook dispatcher: a scan failed'),
+        })
   const app = await buildApp({
     config: {
       noAuth: !flags.auth,
@@ -194,6 +214,7 @@ export async function startApi(args: {
       streamStore: store,
       live,
       graphql,
+      webhooks: webhooks?.service,
       health: {
         storeKind: args.storeKind,
         store,
@@ -214,6 +235,7 @@ export async function startApi(args: {
     async close() {
       revocations.close()
       await Promise.all([app.close(), grpc.close()])
+      await webhooks?.close()
       await stopListening?.()
       await live.close()
       await limiter.close()

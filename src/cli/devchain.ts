@@ -5,6 +5,7 @@ import { createLogger, type Logger, type LogLevel } from './logger.ts'
 import { addDevchainOptions, addFetchFinalityDataOption, addIrreversibleOnlyOption } from './options.ts'
 import { onShutdown, printReady } from './process.ts'
 import { addApiOptions, type ApiFlags } from './api-options.ts'
+import { describeAllowList, parseAllowCidrs } from '../webhooks/index.ts'
 import { devApiKey } from './dev-key.ts'
 import { devGuide } from './dev-guide.ts'
 import { logStatus, startPlatform } from './platform.ts'
@@ -67,8 +68,11 @@ export function registerDevchainCommands(program: Command): void {
     const devchain = await runDevchain(flags, log)
     const store = await openStore({ store: flags.store, dataDir: flags.dataDir })
     const apiKey = await devApiKey(store, flags.dataDir)
+    // A developer's receiver runs on this machine: deliveries may reach loopback unless the flag says otherwise.
+    const webhookAllowCidr = flags.webhookAllowCidr ?? parseAllowCidrs('loopback')
+    log.info(`webhook deliveries may reach ${describeAllowList(webhookAllowCidr)} (--webhook-allow-cidr)`)
     const { api, indexer } = await startPlatform({
-      flags,
+      flags: { ...flags, webhookAllowCidr },
       store,
       ship: devchain.ship,
       chainApi: devchain.chainApi,

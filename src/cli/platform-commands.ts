@@ -100,6 +100,7 @@ export function registerPlatformCommands(program: Command): void {
       storeKind: storeKind(flags.store),
       chainApi: flags.chainApi,
       logger: log,
+      storeReadOnly: true,
     })
     onShutdown(log, async () => {
       await api.close()

@@ -7,6 +7,7 @@ import { ABI, Name, Serializer, UInt64 } from '@wharfkit/antelope'
 import { pino } from 'pino'
 import { DEFAULT_AUTH_LIMITS } from '../../src/auth/index.ts'
 import { startApi } from '../../src/cli/api-runtime.ts'
+import { DEFAULT_WEBHOOK_FLAGS } from '../../src/cli/webhook-options.ts'
 import { pushSigned, RAWDB_ABI, type Chain } from '../../src/devchain/index.ts'
 import { createIndexer } from '../../src/ingest/index.ts'
 import { openSqliteStore, type Store } from '../../src/store/index.ts'
@@ -742,12 +743,14 @@ async function startPlatform(t: TestContext, devchain: { ship: string; chainApi:
       openChainApi: true,
       rateLimits: DEFAULT_AUTH_LIMITS,
       trustProxy: false,
+      ...DEFAULT_WEBHOOK_FLAGS,
     },
     host: '127.0.0.1',
     store: apiStore,
     storeKind: 'sqlite',
     chainApi: devchain.chainApi,
     logger: pino({ level: 'error' }),
+    storeReadOnly: true,
   })
   onCleanup(t, async () => {
     await api.close()

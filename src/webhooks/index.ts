@@ -1,0 +1,133 @@
+import { performance } from 'node:perf_hooks'
+import { AntlerError } from '../antelope/index.ts'
+import { parseQuery, type GraphqlRuntime, createSharedSubscriptions } from '../graphql/index.ts'
+import type { StepReader, StorePosition, WebhookStore } from '../store/index.ts'
+import type { AllowList } from './address-policy.ts'
+import { WebhookDispatcher } from './dispatcher.ts'
+import { createHttpSender } from './http-sender.ts'
+import { DELIVERY_DOCUMENT } from './messages.ts'
+import { OwnerRate } from './owner-rate.ts'
+import type { RetrySchedule } from './retry-schedule.ts'
+import type { DeliveryOutcome, PostMessage } from './send-signed.ts'
+import { createWebhookService, type WebhookLimits, type WebhookService } from './service.ts'
+import { checkTargetUrl, resolveTarget, systemResolver, type Resolver } from './target-check.ts'
+
+export type { Resolver } from './target-check.ts'
+import type { WorkerDeps } from './worker.ts'
+
+export { parseAllowCidrs, describeAllowList, type AllowList } from './address-policy.ts'
+export { DEFAULT_WEBHOOK_RETRIES, parseRetrySchedule, parseDuration, type RetrySchedule } from './retry-schedule.ts'
+export { DEFAULT_WEBHOOK_LIMITS, SECRET_GRACE_MS, type WebhookService, type WebhookLimits } from './service.ts'
+export { signWebhook, newWebhookSecret } from './signing.ts'
+export { MAX_BODY_BYTES } from './messages.ts'
+
+/** How long one try of a delivery may take: connect, request, response. */
+export const DELIVERY_TIMEOUT_MS = 15_000
+
+export interface WebhooksOptions {
+  readonly store: WebhookStore & Pick<StepReader, 'stepsOfBlock'> & { position(): Promise<StorePosition | undefined> }
+  readonly graphql: GraphqlRuntime
+  /** Addresses deliveries may reach although blocked by default (`--webhook-allow-cidr`). */
+  readonly allow: AllowList
+  readonly resolver?: Resolver
+  readonly retries: RetrySchedule
+  /** A subscription failing continuously this long is disabled (5 days). */
+  readonly disableAfterMs: number
+  readonly limits: WebhookLimits & { readonly deliveriesPerSecondPerKey: number }
+  /** Whether this process delivers (when it holds the store's lease); routes work either way. */
+  readonly deliver: boolean
+  readonly onError?: (error: unknown) => void
+  readonly onDelivered?: WorkerDeps['onDelivered']
+  readonly now?: () => number
+}
+
+export interface Webhooks {
+  readonly service: WebhookService
+  close(): Promise<void>
+}
+
+/** How long a target's name may take to resolve (the system resolver has no bound of its own). */
+const DNS_TIMEOUT_MS = 5_000
+
+/** `resolver`, failing (a `dns` refusal) when it has not answered within `ms`. */
+const resolveWithin =
+  (resolver: Resolver, ms: number): Resolver =>
+  (hostname) =>
+    Promise.race([
+      resolver(hostname),
+      new Promise<never>((_, reject) => {
+        setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms).unref()
+      }),
+    ])
+
+/** A refused target as a failed attempt (delivery time), or undefined for any other error. */
+function refusalOutcome(error: unknown, startedMs: number): DeliveryOutcome | undefined {
+  if (!(error instanceof AntlerError) || error.code !== 'webhook_target_refused_error') return undefined
+  const reason = (error.details as { reason?: string }).reason
+  return {
+    ok: false,
+    status: null,
+    durationMs: Math.round(performance.now() - startedMs),
+    error: reason === 'blocked_ip' ? 'blocked_ip' : 'dns',
+    responseBody: null,
+  }
+}
+
+/** The webhooks surface: the service the routes call and, where this process delivers, the dispatcher. */
+export function createWebhooks(options: WebhooksOptions): Webhooks {
+  const now = options.now ?? Date.now
+  const resolver = options.resolver ?? systemResolver
+  const sender = createHttpSender()
+  const post: PostMessage = async (url, headers, body, signal) => {
+    const started = performance.now()
+    let parsed: URL
+    let target: Awaited<ReturnType<typeof resolveTarget>>
+    try {
+      parsed = checkTargetUrl(url)
+      target = await resolveTarget(parsed, options.allow, resolveWithin(resolver, DNS_TIMEOUT_MS))
+    } catch (error) {
+      const outcome = refusalOutcome(error, started)
+      if (outcome) return outcome
+      throw error
+    }
+    return sender.send({ url: parsed, target, headers, body, timeoutMs: DELIVERY_TIMEOUT_MS, signal })
+  }
+  const document = parseQuery(DELIVERY_DOCUMENT)
+  if (!('kind' in document)) throw document
+  const dispatcher = options.deliver
+    ? new WebhookDispatcher({
+        store: options.store,
+        graphql: options.graphql,
+        shared: createSharedSubscriptions(
+          options.graphql.schema,
+          (result) => result.data?.searchTransactionsForward ?? null,
+        ),
+        document,
+        post,
+        retries: options.retries,
+        disableAfterMs: options.disableAfterMs,
+        ownerRate: new OwnerRate(options.limits.deliveriesPerSecondPerKey, now),
+        now,
+        onDelivered: options.onDelivered,
+        onError: options.onError,
+      })
+    : undefined
+  dispatcher?.start()
+  const service = createWebhookService({
+    store: options.store,
+    cursors: options.graphql.services.cursors,
+    checkTarget: async (url) =>
+      void (await resolveTarget(checkTargetUrl(url), options.allow, resolveWithin(resolver, DNS_TIMEOUT_MS))),
+    post,
+    limits: options.limits,
+    notify: () => dispatcher?.notify(),
+    now,
+  })
+  return {
+    service,
+    async close() {
+      await dispatcher?.close()
+      await sender.close()
+    },
+  }
+}
