@@ -12,6 +12,7 @@ import { benchStateApi } from './state-api.ts'
 import { benchStoreReads } from './store-reads.ts'
 import { benchStreams } from './streams.ts'
 import { benchReplicas } from './replicas.ts'
+import { benchWebhooks } from './webhooks.ts'
 
 /**
  * `npm run bench [-- --actions N]`: runs every benchmark and prints its figures. Figures that
@@ -40,6 +41,8 @@ import { benchReplicas } from './replicas.ts'
  * replicas on one store: a replica's stream latency next to the all-in-one process, and reads on one replica
  * against two (`--replica-seconds`, `--api-rounds`, `--api-connections`, `--replica-stream-seconds`).
  * `--only startup` times `antler --help` and `antler dev --help`, compiled and through tsx (`--startup-runs`).
+ * `--only webhooks` runs the webhook delivery figures of issue 27 on `antler dev` (`--webhook-seconds`,
+ * `--webhook-subs 1,100,1000`).
  */
 const { values } = parseArgs({
   options: {
@@ -71,6 +74,8 @@ const { values } = parseArgs({
     'replica-stream-seconds': { type: 'string', default: '60' },
     'search-connections': { type: 'string', default: '32' },
     'search-pages-only': { type: 'boolean', default: false },
+    'webhook-seconds': { type: 'string', default: '20' },
+    'webhook-subs': { type: 'string', default: '1,100,1000' },
   },
 })
 
@@ -293,4 +298,19 @@ if (values.only === 'startup') {
     `# startup: antler --help and antler dev --help to their end, compiled (a fresh build) and through tsx, and node -e 0; medians of ${runs} rounds taking turns`,
   )
   print(benchStartup(runs))
+}
+if (values.only === 'webhooks') {
+  // `--only webhooks [--webhook-seconds 20 --webhook-subs 1,100,1000]`: bench/webhooks.ts (issue 27).
+  const seconds = Number(values['webhook-seconds'])
+  const subscriptionCounts = (values['webhook-subs'] as string).split(',').map(Number)
+  if (![seconds, ...subscriptionCounts].every((n) => Number.isInteger(n) && n >= 1)) {
+    console.error('bench: --webhook-seconds and --webhook-subs (a list) must be whole numbers of at least 1')
+    process.exit(2)
+  }
+  console.log(
+    `# webhooks: antler dev (--workload demo, 500 ms blocks); ${subscriptionCounts.join(', ')} subscriptions of one ` +
+      `key (receiver:eosio.token action:transfer) to a loopback receiver in a process of its own, ${seconds} s each, ` +
+      'with a /v1/stream subscriber alongside',
+  )
+  print(await benchWebhooks({ seconds, subscriptionCounts }))
 }
