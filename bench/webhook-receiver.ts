@@ -57,6 +57,9 @@ export interface WindowFigures {
   readonly malformed: number
   /** CPU this process used in the window, percent of one core. */
   readonly cpuPercent: number
+  /** Connections antler opened to the receiver so far, and the most open at once. */
+  readonly connections: number
+  readonly mostConnections: number
 }
 
 interface Receipt {
@@ -81,6 +84,7 @@ const verifiers = new Map<number, Webhook>()
 const seenIds = new Set<string>()
 const verifyReasons: string[] = []
 const counts = { verified: 0, verifyFailures: 0, duplicates: 0, undos: 0, malformed: 0 }
+const sockets = { open: 0, connections: 0, mostConnections: 0 }
 let onReceipt: (() => void) | undefined
 
 const parseTimestamp = (t: string) => Date.parse(t.endsWith('Z') ? t : `${t}Z`)
@@ -153,6 +157,8 @@ function windowFigures(start: number, end: number, cpu: NodeJS.CpuUsage): Window
     mostPerSubscription: perSub.length === 0 ? 0 : Math.max(...perSub),
     ...counts,
     verifyReasons,
+    connections: sockets.connections,
+    mostConnections: sockets.mostConnections,
     cpuPercent: ((cpu.user + cpu.system) / 1000 / (end - start)) * 100,
   }
 }
@@ -211,6 +217,11 @@ async function main(): Promise<void> {
       response.writeHead(200, { 'content-type': 'text/plain' }).end('ok')
       receive(request.url, request.headers, Buffer.concat(chunks).toString(), at, wall)
     })
+  })
+  server.on('connection', (socket) => {
+    sockets.connections++
+    sockets.mostConnections = Math.max(sockets.mostConnections, ++sockets.open)
+    socket.once('close', () => sockets.open--)
   })
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   let window: { start: number; cpu: NodeJS.CpuUsage; end?: number } | undefined

@@ -247,7 +247,8 @@ function describeLevel(label: string, run: LevelRun, lone: LevelRun, failures: s
   figures[`${label}: throughput and cost`] =
     `${f1(w.perSecond)} deliveries/s (${fmt(w.deliveries)} in ${f1(w.seconds)} s; per subscription ` +
     `${w.fewestPerSubscription}–${w.mostPerSubscription}); antler peak RSS ${f1(run.peakRssMiB ?? NaN)} MiB, CPU ` +
-    `${f1(run.cpuPercent ?? NaN)} %; receiver CPU ${f1(w.cpuPercent)} %; ${fmt(run.count)} created in ` +
+    `${f1(run.cpuPercent ?? NaN)} %; receiver CPU ${f1(w.cpuPercent)} %, ${w.connections} connections from antler ` +
+    `(at most ${w.mostConnections} at once); ${fmt(run.count)} created in ` +
     `${f1(run.createSeconds)} s, ${fmt(run.caughtUp.caughtUp)} caught up with the head in ${f1(run.caughtUp.seconds)} s`
   figures[`${label}: undelivered backlog`] =
     `${fmt(run.backlogAtEnd.missing)} of ${fmt(run.expected)} matches of the indexed blocks at the window's end ` +
