@@ -258,6 +258,8 @@ export interface WebhookStore {
    * when given (paging).
    */
   webhookAttempts(webhookId: string, options: { limit: number; beforeMs?: number }): Promise<WebhookAttemptRecord[]>
+  /** The latest attempt of one message of a subscription (a resend starts from it); undefined when none is kept. */
+  lastWebhookAttempt(webhookId: string, messageId: string): Promise<WebhookAttemptRecord | undefined>
   /** Deletes attempts older than `beforeMs` (retention); answers how many. */
   pruneWebhookAttempts(beforeMs: number): Promise<number>
   /**

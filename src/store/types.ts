@@ -341,4 +341,6 @@ export interface WebhookAttemptRecord {
   readonly error: string | null
   /** At most 20,000 characters (the caller cuts). */
   readonly responseBody: string | null
+  /** Where the message follows (the subscription's cursor before it, or `block:<n>`; '' for a test message). */
+  readonly afterPosition: string
 }

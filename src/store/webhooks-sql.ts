@@ -20,17 +20,20 @@ CREATE TABLE IF NOT EXISTS webhooks (
 CREATE INDEX IF NOT EXISTS webhooks_owner ON webhooks (owner_key_id, created_at_ms, id);
 CREATE TABLE IF NOT EXISTS webhook_attempts (
   seq ${attemptKey}, webhook_id TEXT NOT NULL, message_id TEXT NOT NULL, attempt INTEGER NOT NULL,
-  at_ms ${integer} NOT NULL, status INTEGER, duration_ms ${integer} NOT NULL, error TEXT, response_body TEXT
+  at_ms ${integer} NOT NULL, status INTEGER, duration_ms ${integer} NOT NULL, error TEXT, response_body TEXT,
+  after_position TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS webhook_attempts_of ON webhook_attempts (webhook_id, at_ms);
 CREATE INDEX IF NOT EXISTS webhook_attempts_at ON webhook_attempts (at_ms);
+CREATE INDEX IF NOT EXISTS webhook_attempts_message ON webhook_attempts (webhook_id, message_id);
 CREATE TABLE IF NOT EXISTS webhook_lease (name TEXT PRIMARY KEY, holder TEXT NOT NULL, until_ms ${integer} NOT NULL);
 `
 
 const COLUMNS =
   'id, owner_key_id, url, query, finality, secret, previous_secret, previous_secret_until_ms, paused, ' +
   'disabled_reason, disabled_at_ms, cursor, start_block, failing_since_ms, created_at_ms, updated_at_ms'
-const ATTEMPT_COLUMNS = 'webhook_id, message_id, attempt, at_ms, status, duration_ms, error, response_body'
+const ATTEMPT_COLUMNS =
+  'webhook_id, message_id, attempt, at_ms, status, duration_ms, error, response_body, after_position'
 const ACTIVE = 'paused = 0 AND disabled_at_ms IS NULL'
 
 /** The one lease's row name (a parameter, so that no statement quotes a string). */
@@ -52,7 +55,9 @@ export const WEBHOOK_SQL = {
   active: `SELECT ${COLUMNS} FROM webhooks WHERE ${ACTIVE} ORDER BY created_at_ms, id`,
   deleteAttemptsOf: 'DELETE FROM webhook_attempts WHERE webhook_id = ?',
   delete: 'DELETE FROM webhooks WHERE id = ?',
-  insertAttempt: `INSERT INTO webhook_attempts (${ATTEMPT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+  insertAttempt: `INSERT INTO webhook_attempts (${ATTEMPT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  lastAttemptOf: `SELECT ${ATTEMPT_COLUMNS} FROM webhook_attempts WHERE webhook_id = ? AND message_id = ?
+    ORDER BY at_ms DESC, attempt DESC, seq DESC LIMIT 1`,
   attempts: `SELECT ${ATTEMPT_COLUMNS} FROM webhook_attempts WHERE webhook_id = ? AND at_ms < ?
     ORDER BY at_ms DESC, attempt DESC, seq DESC LIMIT ?`,
   pruneAttempts: 'DELETE FROM webhook_attempts WHERE at_ms < ?',
@@ -134,7 +139,7 @@ export function webhookUpdate(
 
 /** The parameters of `WEBHOOK_SQL.insertAttempt`. */
 export function webhookAttemptParams(a: WebhookAttemptRecord): WebhookSqlValue[] {
-  return [a.webhookId, a.messageId, a.attempt, a.atMs, a.status, a.durationMs, a.error, a.responseBody]
+  return [a.webhookId, a.messageId, a.attempt, a.atMs, a.status, a.durationMs, a.error, a.responseBody, a.afterPosition]
 }
 
 const nullableNumber = (v: unknown) => (v === null || v === undefined ? undefined : Number(v))
@@ -175,6 +180,7 @@ export function webhookAttemptFromRow(r: Record<string, unknown>): WebhookAttemp
     durationMs: Number(r.duration_ms),
     error: r.error as string | null,
     responseBody: r.response_body as string | null,
+    afterPosition: r.after_position as string,
   }
 }
 

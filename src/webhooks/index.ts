@@ -20,6 +20,7 @@ export { DEFAULT_WEBHOOK_RETRIES, parseRetrySchedule, parseDuration, type RetryS
 export { DEFAULT_WEBHOOK_LIMITS, SECRET_GRACE_MS, type WebhookService, type WebhookLimits } from './service.ts'
 export { signWebhook, newWebhookSecret } from './signing.ts'
 export { MAX_BODY_BYTES } from './messages.ts'
+export type { DeliveryOutcome } from './send-signed.ts'
 
 /** How long one try of a delivery may take: connect, request, response. */
 export const DELIVERY_TIMEOUT_MS = 15_000
@@ -94,15 +95,18 @@ export function createWebhooks(options: WebhooksOptions): Webhooks {
   }
   const document = parseQuery(DELIVERY_DOCUMENT)
   if (!('kind' in document)) throw document
+  const messages = {
+    store: options.store,
+    graphql: options.graphql,
+    shared: createSharedSubscriptions(
+      options.graphql.schema,
+      (result) => result.data?.searchTransactionsForward ?? null,
+    ),
+    document,
+  }
   const dispatcher = options.deliver
     ? new WebhookDispatcher({
-        store: options.store,
-        graphql: options.graphql,
-        shared: createSharedSubscriptions(
-          options.graphql.schema,
-          (result) => result.data?.searchTransactionsForward ?? null,
-        ),
-        document,
+        ...messages,
         post,
         retries: options.retries,
         disableAfterMs: options.disableAfterMs,
@@ -115,6 +119,7 @@ export function createWebhooks(options: WebhooksOptions): Webhooks {
   dispatcher?.start()
   const service = createWebhookService({
     store: options.store,
+    messages,
     cursors: options.graphql.services.cursors,
     checkTarget: async (url) =>
       void (await resolveTarget(checkTargetUrl(url), options.allow, resolveWithin(resolver, DNS_TIMEOUT_MS))),

@@ -22,7 +22,8 @@ export function signingSecrets(record: WebhookRecord, nowMs: number): string[] {
 export async function sendSigned(
   deps: { readonly post: PostMessage; readonly store: Pick<WebhookStore, 'insertWebhookAttempt'>; now(): number },
   record: WebhookRecord,
-  message: { readonly id: string; readonly body: string; readonly attempt: number },
+  /** `after`: where the message follows (positionOf), kept in the attempt log for a resend; '' for a test message. */
+  message: { readonly id: string; readonly body: string; readonly attempt: number; readonly after: string },
   signal: AbortSignal,
 ): Promise<DeliveryOutcome> {
   const atMs = deps.now()
@@ -42,6 +43,7 @@ export async function sendSigned(
     durationMs: outcome.durationMs,
     error: outcome.ok ? null : outcome.error,
     responseBody: outcome.responseBody,
+    afterPosition: message.after,
   })
   return outcome
 }

@@ -9,6 +9,13 @@ import type {
   WebhookRecord,
   WebhookStore,
 } from '../store/index.ts'
+import {
+  fromPosition,
+  openDeliveryMessages,
+  type DeliveryMessage,
+  type MessageSource,
+  type MessagesFrom,
+} from './delivery-messages.ts'
 import { messageBody } from './messages.ts'
 import { sendSigned, type DeliveryOutcome, type PostMessage } from './send-signed.ts'
 import { newWebhookSecret } from './signing.ts'
@@ -25,6 +32,8 @@ export const DEFAULT_WEBHOOK_LIMITS: WebhookLimits = { maxSubscriptionsPerKey: 1
 
 export interface WebhookServiceDeps {
   readonly store: WebhookStore & { position(): Promise<StorePosition | undefined> }
+  /** Where a resend finds a message again. */
+  readonly messages: MessageSource
   readonly cursors: Pick<CursorCodec, 'decode'>
   /** Refuses (webhook_target_refused_error) a URL deliveries may not reach. */
   checkTarget(url: string): Promise<void>
@@ -47,6 +56,31 @@ export interface WebhookChanges {
   readonly url?: string
   readonly query?: string
   readonly paused?: boolean
+}
+
+/** A resend looks this far past the message's position before it gives up (forks drop and reorder little). */
+const RESEND_SCAN = { messages: 100, ms: 3_000 }
+
+/** The message `messageId` among the first messages from a position, or undefined. */
+async function findMessage(
+  source: MessageSource,
+  from: MessagesFrom,
+  messageId: string,
+): Promise<DeliveryMessage | undefined> {
+  const opened = await openDeliveryMessages(source, from)
+  if ('refused' in opened) return undefined
+  const timer = setTimeout(opened.close, RESEND_SCAN.ms)
+  try {
+    let seen = 0
+    for await (const message of opened.messages) {
+      if (message.id === messageId) return message
+      if (++seen >= RESEND_SCAN.messages) return undefined
+    }
+    return undefined
+  } finally {
+    clearTimeout(timer)
+    opened.close()
+  }
 }
 
 /** The subscriptions of API keys: what `/v1/webhooks` does, with ownership checked on every call. */
@@ -135,8 +169,29 @@ export function createWebhookService(deps: WebhookServiceDeps) {
       const messageId = `msg_test_${randomBytes(12).toString('base64url')}`
       const at = new Date(deps.now()).toISOString()
       const body = messageBody('webhook.test', at, JSON.stringify({ webhook_id: id }))
-      const outcome = await sendSigned(deps, record, { id: messageId, body, attempt: 1 }, AbortSignal.timeout(20_000))
+      const outcome = await sendSigned(
+        deps,
+        record,
+        { id: messageId, body, attempt: 1, after: '' },
+        AbortSignal.timeout(20_000),
+      )
       return { messageId, outcome }
+    },
+
+    /** Sends one message again (same id, a fresh signature), outside the subscription's order. */
+    async resend(
+      owner: string,
+      id: string,
+      messageId: string,
+    ): Promise<{ messageId: string; outcome: DeliveryOutcome }> {
+      const record = await owned(owner, id)
+      const last = await store.lastWebhookAttempt(id, messageId)
+      const found = last?.afterPosition
+        ? await findMessage(deps.messages, { webhookId: id, ...record, ...fromPosition(last.afterPosition) }, messageId)
+        : undefined
+      if (!last || !found) throw new AntlerError('webhook_message_not_found_error', { id, message_id: messageId })
+      const message = { id: messageId, body: found.body, attempt: last.attempt + 1, after: last.afterPosition }
+      return { messageId, outcome: await sendSigned(deps, record, message, AbortSignal.timeout(20_000)) }
     },
 
     async attempts(

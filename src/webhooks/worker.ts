@@ -1,19 +1,13 @@
 import { setTimeout as sleep } from 'node:timers/promises'
-import type { DocumentNode } from 'graphql'
-import { formatRfc3339 } from '../antelope/index.ts'
-import type { GraphqlRuntime, SharedSubscriptions } from '../graphql/index.ts'
-import type { StepReader, WebhookRecord, WebhookStore } from '../store/index.ts'
-import { DELIVERY_DOCUMENT, forkedOutAfter, messageBody, messageId, undoneBefore } from './messages.ts'
+import type { WebhookRecord, WebhookStore } from '../store/index.ts'
+import { openDeliveryMessages, positionOf, type MessageSource } from './delivery-messages.ts'
 import type { OwnerRate } from './owner-rate.ts'
 import { nextRetryDelay, type RetrySchedule } from './retry-schedule.ts'
 import { sendSigned, type PostMessage } from './send-signed.ts'
 
 /** What one subscription's worker needs (the dispatcher builds it once for all). */
-export interface WorkerDeps {
-  readonly store: WebhookStore & Pick<StepReader, 'stepsOfBlock'>
-  readonly graphql: GraphqlRuntime
-  readonly shared: SharedSubscriptions<string>
-  readonly document: DocumentNode
+export interface WorkerDeps extends MessageSource {
+  readonly store: MessageSource['store'] & WebhookStore
   readonly post: PostMessage
   readonly retries: RetrySchedule
   /** A subscription failing continuously for this long is disabled. */
@@ -22,14 +16,6 @@ export interface WorkerDeps {
   readonly now: () => number
   /** Called after each 2xx (benchmarks, metrics). */
   readonly onDelivered?: (info: { webhookId: string; messageId: string; blockNum: number; atMs: number }) => void
-}
-
-/** An event of the delivery subscription: a `SearchTransactionForwardResponse` before execution. */
-interface DeliveryEvent {
-  readonly undo: boolean
-  readonly cursor: string
-  readonly block: { readonly id: string; readonly num: number; readonly timestamp: number }
-  readonly trace: { readonly id: string } | null
 }
 
 /** How one pass over the subscription's stream ended. */
@@ -90,63 +76,39 @@ async function deliverPass(
   signal: AbortSignal,
   failing: Failing | undefined,
 ): Promise<PassEnd> {
-  const variables = record.cursor
-    ? { query: record.query, cursor: record.cursor, irreversibleOnly: record.finality === 'irreversible' }
-    : { query: record.query, low: record.startBlock, irreversibleOnly: record.finality === 'irreversible' }
-  const started = await deps.shared.subscribe(
-    deps.document,
-    { query: DELIVERY_DOCUMENT, variables },
-    deps.graphql.context(),
-  )
-  if (!('events' in started)) {
-    const reason = started.errors?.map((e) => e.message).join('; ') || 'the subscription could not start'
-    await deps.store.updateWebhook(record.id, { disabled: { reason, atMs: deps.now() } }, deps.now())
+  const opened = await openDeliveryMessages(deps, { webhookId: record.id, ...record })
+  if ('refused' in opened) {
+    await deps.store.updateWebhook(record.id, { disabled: { reason: opened.refused, atMs: deps.now() } }, deps.now())
     return { kind: 'stop' }
   }
-  const events = started.events
-  const stop = () => void events.return?.()
-  signal.addEventListener('abort', stop, { once: true })
-  const forkedOut = new Set<string>()
+  signal.addEventListener('abort', opened.close, { once: true })
   let cursor = record.cursor
   try {
-    for (;;) {
-      const next = await events.next()
-      if (next.done || signal.aborted) return { kind: 'stop' }
-      const event = next.value as DeliveryEvent
-      if (!event.trace) continue
-      const match = `${event.block.id}:${event.trace.id}`
-      const step = deps.graphql.services.cursors.decode(event.cursor).step
-      const steps = await deps.store.stepsOfBlock(event.block.id)
-      // A match forked out before it was delivered is dropped, and so is its undo.
-      if (event.undo && forkedOut.delete(match)) continue
-      if (!event.undo && step && forkedOutAfter(steps, step.seq)) {
-        forkedOut.add(match)
-        continue
-      }
+    for await (const message of opened.messages) {
+      if (signal.aborted) return { kind: 'stop' }
       const fresh = await deps.store.webhook(record.id)
       if (!fresh || fresh.paused || fresh.disabled) return { kind: 'stop' }
       if (movedElsewhere(record, fresh, cursor)) return { kind: 'restart' }
-      const id = messageId(record.id, event.block.id, event.trace.id, event.undo, undoneBefore(steps, step?.seq))
-      const type = event.undo ? 'antelope.transaction.undo' : 'antelope.transaction'
-      const body = messageBody(type, formatRfc3339(event.block.timestamp), await started.payload(event))
       await deps.ownerRate.take(fresh.ownerKeyId, signal)
-      const attempt = (failing?.messageId === id ? failing.failures : 0) + 1
-      const outcome = await sendSigned(deps, fresh, { id, body, attempt }, signal)
-      if (!outcome.ok) return failed(deps, fresh, id, attempt, outcome)
+      const attempt = (failing?.messageId === message.id ? failing.failures : 0) + 1
+      const after = positionOf({ cursor, startBlock: record.startBlock })
+      const outcome = await sendSigned(deps, fresh, { id: message.id, body: message.body, attempt, after }, signal)
+      if (!outcome.ok) return failed(deps, fresh, message.id, attempt, outcome)
       const advanced = await deps.store.updateWebhook(
         record.id,
-        { cursor: event.cursor, failingSinceMs: null },
+        { cursor: message.cursor, failingSinceMs: null },
         deps.now(),
         cursor,
       )
       if (!advanced) return { kind: 'restart' }
-      cursor = event.cursor
+      cursor = message.cursor
       failing = undefined
-      deps.onDelivered?.({ webhookId: record.id, messageId: id, blockNum: event.block.num, atMs: deps.now() })
+      deps.onDelivered?.({ webhookId: record.id, messageId: message.id, blockNum: message.blockNum, atMs: deps.now() })
     }
+    return { kind: 'stop' }
   } finally {
-    signal.removeEventListener('abort', stop)
-    stop()
+    signal.removeEventListener('abort', opened.close)
+    opened.close()
   }
 }
 

@@ -200,7 +200,7 @@ test('a match forked out while its endpoint fails is never delivered, nor its un
   let open = false
   const receiver = await startWebhookReceiver(t, { '/held': () => ({ status: open ? 200 : 503 }) })
   // Only the transfer below matches (its amount), wherever a fork moves it.
-  await createWebhook(p.api, token, {
+  const created = await createWebhook(p.api, token, {
     url: receiver.url('/held'),
     query: 'receiver:eosio.token data.quantity:"0.0042 EOS"',
     start_block: 1,
@@ -246,4 +246,22 @@ test('a match forked out while its endpoint fails is never delivered, nor its un
   const forkedOut = (JSON.parse(receiver.deliveries[0].body) as { data: WebhookMatch }).data.block.id
   assert.notEqual(bodies[0].data.block.id, forkedOut, 'delivered in the block of the new branch')
   assert.ok(!receiver.acknowledged('/held').some((d) => d.headers['webhook-id'] === firstId), 'the forked-out apply')
+
+  // A resend: the delivered message again, same id and body; the forked-out one cannot be.
+  const resend = async (messageId: string) =>
+    fetch(`${p.api}/v1/webhooks/${created.id}/messages/${messageId}/resend`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}` },
+    })
+  const deliveredId = String(receiver.acknowledged('/held')[0].headers['webhook-id'])
+  const again = await resend(deliveredId)
+  const answer = (await again.json()) as { message_id: string; ok: boolean }
+  assert.equal(again.status, 200, JSON.stringify(answer))
+  assert.deepEqual([answer.message_id, answer.ok], [deliveredId, true])
+  const copies = receiver.acknowledged('/held').filter((d) => d.headers['webhook-id'] === deliveredId)
+  assert.equal(copies.length, 2)
+  assert.equal(copies[1].body, copies[0].body)
+  const gone = await resend(firstId)
+  assert.equal(gone.status, 404)
+  assert.equal(((await gone.json()) as { code: string }).code, 'webhook_message_not_found_error')
 })

@@ -6,6 +6,11 @@ export const WEBHOOK_ERRORS = {
     status: 404,
     message: (d) => `No webhook subscription ${d.id} for this API key.`,
   }),
+  webhook_message_not_found_error: defineError<{ id: string; message_id: string }>({
+    status: 404,
+    message: (d) =>
+      `Subscription ${d.id} has no message ${d.message_id} to send again (never tried, older than 7 days, or forked out).`,
+  }),
   // `reason` names the rule: `scheme`, `credentials`, `blocked_ip` (with the address), `dns` (no address) …
   webhook_target_refused_error: defineError<{ url: string; reason: string; address?: string }>({
     status: 400,

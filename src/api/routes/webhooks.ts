@@ -1,7 +1,7 @@
 import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
 import type { WebhookAttemptRecord, WebhookRecord } from '../../store/index.ts'
-import type { WebhookService } from '../../webhooks/index.ts'
+import type { DeliveryOutcome, WebhookService } from '../../webhooks/index.ts'
 import { RequestValidationError } from '../errors.ts'
 import { errorResponses } from '../schemas.ts'
 
@@ -35,6 +35,23 @@ const Attempt = Type.Object({
   duration_ms: Type.Integer(),
   error: Type.Union([Type.String(), Type.Null()]),
   response_body: Type.Union([Type.String(), Type.Null()]),
+})
+
+/** How a message sent now (test, resend) went. */
+const TestOutcome = Type.Object({
+  message_id: Type.String(),
+  ok: Type.Boolean(),
+  status: Type.Union([Type.Integer(), Type.Null()]),
+  error: Type.Union([Type.String(), Type.Null()]),
+  duration_ms: Type.Integer(),
+})
+
+const outcomeView = ({ messageId, outcome }: { messageId: string; outcome: DeliveryOutcome }) => ({
+  message_id: messageId,
+  ok: outcome.ok,
+  status: outcome.status,
+  error: outcome.error,
+  duration_ms: outcome.durationMs,
 })
 
 const iso = (ms: number) => new Date(ms).toISOString()
@@ -191,27 +208,27 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhookService
       schema: {
         summary: 'Send a signed webhook.test message now and answer how the endpoint took it',
         params: IdParams,
-        response: {
-          200: Type.Object({
-            message_id: Type.String(),
-            ok: Type.Boolean(),
-            status: Type.Union([Type.Integer(), Type.Null()]),
-            error: Type.Union([Type.String(), Type.Null()]),
-            duration_ms: Type.Integer(),
-          }),
-          ...errorResponses,
-        },
+        response: { 200: TestOutcome, ...errorResponses },
+      },
+    },
+    async (request) => outcomeView(await webhooks.test(ownerOf(request), request.params.id)),
+  )
+
+  app.post(
+    '/v1/webhooks/:id/messages/:message_id/resend',
+    {
+      schema: {
+        summary: 'Send one message again (same webhook-id, new signature), found from its last attempt',
+        params: Type.Object({
+          id: Type.String({ minLength: 1, maxLength: 100 }),
+          message_id: Type.String({ minLength: 1, maxLength: 100 }),
+        }),
+        response: { 200: TestOutcome, ...errorResponses },
       },
     },
     async (request) => {
-      const { messageId, outcome } = await webhooks.test(ownerOf(request), request.params.id)
-      return {
-        message_id: messageId,
-        ok: outcome.ok,
-        status: outcome.status,
-        error: outcome.error,
-        duration_ms: outcome.durationMs,
-      }
+      const { id, message_id: messageId } = request.params
+      return outcomeView(await webhooks.resend(ownerOf(request), id, messageId))
     },
   )
 

@@ -77,6 +77,10 @@ export function createPostgresWebhooks(pool: pg.Pool): WebhookStore {
       const rows = await pool.query(SQL.attempts, [webhookId, beforeMs ?? NO_TIME_BOUND, limit])
       return rows.rows.map(webhookAttemptFromRow)
     },
+    async lastWebhookAttempt(webhookId, messageId) {
+      const row = (await pool.query(SQL.lastAttemptOf, [webhookId, messageId])).rows[0]
+      return row && webhookAttemptFromRow(row)
+    },
     async pruneWebhookAttempts(beforeMs) {
       return (await write(SQL.pruneAttempts, [beforeMs])).rowCount ?? 0
     },

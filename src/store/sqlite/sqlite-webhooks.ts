@@ -67,6 +67,10 @@ export function createSqliteWebhooks(db: Database.Database): WebhookStore {
     async webhookAttempts(webhookId, { limit, beforeMs }) {
       return (s.attempts.all(webhookId, beforeMs ?? NO_TIME_BOUND, limit) as Row[]).map(webhookAttemptFromRow)
     },
+    async lastWebhookAttempt(webhookId, messageId) {
+      const row = s.lastAttemptOf.get(webhookId, messageId) as Row | undefined
+      return row && webhookAttemptFromRow(row)
+    },
     async pruneWebhookAttempts(beforeMs) {
       return s.pruneAttempts.run(beforeMs).changes
     },

@@ -58,6 +58,7 @@ const attempt = (
   durationMs: 12,
   error: null,
   responseBody: 'ok',
+  afterPosition: `block:${n}`,
   ...changes,
 })
 
@@ -244,6 +245,8 @@ export function runWebhooksContract(
       assert.deepEqual(await store.webhookAttempts('wh_1', { limit: 10, beforeMs: 10_000 }), [])
       assert.deepEqual(await store.webhookAttempts('wh_2', { limit: 10 }), [elsewhere])
       assert.deepEqual(await store.webhookAttempts('wh_nope', { limit: 10 }), [])
+      assert.deepEqual(await store.lastWebhookAttempt('wh_1', 'msg_1'), delivered, "a message's latest attempt")
+      assert.equal(await store.lastWebhookAttempt('wh_2', 'msg_1'), undefined, "another subscription's message")
 
       assert.equal(await store.pruneWebhookAttempts(30_000), 2, 'the two attempts before 30,000 ms')
       assert.deepEqual(attemptKeys(await store.webhookAttempts('wh_1', { limit: 10 })), [

@@ -1,0 +1,95 @@
+import type { DocumentNode } from 'graphql'
+import { formatRfc3339 } from '../antelope/index.ts'
+import type { GraphqlRuntime, SharedSubscriptions } from '../graphql/index.ts'
+import type { StepReader, WebhookFinality } from '../store/index.ts'
+import { DELIVERY_DOCUMENT, forkedOutAfter, messageBody, messageId, undoneBefore } from './messages.ts'
+
+/** What turns a subscription's position into its messages. */
+export interface MessageSource {
+  readonly store: Pick<StepReader, 'stepsOfBlock'>
+  readonly graphql: GraphqlRuntime
+  readonly shared: SharedSubscriptions<string>
+  /** DELIVERY_DOCUMENT, parsed once. */
+  readonly document: DocumentNode
+}
+
+/** Where a subscription's messages start: after a cursor, or from a block when it has none. */
+export interface MessagesFrom {
+  readonly webhookId: string
+  readonly query: string
+  readonly finality: WebhookFinality
+  readonly cursor: string
+  readonly startBlock: number
+}
+
+/** One message, ready to sign and send. */
+export interface DeliveryMessage {
+  readonly id: string
+  readonly body: string
+  /** The cursor the subscription holds once this message is acknowledged. */
+  readonly cursor: string
+  readonly blockNum: number
+}
+
+/** An event of the delivery subscription: a `SearchTransactionForwardResponse` before execution. */
+interface DeliveryEvent {
+  readonly undo: boolean
+  readonly cursor: string
+  readonly block: { readonly id: string; readonly num: number; readonly timestamp: number }
+  readonly trace: { readonly id: string } | null
+}
+
+/** Where a message follows: the cursor it comes after, or `block:<n>` when it follows no cursor (the attempt log). */
+export const positionOf = (from: Pick<MessagesFrom, 'cursor' | 'startBlock'>) =>
+  from.cursor || `block:${from.startBlock}`
+
+/** The inverse of positionOf. */
+export const fromPosition = (position: string): Pick<MessagesFrom, 'cursor' | 'startBlock'> =>
+  position.startsWith('block:')
+    ? { cursor: '', startBlock: Number(position.slice(6)) }
+    : { cursor: position, startBlock: 1 }
+
+/**
+ * A subscription's messages from a position, in order, as the GraphQL forward subscription yields its events (the
+ * same execution and serialization, shared per event): a match forked out before it was delivered is dropped, and so
+ * is its undo; ids follow messageId. Answers the reason when the subscription cannot start (a cursor of another
+ * store, a query that no longer parses). `close()` ends it, also while it waits for the chain.
+ */
+export async function openDeliveryMessages(
+  source: MessageSource,
+  from: MessagesFrom,
+): Promise<{ messages: AsyncGenerator<DeliveryMessage>; close(): void } | { refused: string }> {
+  const variables = from.cursor
+    ? { query: from.query, cursor: from.cursor, irreversibleOnly: from.finality === 'irreversible' }
+    : { query: from.query, low: from.startBlock, irreversibleOnly: from.finality === 'irreversible' }
+  const started = await source.shared.subscribe(
+    source.document,
+    { query: DELIVERY_DOCUMENT, variables },
+    source.graphql.context(),
+  )
+  if (!('events' in started))
+    return { refused: started.errors?.map((e) => e.message).join('; ') || 'the subscription could not start' }
+  const { events, payload } = started
+  async function* messages(): AsyncGenerator<DeliveryMessage> {
+    const forkedOut = new Set<string>()
+    for (;;) {
+      const next = await events.next()
+      if (next.done) return
+      const event = next.value as DeliveryEvent
+      if (!event.trace) continue
+      const match = `${event.block.id}:${event.trace.id}`
+      const step = source.graphql.services.cursors.decode(event.cursor).step
+      const steps = await source.store.stepsOfBlock(event.block.id)
+      if (event.undo && forkedOut.delete(match)) continue
+      if (!event.undo && step && forkedOutAfter(steps, step.seq)) {
+        forkedOut.add(match)
+        continue
+      }
+      const id = messageId(from.webhookId, event.block.id, event.trace.id, event.undo, undoneBefore(steps, step?.seq))
+      const type = event.undo ? 'antelope.transaction.undo' : 'antelope.transaction'
+      const body = messageBody(type, formatRfc3339(event.block.timestamp), await payload(event))
+      yield { id, body, cursor: event.cursor, blockNum: event.block.num }
+    }
+  }
+  return { messages: messages(), close: () => void events.return?.() }
+}
