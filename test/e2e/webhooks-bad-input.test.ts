@@ -70,6 +70,7 @@ const everyRoute = (id: string): Call[] => [
   { method: 'POST', path: `/v1/webhooks/${id}/replay`, ...json({ from_block: 1 }) },
   { method: 'POST', path: `/v1/webhooks/${id}/test` },
   { method: 'GET', path: `/v1/webhooks/${id}/attempts` },
+  { method: 'POST', path: `/v1/webhooks/${id}/messages/msg_AAAAAAAAAAAAAAAAAAAAAAAA/resend` },
 ]
 
 /** The routes that name a subscription. */
@@ -270,6 +271,19 @@ function badCases(id: string, receiver: string, token: string): Case[] {
     { name: 'attempts: before 30 February', call: attempts('before=2026-02-30T00:00:00Z'), ...invalid('before') },
     { name: 'attempts: before with no zone', call: attempts('before=2026-01-01T00:00:00'), ...invalid('before') },
     { name: 'attempts: before too long', call: attempts(`before=${'2'.repeat(60)}`), ...invalid('before') },
+    // Resend: a message the subscription has no attempt of; an id over the limit.
+    {
+      name: 'resend: an unknown message',
+      call: { method: 'POST', path: `/v1/webhooks/${id}/messages/msg_nope/resend`, token },
+      status: 404,
+      code: 'webhook_message_not_found_error',
+      details: { id, message_id: 'msg_nope' },
+    },
+    {
+      name: 'resend: a message id over 100 characters',
+      call: { method: 'POST', path: `/v1/webhooks/${id}/messages/${'m'.repeat(101)}/resend`, token },
+      ...invalid('message_id'),
+    },
     // Unknown ids, ids over the limit, methods.
     {
       name: 'get: an id over 100 characters',
@@ -599,6 +613,21 @@ test('/v1/webhooks of a real antler dev: every route refuses bad tokens, bad bod
     const attempts = await call(api, { method: 'GET', path: `/v1/webhooks/${a1.id}/attempts`, token: tokenA })
     assert.equal(attempts.status, 200, attempts.text)
     assert.ok((attempts.body as { attempts: unknown[] }).attempts.length >= 1, attempts.text)
+    // A test message is not resent (docs/ERRORS.md); B is told A's subscription does not exist, whatever the message.
+    const testId = (tested.body as { message_id: string }).message_id
+    const resend = `/v1/webhooks/${a1.id}/messages/${testId}/resend`
+    expectError(
+      await call(api, { method: 'POST', path: resend, token: tokenA }),
+      404,
+      'webhook_message_not_found_error',
+      {
+        id: a1.id,
+        message_id: testId,
+      },
+    )
+    expectError(await call(api, { method: 'POST', path: resend, token: tokenB }), 404, 'webhook_not_found_error', {
+      id: a1.id,
+    })
     // And B's own subscription is B's: A cannot delete it.
     expectError(
       await call(api, { method: 'DELETE', path: `/v1/webhooks/${b1.id}`, token: tokenA }),
