@@ -158,7 +158,7 @@ export async function buildApp(args: {
   // Public routes answer any page (`*`); the others echo the caller's Origin (docs/API.md, CORS): tokens
   // travel in a header, never a cookie, and a web key's origin rules are enforced by the auth hook.
   const corsBase = {
-    methods: ['GET', 'HEAD', 'POST', 'OPTIONS'],
+    methods: ['GET', 'HEAD', 'POST', 'PATCH', 'DELETE', 'OPTIONS'],
     allowedHeaders: ['X-Requested-With', 'Content-Type', 'Authorization', 'X-Eos-Push-Guarantee'],
     exposedHeaders: ['X-Trace-Id', 'Retry-After', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'],
     maxAge: 86400,

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto'
-import { runWebhookWorker, type WorkerDeps } from './worker.ts'
+import type { WebhookRecord } from '../store/index.ts'
+import { runWebhookWorker, type WorkerDeps, type WorkerProgress } from './worker.ts'
 
 /** How long a dispatcher's lease lasts; it renews it at a third of that. */
 const LEASE_MS = 15_000
@@ -14,7 +15,13 @@ const PRUNE_INTERVAL_MS = 3_600_000
 interface Running {
   readonly abort: AbortController
   readonly done: Promise<void>
+  /** What the worker was started with besides its cursor: a change (a PATCH, a rotation) restarts it. */
+  readonly stamp: string
+  readonly progress: WorkerProgress
 }
+
+/** The fields a worker's deliveries depend on, besides the cursor. */
+const stampOf = (w: WebhookRecord) => JSON.stringify([w.url, w.query, w.finality, w.startBlock, w.secret])
 
 /**
  * Runs one worker per active subscription while this process holds the store's delivery lease (one dispatcher
@@ -80,21 +87,36 @@ export class WebhookDispatcher {
       this.prunedAt = now
       await store.pruneWebhookAttempts(now - ATTEMPT_RETENTION_MS)
     }
-    const active = await store.activeWebhooks()
-    const ids = new Set(active.map((w) => w.id))
+    // A revoked key's subscriptions stop delivering (they stay stored, as the key does).
+    const revoked = new Set(await store.revokedApiKeyIds())
+    const active = (await store.activeWebhooks()).filter((w) => !revoked.has(w.ownerKeyId))
+    const byId = new Map(active.map((w) => [w.id, w]))
     this.deps.ownerRate.keepOnly(new Set(active.map((w) => w.ownerKeyId)))
-    for (const [id, running] of this.workers) if (!ids.has(id)) running.abort.abort()
-    for (const id of ids) if (!this.workers.has(id)) this.startWorker(id)
+    for (const [id, running] of this.workers) {
+      const record = byId.get(id)
+      // Gone, or changed under the worker (a replay moved its cursor; a PATCH its URL or query) while it waits out a
+      // retry delay: it stops, and starts again from what is stored.
+      if (!record || record.cursor !== running.progress.cursor || stampOf(record) !== running.stamp)
+        this.restart(running, record !== undefined)
+    }
+    for (const record of active) if (!this.workers.has(record.id)) this.startWorker(record)
   }
 
-  private startWorker(id: string): void {
+  private restart(running: Running, again: boolean): void {
+    running.abort.abort()
+    if (again) void running.done.then(() => this.notify())
+  }
+
+  private startWorker(record: WebhookRecord): void {
+    const { id } = record
     const abort = new AbortController()
-    const done = runWebhookWorker(id, this.deps, abort.signal)
+    const progress: WorkerProgress = { cursor: record.cursor }
+    const done = runWebhookWorker(id, this.deps, abort.signal, progress)
       .catch((error: unknown) => this.deps.onError?.(error))
       .finally(() => {
         if (this.workers.get(id)?.abort === abort) this.workers.delete(id)
       })
-    this.workers.set(id, { abort, done })
+    this.workers.set(id, { abort, done, stamp: stampOf(record), progress })
   }
 
   private async stopAll(): Promise<void> {

@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks'
 import { AntlerError } from '../antelope/index.ts'
 import { parseQuery, type GraphqlRuntime, createSharedSubscriptions } from '../graphql/index.ts'
-import type { StepReader, StorePosition, WebhookStore } from '../store/index.ts'
+import type { KeyStore, StepReader, StorePosition, WebhookStore } from '../store/index.ts'
 import type { AllowList } from './address-policy.ts'
 import { WebhookDispatcher } from './dispatcher.ts'
 import { createHttpSender } from './http-sender.ts'
@@ -26,7 +26,9 @@ export type { DeliveryOutcome } from './send-signed.ts'
 export const DELIVERY_TIMEOUT_MS = 15_000
 
 export interface WebhooksOptions {
-  readonly store: WebhookStore & Pick<StepReader, 'stepsOfBlock'> & { position(): Promise<StorePosition | undefined> }
+  readonly store: WebhookStore &
+    Pick<StepReader, 'stepsOfBlock'> &
+    Pick<KeyStore, 'revokedApiKeyIds'> & { position(): Promise<StorePosition | undefined> }
   readonly graphql: GraphqlRuntime
   /** Addresses deliveries may reach although blocked by default (`--webhook-allow-cidr`). */
   readonly allow: AllowList

@@ -58,6 +58,28 @@ export interface WebhookChanges {
   readonly paused?: boolean
 }
 
+/** Parses a webhook's query, naming the `query` field where the search routes name `q`. */
+function checkQuery(query: string): void {
+  try {
+    parseSearchQuery(query)
+  } catch (error) {
+    if (!(error instanceof AntlerError) || error.code !== 'request_validation_error') throw error
+    const { position = 0, reason = 'invalid' } = error.details as { position?: number; reason?: string }
+    throw new AntlerError('request_validation_error', { param: 'q', field: 'query', query, position, reason })
+  }
+}
+
+/** Decodes a cursor given in `field`, naming that field if it is refused. */
+function checkCursor(cursors: Pick<CursorCodec, 'decode'>, field: string, cursor: string): void {
+  try {
+    cursors.decode(cursor)
+  } catch (error) {
+    if (!(error instanceof AntlerError) || error.code !== 'request_validation_error') throw error
+    const { reason = 'invalid' } = error.details as { reason?: string }
+    throw new AntlerError('request_validation_error', { param: 'cursor', field, reason })
+  }
+}
+
 /** A resend looks this far past the message's position before it gives up (forks drop and reorder little). */
 const RESEND_SCAN = { messages: 100, ms: 3_000 }
 
@@ -103,8 +125,8 @@ export function createWebhookService(deps: WebhookServiceDeps) {
 
   return {
     async create(owner: string, input: NewWebhook): Promise<WebhookRecord> {
-      parseSearchQuery(input.query)
-      if (input.cursor !== undefined) deps.cursors.decode(input.cursor)
+      checkQuery(input.query)
+      if (input.cursor !== undefined) checkCursor(deps.cursors, 'cursor', input.cursor)
       await deps.checkTarget(input.url)
       const limit = deps.limits.maxSubscriptionsPerKey
       if ((await store.webhookCount(owner)) >= limit)
@@ -135,7 +157,7 @@ export function createWebhookService(deps: WebhookServiceDeps) {
 
     async change(owner: string, id: string, changes: WebhookChanges): Promise<WebhookRecord> {
       await owned(owner, id)
-      if (changes.query !== undefined) parseSearchQuery(changes.query)
+      if (changes.query !== undefined) checkQuery(changes.query)
       if (changes.url !== undefined) await deps.checkTarget(changes.url)
       // Resuming clears a disabled state too: delivery goes on from the cursor, with no gap.
       const resume = changes.paused === false ? { disabled: null, failingSinceMs: null } : {}
@@ -158,7 +180,7 @@ export function createWebhookService(deps: WebhookServiceDeps) {
     /** Delivers again from a cursor (after it) or from a block: the same messages, with the same ids. */
     async replay(owner: string, id: string, from: { cursor?: string; block?: number }): Promise<WebhookRecord> {
       await owned(owner, id)
-      if (from.cursor !== undefined) deps.cursors.decode(from.cursor)
+      if (from.cursor !== undefined) checkCursor(deps.cursors, 'from_cursor', from.cursor)
       const position = from.cursor !== undefined ? { cursor: from.cursor } : { cursor: '', startBlock: from.block }
       return update(id, { ...position, failingSinceMs: null })
     },

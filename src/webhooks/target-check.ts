@@ -23,7 +23,9 @@ export const systemResolver: Resolver = async (hostname) => {
 
 function refused(url: string, reason: string, extra?: { address?: string; cause?: unknown }): AntlerError {
   // A refused URL is echoed back in the error; an overlong one only in part.
-  const shown = url.length > MAX_TARGET_URL_LENGTH ? `${url.slice(0, 200)}…` : url
+  // Credentials in a refused URL are not echoed back.
+  const masked = url.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^/?#]*@/i, '$1***@')
+  const shown = masked.length > MAX_TARGET_URL_LENGTH ? `${masked.slice(0, 200)}…` : masked
   const args = extra?.address === undefined ? { url: shown, reason } : { url: shown, reason, address: extra.address }
   return new AntlerError('webhook_target_refused_error', args, { cause: extra?.cause })
 }

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises'
-import type { WebhookRecord, WebhookStore } from '../store/index.ts'
+import type { KeyStore, WebhookRecord, WebhookStore } from '../store/index.ts'
 import { openDeliveryMessages, positionOf, type MessageSource } from './delivery-messages.ts'
 import type { OwnerRate } from './owner-rate.ts'
 import { nextRetryDelay, type RetrySchedule } from './retry-schedule.ts'
@@ -7,7 +7,7 @@ import { sendSigned, type PostMessage } from './send-signed.ts'
 
 /** What one subscription's worker needs (the dispatcher builds it once for all). */
 export interface WorkerDeps extends MessageSource {
-  readonly store: MessageSource['store'] & WebhookStore
+  readonly store: MessageSource['store'] & WebhookStore & Pick<KeyStore, 'revokedApiKeyIds'>
   readonly post: PostMessage
   readonly retries: RetrySchedule
   /** A subscription failing continuously for this long is disabled. */
@@ -16,6 +16,11 @@ export interface WorkerDeps extends MessageSource {
   readonly now: () => number
   /** Called after each 2xx (benchmarks, metrics). */
   readonly onDelivered?: (info: { webhookId: string; messageId: string; blockNum: number; atMs: number }) => void
+}
+
+/** The cursor a worker holds (or is about to write): the dispatcher restarts it when the stored one differs. */
+export interface WorkerProgress {
+  cursor: string
 }
 
 /** How one pass over the subscription's stream ended. */
@@ -49,14 +54,20 @@ const movedElsewhere = (opened: WebhookRecord, fresh: WebhookRecord, cursor: str
  * cursor (compare-and-set: a replay or another dispatcher wins). A failed message ends the pass; the next one starts
  * from the cursor after the retry delay and finds the same message (same id) first.
  */
-export async function runWebhookWorker(id: string, deps: WorkerDeps, signal: AbortSignal): Promise<void> {
+export async function runWebhookWorker(
+  id: string,
+  deps: WorkerDeps,
+  signal: AbortSignal,
+  progress: WorkerProgress = { cursor: '' },
+): Promise<void> {
   let failing: Failing | undefined
   while (!signal.aborted) {
     const record = await deps.store.webhook(id)
     if (!record || record.paused || record.disabled) return
+    progress.cursor = record.cursor
     let end: PassEnd
     try {
-      end = await deliverPass(record, deps, signal, failing)
+      end = await deliverPass(record, deps, signal, failing, progress)
     } catch {
       // The stream broke (the live hub dropped a slow pass, the store failed): start again from the cursor.
       await sleep(STREAM_RETRY_MS, undefined, { signal }).catch(() => undefined)
@@ -75,6 +86,7 @@ async function deliverPass(
   deps: WorkerDeps,
   signal: AbortSignal,
   failing: Failing | undefined,
+  progress: WorkerProgress,
 ): Promise<PassEnd> {
   const opened = await openDeliveryMessages(deps, { webhookId: record.id, ...record })
   if ('refused' in opened) {
@@ -94,6 +106,7 @@ async function deliverPass(
       const after = positionOf({ cursor, startBlock: record.startBlock })
       const outcome = await sendSigned(deps, fresh, { id: message.id, body: message.body, attempt, after }, signal)
       if (!outcome.ok) return failed(deps, fresh, message.id, attempt, outcome)
+      progress.cursor = message.cursor
       const advanced = await deps.store.updateWebhook(
         record.id,
         { cursor: message.cursor, failingSinceMs: null },

@@ -9,8 +9,15 @@ type ParamErrors = Record<string, string[]>
  */
 export type RequestValidationArgs =
   | { readonly errors: ParamErrors }
-  | { readonly param: 'q'; readonly query: string; readonly position: number; readonly reason: string }
-  | { readonly param: 'cursor'; readonly reason: string }
+  | {
+      readonly param: 'q'
+      readonly query: string
+      readonly position: number
+      readonly reason: string
+      /** The request's name for the query where it is not `q` (webhooks: `query`). */
+      readonly field?: string
+    }
+  | { readonly param: 'cursor'; readonly reason: string; readonly field?: string }
 
 /** A query longer than this is cut in the message (with `…`). */
 const QUOTED_QUERY_CHARS = 200
@@ -29,9 +36,10 @@ function requestValidationDetails(args: RequestValidationArgs): {
 } {
   if (!('param' in args)) return { errors: args.errors }
   if (args.param === 'cursor')
-    return { errors: { cursor: [`The cursor is invalid: ${args.reason}.`] }, reason: args.reason }
-  const sentence = `The q field is invalid: ${args.reason} at position ${args.position}.`
-  return { errors: { q: [sentence] }, position: args.position, reason: args.reason }
+    return { errors: { [args.field ?? 'cursor']: [`The cursor is invalid: ${args.reason}.`] }, reason: args.reason }
+  const field = args.field ?? 'q'
+  const sentence = `The ${field} field is invalid: ${args.reason} at position ${args.position}.`
+  return { errors: { [field]: [sentence] }, position: args.position, reason: args.reason }
 }
 
 /** Why `/readyz` fails, and what it saw (`null`: unknown, e.g. no chain API or an unreachable database). */
