@@ -31,6 +31,8 @@ const stampOf = (w: WebhookRecord) => JSON.stringify([w.url, w.query, w.finality
 export class WebhookDispatcher {
   private readonly holder = `dispatcher_${randomBytes(8).toString('hex')}`
   private readonly workers = new Map<string, Running>()
+  /** Subscriptions changed in this process: their workers start again at the next scan. */
+  private readonly restarts = new Set<string>()
   private readonly stopping = new AbortController()
   private wake: (() => void) | undefined
   private loop: Promise<void> | undefined
@@ -43,8 +45,9 @@ export class WebhookDispatcher {
     this.loop ??= this.run()
   }
 
-  /** A subscription was created, changed or deleted: look now rather than at the next scan. */
-  notify(): void {
+  /** A subscription was created, changed or deleted: look now rather than at the next scan (and restart `restart`). */
+  notify(restart?: string): void {
+    if (restart !== undefined) this.restarts.add(restart)
     this.wake?.()
   }
 
@@ -96,9 +99,11 @@ export class WebhookDispatcher {
       const record = byId.get(id)
       // Gone, or changed under the worker (a replay moved its cursor; a PATCH its URL or query) while it waits out a
       // retry delay: it stops, and starts again from what is stored.
-      if (!record || record.cursor !== running.progress.cursor || stampOf(record) !== running.stamp)
+      const changed = this.restarts.delete(id)
+      if (!record || changed || record.cursor !== running.progress.cursor || stampOf(record) !== running.stamp)
         this.restart(running, record !== undefined)
     }
+    this.restarts.clear()
     for (const record of active) if (!this.workers.has(record.id)) this.startWorker(record)
   }
 

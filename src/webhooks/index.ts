@@ -127,7 +127,7 @@ export function createWebhooks(options: WebhooksOptions): Webhooks {
       void (await resolveTarget(checkTargetUrl(url), options.allow, resolveWithin(resolver, DNS_TIMEOUT_MS))),
     post,
     limits: options.limits,
-    notify: () => dispatcher?.notify(),
+    notify: (restart) => dispatcher?.notify(restart),
     now,
   })
   return {

@@ -39,8 +39,8 @@ export interface WebhookServiceDeps {
   checkTarget(url: string): Promise<void>
   readonly post: PostMessage
   readonly limits: WebhookLimits
-  /** Tells the dispatcher to look at the subscriptions now. */
-  notify(): void
+  /** Tells the dispatcher to look at the subscriptions now (and to restart the worker of `restart`). */
+  notify(restart?: string): void
   now(): number
 }
 
@@ -119,7 +119,8 @@ export function createWebhookService(deps: WebhookServiceDeps) {
   async function update(id: string, patch: WebhookPatch): Promise<WebhookRecord> {
     const updated = await store.updateWebhook(id, patch, deps.now())
     if (!updated) throw new AntlerError('webhook_not_found_error', { id })
-    deps.notify()
+    // A change restarts the subscription's worker, also one waiting out a retry delay at the same position.
+    deps.notify(id)
     return updated
   }
 

@@ -1,10 +1,11 @@
-import { test } from 'node:test'
+import { test, type TestContext } from 'node:test'
 import assert from 'node:assert/strict'
 import { APIClient } from '@wharfkit/antelope'
 import { spawnAntler, type RunningCli } from '../_helpers/cli.ts'
 import { graphqlQuery, type GraphqlResponse } from '../_helpers/graphql.ts'
-import { devArgs, issueToken, startPlatform } from '../_helpers/platform.ts'
+import { antlerKeys, devArgs, issueToken, startPlatform } from '../_helpers/platform.ts'
 import { tempDir } from '../_helpers/devchain.ts'
+import { PG_SKIP_REASON, withPostgresDatabase } from '../_helpers/postgres.ts'
 import { pollUntil, pushActions, waitIndexed } from '../_helpers/push.ts'
 import { mulberry32 } from '../_helpers/random.ts'
 import {
@@ -82,10 +83,20 @@ async function waitIrreversible(api: string, blockNum: number): Promise<void> {
   )
 }
 
-test(`webhooks under random forks (seed ${SEED}): blind receivers end with the final chain's matches`, async (t) => {
+for (const adapter of ['sqlite', 'postgres'] as const)
+  test(
+    `webhooks on ${adapter} under random forks (seed ${SEED}): blind receivers end with the final chain's matches`,
+    { skip: adapter === 'postgres' && PG_SKIP_REASON },
+    async (t) => {
+      const store = adapter === 'postgres' ? ['--store', await withPostgresDatabase(t)] : []
+      await forksScenario(t, [...store, '--webhook-retries', '150ms'])
+    },
+  )
+
+async function forksScenario(t: TestContext, args: string[]): Promise<void> {
   t.diagnostic(`seed ${SEED} (rerun with ANTLER_SEED=${SEED})`)
   const random = mulberry32(SEED)
-  const p = await startPlatform(t, ['--webhook-retries', '150ms'])
+  const p = await startPlatform(t, args)
   const token = await issueToken(p, p.apiKey)
   // /flaky answers 500 to everything during its first 2 s, then 200.
   let flakyFrom = 0
@@ -152,7 +163,7 @@ test(`webhooks under random forks (seed ${SEED}): blind receivers end with the f
   for (let i = 1; i < flaky.length; i++)
     if (flaky[i] !== flaky[i - 1])
       assert.ok(!flaky.slice(i + 1).includes(flaky[i - 1]), `message ${flaky[i - 1]} sent again after a later one`)
-})
+}
 
 test('kill -9 of antler dev mid-delivery: after the restart nothing is lost, at most that message repeats', async (t) => {
   const dataDir = tempDir(t, 'antler-webhook-kill-')
@@ -264,4 +275,41 @@ test('a match forked out while its endpoint fails is never delivered, nor its un
   const gone = await resend(firstId)
   assert.equal(gone.status, 404)
   assert.equal(((await gone.json()) as { code: string }).code, 'webhook_message_not_found_error')
+})
+
+test("a replay during a retry wait starts at once; a revoked key's subscription stops delivering", async (t) => {
+  // An hour between tries: only a restart of the worker can deliver again within the test.
+  const p = await startPlatform(t, ['--webhook-retries', '1h'])
+  const key = JSON.parse(antlerKeys(p, ['create', '--type', 'server', '--name', 'hooks', '--json'])) as {
+    id: string
+    key: string
+  }
+  const token = await issueToken(p, key.key)
+  const receiver = await startWebhookReceiver(t, { '/once': (_d, index) => ({ status: index === 0 ? 500 : 200 }) })
+  const created = await createWebhook(p.api, token, { url: receiver.url('/once'), query: QUERY, start_block: 1 })
+  await pollUntil(
+    async () => receiver.deliveries.length,
+    (n) => n >= 1,
+    20_000,
+  )
+  const replay = await fetch(`${p.api}/v1/webhooks/${created.id}/replay`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ from_block: 1 }),
+  })
+  assert.equal(replay.status, 200, await replay.text())
+  await pollUntil(
+    async () => receiver.acknowledged('/once').length,
+    (n) => n >= 1,
+    10_000,
+  )
+  assert.equal(receiver.deliveries[1].headers['webhook-id'], receiver.deliveries[0].headers['webhook-id'])
+
+  antlerKeys(p, ['revoke', key.id])
+  await new Promise((resolve) => setTimeout(resolve, 3_000))
+  const before = receiver.deliveries.length
+  const chain = new APIClient({ url: p.chainApi })
+  await transfer(chain, mulberry32(SEED), 'after revoke')
+  await new Promise((resolve) => setTimeout(resolve, 3_000))
+  assert.equal(receiver.deliveries.length, before, 'nothing delivered for a revoked key')
 })
