@@ -313,3 +313,52 @@ test("a replay during a retry wait starts at once; a revoked key's subscription 
   await new Promise((resolve) => setTimeout(resolve, 3_000))
   assert.equal(receiver.deliveries.length, before, 'nothing delivered for a revoked key')
 })
+
+test('410 disables at once; failing past --webhook-disable-after disables; resuming re-enables with no gap', async (t) => {
+  const p = await startPlatform(t, ['--webhook-retries', '100ms', '--webhook-disable-after', '1s'])
+  const token = await issueToken(p, p.apiKey)
+  let failing = true
+  const receiver = await startWebhookReceiver(t, {
+    '/gone': () => ({ status: 410 }),
+    '/down': () => ({ status: failing ? 502 : 200 }),
+  })
+  const gone = await createWebhook(p.api, token, { url: receiver.url('/gone'), query: QUERY, start_block: 1 })
+  const down = await createWebhook(p.api, token, { url: receiver.url('/down'), query: QUERY, start_block: 1 })
+  const read = async (id: string) =>
+    (await (await fetch(`${p.api}/v1/webhooks/${id}`, { headers: { authorization: `Bearer ${token}` } })).json()) as {
+      state: string
+      disabled_reason: string | null
+    }
+  const disabled = await pollUntil(
+    () => read(gone.id),
+    (w) => w.state === 'disabled',
+    10_000,
+  )
+  assert.match(disabled.disabled_reason ?? '', /410/)
+  assert.equal(receiver.deliveries.filter((d) => d.path === '/gone').length, 1, 'no try after a 410')
+  const down1 = await pollUntil(
+    () => read(down.id),
+    (w) => w.state === 'disabled',
+    10_000,
+  )
+  assert.match(down1.disabled_reason ?? '', /failed continuously/)
+  const tries = receiver.deliveries.filter((d) => d.path === '/down').length
+  assert.ok(tries >= 3, `${tries} tries before disabling`)
+
+  failing = false
+  const resumed = await fetch(`${p.api}/v1/webhooks/${down.id}`, {
+    method: 'PATCH',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ paused: false }),
+  })
+  assert.equal(resumed.status, 200, await resumed.text())
+  const want = await canonicalMatches(p.api, token)
+  const copy = await pollUntil(
+    async () => blindCopy(receiver.acknowledged('/down')),
+    (c) => c.held.size >= want.size,
+    20_000,
+  )
+  assert.deepEqual(copy.problems, [])
+  for (const [key, seqs] of want) assert.equal(copy.held.get(key), seqs, `${key} delivered after re-enabling`)
+  assert.equal((await read(down.id)).state, 'active')
+})
