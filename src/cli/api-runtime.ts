@@ -218,6 +218,7 @@ export async function startApi(args: {
       health: {
         storeKind: args.storeKind,
         store,
+        positionStamp: () => live.lastSeq,
         chainHead: chainHeadCache(chainApi),
         readiness: { maxLagBlocks: flags.maxLagBlocks, indexerFailure: args.indexerFailure },
       },

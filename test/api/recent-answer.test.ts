@@ -22,3 +22,18 @@ test('recentAnswer builds once per ttl, shares a build in progress, and does not
   fail = false
   assert.equal(await answer(), 4, 'a failed build is built again at the next call')
 })
+
+test('recentAnswer with a stamp builds again as soon as the stamp changes, within the ttl', async () => {
+  let builds = 0
+  let step = 1
+  const answer = recentAnswer(
+    60_000,
+    async () => ++builds,
+    () => step,
+  )
+  assert.equal(await answer(), 1)
+  assert.equal(await answer(), 1)
+  step = 2
+  assert.equal(await answer(), 2)
+  assert.equal(await answer(), 2)
+})

@@ -14,6 +14,11 @@ export interface HealthSource {
    * does not answer.
    */
   chainHead?(): Promise<number | undefined>
+  /**
+   * Changes whenever the store's position may have (the live hub's last step): `/healthz` reads the store again at
+   * once then, else at most once a second.
+   */
+  positionStamp?(): number
   /** What `/readyz` judges besides the store (absent: the lag is not judged, no indexer in the process). */
   readonly readiness?: Readiness
 }
@@ -96,8 +101,8 @@ const Health = Type.Object({
 })
 
 /**
- * `GET /healthz`: head, LIB, lag behind the chain, covered block range, store kind (at most 100 ms old). Always 200
- * while the process serves.
+ * `GET /healthz`: head, LIB, lag behind the chain, covered block range, store kind (as of the live hub's last step).
+ * Always 200 while the process serves.
  */
 export const healthRoutes: FastifyPluginAsyncTypebox<{ health: HealthSource }> = async (app, { health }) => {
   const healthAnswer = healthAnswerOf(health)
@@ -152,31 +157,40 @@ export const healthRoutes: FastifyPluginAsyncTypebox<{ health: HealthSource }> =
   )
 }
 
-/** How long one `/healthz` answer serves every request: liveness reads the store ten times a second at most. */
-const HEALTH_ANSWER_TTL_MS = 100
+/**
+ * How long one `/healthz` answer serves every request while the position stamp stays: without a stamp, a tenth of a
+ * second (ten store reads a second at most); with one, a second (the stamp says when the store moved).
+ */
+const HEALTH_ANSWER_TTL_MS = { stamped: 1_000, unstamped: 100 }
 
-/** `/healthz`'s answer, built at most once per HEALTH_ANSWER_TTL_MS. */
+/** `/healthz`'s answer, built again when the position stamp changes or the answer is too old. */
 function healthAnswerOf(health: HealthSource) {
   const firstBlock = firstBlockFinder(health.store)
-  return recentAnswer(HEALTH_ANSWER_TTL_MS, async () => {
-    const [position, chainHead] = await Promise.all([
-      health.store.position(),
-      health.chainHead?.() ?? Promise.resolve(undefined),
-    ])
-    const head = position?.head.blockNum ?? null
-    return {
-      status: position ? ('ok' as const) : ('empty' as const),
-      store: health.storeKind,
-      head_block_num: head,
-      head_block_id: position?.head.blockId ?? null,
-      last_irreversible_block_num: position?.lib ?? null,
-      first_block_num: position
-        ? ((await firstBlock(
-            position.lib > 0 ? Math.min(position.lib, position.head.blockNum) : position.head.blockNum,
-          )) ?? null)
-        : null,
-      chain_head_block_num: chainHead ?? null,
-      lag_blocks: chainHead !== undefined && head !== null ? Math.max(0, chainHead - head) : null,
-    }
-  })
+  const ttl = health.positionStamp ? HEALTH_ANSWER_TTL_MS.stamped : HEALTH_ANSWER_TTL_MS.unstamped
+  const stamp = health.positionStamp?.bind(health)
+  return recentAnswer(
+    ttl,
+    async () => {
+      const [position, chainHead] = await Promise.all([
+        health.store.position(),
+        health.chainHead?.() ?? Promise.resolve(undefined),
+      ])
+      const head = position?.head.blockNum ?? null
+      return {
+        status: position ? ('ok' as const) : ('empty' as const),
+        store: health.storeKind,
+        head_block_num: head,
+        head_block_id: position?.head.blockId ?? null,
+        last_irreversible_block_num: position?.lib ?? null,
+        first_block_num: position
+          ? ((await firstBlock(
+              position.lib > 0 ? Math.min(position.lib, position.head.blockNum) : position.head.blockNum,
+            )) ?? null)
+          : null,
+        chain_head_block_num: chainHead ?? null,
+        lag_blocks: chainHead !== undefined && head !== null ? Math.max(0, chainHead - head) : null,
+      }
+    },
+    stamp,
+  )
 }
