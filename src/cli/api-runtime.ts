@@ -192,6 +192,7 @@ export async function startApi(args: {
             deliveriesPerSecondPerKey: flags.webhookDeliveryRate,
           },
           deliver: true,
+          stepStamp: () => live.lastSeq,
           onError: (error) => logger.warn({ reason: (error as Error).message }, 'webhook dispatcher: a scan failed'),
         })
   const app = await buildApp({

@@ -38,7 +38,7 @@ const DEFAULT_DISABLE_AFTER_MS = 5 * 86_400_000
 export const DEFAULT_WEBHOOK_FLAGS: WebhookFlags = {
   webhookRetries: parseRetrySchedule(DEFAULT_WEBHOOK_RETRIES),
   webhookDisableAfter: DEFAULT_DISABLE_AFTER_MS,
-  webhookDeliveryRate: 50,
+  webhookDeliveryRate: 500,
   webhookMaxSubscriptions: DEFAULT_WEBHOOK_LIMITS.maxSubscriptionsPerKey,
 }
 

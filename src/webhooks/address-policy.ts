@@ -26,33 +26,37 @@ type Address = ipaddr.IPv4 | ipaddr.IPv6
 interface NamedRange {
   readonly cidr: string
   readonly reason: string
+  /** The CIDR parsed once (every delivery checks its address against every range). */
+  readonly network: readonly [Address, number]
 }
+
+const named = (cidr: string, reason: string): NamedRange => ({ cidr, reason, network: ipaddr.parseCIDR(cidr) })
 
 /** Instance metadata services (AWS, GCP, Azure, Oracle; AWS's IPv6; Alibaba): never reachable, allow list or not. */
 const CLOUD_METADATA: readonly NamedRange[] = [
-  { cidr: '169.254.169.254/32', reason: 'cloud_metadata' },
-  { cidr: 'fd00:ec2::254/128', reason: 'cloud_metadata' },
-  { cidr: '100.100.100.200/32', reason: 'cloud_metadata' },
+  named('169.254.169.254/32', 'cloud_metadata'),
+  named('fd00:ec2::254/128', 'cloud_metadata'),
+  named('100.100.100.200/32', 'cloud_metadata'),
 ]
 
 /** IPv4 ranges that are not the public internet (IANA special-purpose registry). */
 const BLOCKED_V4: readonly NamedRange[] = [
-  { cidr: '0.0.0.0/8', reason: 'unspecified' },
-  { cidr: '10.0.0.0/8', reason: 'private' },
-  { cidr: '100.64.0.0/10', reason: 'carrier_grade_nat' },
-  { cidr: '127.0.0.0/8', reason: 'loopback' },
-  { cidr: '169.254.0.0/16', reason: 'link_local' },
-  { cidr: '172.16.0.0/12', reason: 'private' },
-  { cidr: '192.0.0.0/24', reason: 'ietf_protocol' },
-  { cidr: '192.0.2.0/24', reason: 'documentation' },
-  { cidr: '192.88.99.0/24', reason: 'reserved' },
-  { cidr: '192.168.0.0/16', reason: 'private' },
-  { cidr: '198.18.0.0/15', reason: 'benchmarking' },
-  { cidr: '198.51.100.0/24', reason: 'documentation' },
-  { cidr: '203.0.113.0/24', reason: 'documentation' },
-  { cidr: '224.0.0.0/4', reason: 'multicast' },
-  { cidr: '255.255.255.255/32', reason: 'broadcast' },
-  { cidr: '240.0.0.0/4', reason: 'reserved' },
+  named('0.0.0.0/8', 'unspecified'),
+  named('10.0.0.0/8', 'private'),
+  named('100.64.0.0/10', 'carrier_grade_nat'),
+  named('127.0.0.0/8', 'loopback'),
+  named('169.254.0.0/16', 'link_local'),
+  named('172.16.0.0/12', 'private'),
+  named('192.0.0.0/24', 'ietf_protocol'),
+  named('192.0.2.0/24', 'documentation'),
+  named('192.88.99.0/24', 'reserved'),
+  named('192.168.0.0/16', 'private'),
+  named('198.18.0.0/15', 'benchmarking'),
+  named('198.51.100.0/24', 'documentation'),
+  named('203.0.113.0/24', 'documentation'),
+  named('224.0.0.0/4', 'multicast'),
+  named('255.255.255.255/32', 'broadcast'),
+  named('240.0.0.0/4', 'reserved'),
 ]
 
 /**
@@ -61,36 +65,35 @@ const BLOCKED_V4: readonly NamedRange[] = [
  * 6to4 and Teredo are refused whole: the IPv4 address they tunnel to is not the one a check could see.
  */
 const BLOCKED_V6: readonly NamedRange[] = [
-  { cidr: '::/128', reason: 'unspecified' },
-  { cidr: '::1/128', reason: 'loopback' },
-  { cidr: '64:ff9b:1::/48', reason: 'nat64_local' },
-  { cidr: '100::/64', reason: 'discard' },
-  { cidr: '2001::/32', reason: 'teredo' },
-  { cidr: '2001:2::/48', reason: 'benchmarking' },
-  { cidr: '2001:10::/28', reason: 'reserved' },
-  { cidr: '2001:db8::/32', reason: 'documentation' },
-  { cidr: '2002::/16', reason: '6to4' },
-  { cidr: '3fff::/20', reason: 'documentation' },
-  { cidr: 'fc00::/7', reason: 'unique_local' },
-  { cidr: 'fe80::/10', reason: 'link_local' },
-  { cidr: 'fec0::/10', reason: 'site_local' },
-  { cidr: 'ff00::/8', reason: 'multicast' },
+  named('::/128', 'unspecified'),
+  named('::1/128', 'loopback'),
+  named('64:ff9b:1::/48', 'nat64_local'),
+  named('100::/64', 'discard'),
+  named('2001::/32', 'teredo'),
+  named('2001:2::/48', 'benchmarking'),
+  named('2001:10::/28', 'reserved'),
+  named('2001:db8::/32', 'documentation'),
+  named('2002::/16', '6to4'),
+  named('3fff::/20', 'documentation'),
+  named('fc00::/7', 'unique_local'),
+  named('fe80::/10', 'link_local'),
+  named('fec0::/10', 'site_local'),
+  named('ff00::/8', 'multicast'),
 ]
 
 /** IPv6 outside global unicast is unassigned or special: blocked too. */
-const GLOBAL_UNICAST_V6 = '2000::/3'
+const GLOBAL_UNICAST_V6 = named('2000::/3', 'global_unicast')
 
 /** The range that blocks an address (the first that matches names it), or undefined. */
 function blockingRange(address: Address): NamedRange | undefined {
-  if (address.kind() === 'ipv4') return BLOCKED_V4.find((range) => inRange(address, range.cidr))
-  const special = BLOCKED_V6.find((range) => inRange(address, range.cidr))
-  if (special !== undefined || inRange(address, GLOBAL_UNICAST_V6)) return special
-  return { cidr: `outside ${GLOBAL_UNICAST_V6}`, reason: 'not_global_unicast' }
+  if (address.kind() === 'ipv4') return BLOCKED_V4.find((range) => inRange(address, range.network))
+  const special = BLOCKED_V6.find((range) => inRange(address, range.network))
+  if (special !== undefined || inRange(address, GLOBAL_UNICAST_V6.network)) return special
+  return { ...GLOBAL_UNICAST_V6, cidr: `outside ${GLOBAL_UNICAST_V6.cidr}`, reason: 'not_global_unicast' }
 }
 
-/** Whether `address` lies in `cidr` (families differing: no). */
-function inRange(address: Address, cidr: string): boolean {
-  const [network, prefix] = ipaddr.parseCIDR(cidr)
+/** Whether `address` lies in a parsed CIDR (families differing: no). */
+function inRange(address: Address, [network, prefix]: readonly [Address, number]): boolean {
   return network.kind() === address.kind() && address.match(network, prefix)
 }
 
@@ -132,9 +135,9 @@ export function isBlockedAddress(address: string, allow: AllowList): AddressVerd
   const parsed = parseAddress(address)
   if (parsed === undefined) return { blocked: true, reason: 'not_an_address' }
   const judged = effectiveAddress(parsed)
-  const metadata = CLOUD_METADATA.find((range) => inRange(judged, range.cidr))
+  const metadata = CLOUD_METADATA.find((range) => inRange(judged, range.network))
   if (metadata !== undefined) return { blocked: true, ...rangeVerdict(metadata) }
-  if (allow.cidrs.some((cidr) => inRange(judged, cidr))) return { blocked: false }
+  if (allow.cidrs.some((cidr) => inRange(judged, ipaddr.parseCIDR(cidr)))) return { blocked: false }
   const range = blockingRange(judged)
   return range === undefined ? { blocked: false } : { blocked: true, ...rangeVerdict(range) }
 }

@@ -1,7 +1,7 @@
 import type { DocumentNode } from 'graphql'
 import { formatRfc3339 } from '../antelope/index.ts'
 import type { GraphqlRuntime, SharedSubscriptions } from '../graphql/index.ts'
-import type { StepReader, WebhookFinality } from '../store/index.ts'
+import type { Step, StepReader, WebhookFinality } from '../store/index.ts'
 import { DELIVERY_DOCUMENT, forkedOutAfter, messageBody, messageId, undoneBefore } from './messages.ts'
 
 /** What turns a subscription's position into its messages. */
@@ -11,6 +11,35 @@ export interface MessageSource {
   readonly shared: SharedSubscriptions<string>
   /** DELIVERY_DOCUMENT, parsed once. */
   readonly document: DocumentNode
+  /** The step of an event and the steps of its block, shared by the subscriptions that meet the same event. */
+  readonly eventSteps: EventSteps
+}
+
+/** An event's step (from its cursor) and its block's steps (fork checks, message ids). */
+interface StepsOfEvent {
+  readonly step: { readonly seq: number; readonly undo: boolean } | undefined
+  readonly steps: readonly Step[]
+}
+
+export type EventSteps = (event: DeliveryEvent, read: () => Promise<StepsOfEvent>) => Promise<StepsOfEvent>
+
+/**
+ * One read of an event's steps for all the subscriptions that share the event (a live step's results are the same
+ * objects for every subscription of one query), kept while `stamp` (the live hub's last step) stays: a later step may
+ * undo the block, and a subscription meeting the event after it must see that.
+ */
+export function createEventSteps(stamp: (() => number) | undefined): EventSteps {
+  const kept = new WeakMap<object, { stamp: number; steps: Promise<StepsOfEvent> }>()
+  return (event, read) => {
+    if (!stamp) return read()
+    const now = stamp()
+    const found = kept.get(event)
+    if (found && found.stamp === now) return found.steps
+    const steps = read()
+    kept.set(event, { stamp: now, steps })
+    steps.catch(() => kept.delete(event))
+    return steps
+  }
 }
 
 /** Where a subscription's messages start: after a cursor, or from a block when it has none. */
@@ -78,8 +107,10 @@ export async function openDeliveryMessages(
       const event = next.value as DeliveryEvent
       if (!event.trace) continue
       const match = `${event.block.id}:${event.trace.id}`
-      const step = source.graphql.services.cursors.decode(event.cursor).step
-      const steps = await source.store.stepsOfBlock(event.block.id)
+      const { step, steps } = await source.eventSteps(event, async () => ({
+        step: source.graphql.services.cursors.decode(event.cursor).step,
+        steps: await source.store.stepsOfBlock(event.block.id),
+      }))
       if (event.undo && forkedOut.delete(match)) continue
       if (!event.undo && step && forkedOutAfter(steps, step.seq)) {
         forkedOut.add(match)

@@ -5,11 +5,13 @@ import type { KeyStore, StepReader, StorePosition, WebhookStore } from '../store
 import type { AllowList } from './address-policy.ts'
 import { WebhookDispatcher } from './dispatcher.ts'
 import { createHttpSender } from './http-sender.ts'
+import { createEventSteps } from './delivery-messages.ts'
 import { DELIVERY_DOCUMENT } from './messages.ts'
 import { OwnerRate } from './owner-rate.ts'
 import type { RetrySchedule } from './retry-schedule.ts'
 import type { DeliveryOutcome, PostMessage } from './send-signed.ts'
 import { createWebhookService, type WebhookLimits, type WebhookService } from './service.ts'
+import { createWebhookSigner } from './signing.ts'
 import { checkTargetUrl, resolveTarget, systemResolver, type Resolver } from './target-check.ts'
 
 export type { Resolver } from './target-check.ts'
@@ -39,6 +41,8 @@ export interface WebhooksOptions {
   readonly limits: WebhookLimits & { readonly deliveriesPerSecondPerKey: number }
   /** Whether this process delivers (when it holds the store's lease); routes work either way. */
   readonly deliver: boolean
+  /** The live hub's last step: what an event's steps are kept for (absent: read for each subscription). */
+  readonly stepStamp?: () => number
   readonly onError?: (error: unknown) => void
   readonly onDelivered?: WorkerDeps['onDelivered']
   readonly now?: () => number
@@ -48,6 +52,12 @@ export interface Webhooks {
   readonly service: WebhookService
   close(): Promise<void>
 }
+
+/**
+ * Connections kept to one receiver address: many subscriptions of one customer often share an endpoint, and each
+ * connection carries one request at a time.
+ */
+const CONNECTIONS_PER_ORIGIN = 16
 
 /** How long a target's name may take to resolve (the system resolver has no bound of its own). */
 const DNS_TIMEOUT_MS = 5_000
@@ -80,7 +90,8 @@ function refusalOutcome(error: unknown, startedMs: number): DeliveryOutcome | un
 export function createWebhooks(options: WebhooksOptions): Webhooks {
   const now = options.now ?? Date.now
   const resolver = options.resolver ?? systemResolver
-  const sender = createHttpSender()
+  const sender = createHttpSender({ maxConnectionsPerOrigin: CONNECTIONS_PER_ORIGIN })
+  const sign = createWebhookSigner()
   const post: PostMessage = async (url, headers, body, signal) => {
     const started = performance.now()
     let parsed: URL
@@ -105,11 +116,13 @@ export function createWebhooks(options: WebhooksOptions): Webhooks {
       (result) => result.data?.searchTransactionsForward ?? null,
     ),
     document,
+    eventSteps: createEventSteps(options.stepStamp),
   }
   const dispatcher = options.deliver
     ? new WebhookDispatcher({
         ...messages,
         post,
+        sign,
         retries: options.retries,
         disableAfterMs: options.disableAfterMs,
         ownerRate: new OwnerRate(options.limits.deliveriesPerSecondPerKey, now),
@@ -126,6 +139,7 @@ export function createWebhooks(options: WebhooksOptions): Webhooks {
     checkTarget: async (url) =>
       void (await resolveTarget(checkTargetUrl(url), options.allow, resolveWithin(resolver, DNS_TIMEOUT_MS))),
     post,
+    sign,
     limits: options.limits,
     notify: (restart) => dispatcher?.notify(restart),
     now,

@@ -1,6 +1,6 @@
 import type { WebhookRecord, WebhookStore } from '../store/index.ts'
 import type { DeliveryOutcome } from './http-sender.ts'
-import { signWebhook } from './signing.ts'
+import type { signWebhook } from './signing.ts'
 
 export type { DeliveryOutcome } from './http-sender.ts'
 
@@ -20,7 +20,12 @@ export function signingSecrets(record: WebhookRecord, nowMs: number): string[] {
 
 /** Signs one try of a message (Standard Webhooks headers, timestamp of the try), sends it and logs the attempt. */
 export async function sendSigned(
-  deps: { readonly post: PostMessage; readonly store: Pick<WebhookStore, 'insertWebhookAttempt'>; now(): number },
+  deps: {
+    readonly post: PostMessage
+    readonly sign: typeof signWebhook
+    readonly store: Pick<WebhookStore, 'insertWebhookAttempt'>
+    now(): number
+  },
   record: WebhookRecord,
   /** `after`: where the message follows (positionOf), kept in the attempt log for a resend; '' for a test message. */
   message: { readonly id: string; readonly body: string; readonly attempt: number; readonly after: string },
@@ -31,7 +36,7 @@ export async function sendSigned(
   const headers = {
     'webhook-id': message.id,
     'webhook-timestamp': String(timestamp),
-    'webhook-signature': signWebhook(signingSecrets(record, atMs), message.id, timestamp, message.body),
+    'webhook-signature': deps.sign(signingSecrets(record, atMs), message.id, timestamp, message.body),
   }
   const outcome = await deps.post(record.url, headers, message.body, signal)
   await deps.store.insertWebhookAttempt({
