@@ -41,16 +41,6 @@ interface Failing {
 const STREAM_RETRY_MS = 1_000
 
 /**
- * Whether the subscription changed under the pass (a PATCH of its query, a replay, another dispatcher's delivery): the
- * pass then starts again from what is stored.
- */
-const movedElsewhere = (opened: WebhookRecord, fresh: WebhookRecord, cursor: string) =>
-  fresh.query !== opened.query ||
-  fresh.finality !== opened.finality ||
-  fresh.cursor !== cursor ||
-  (cursor === '' && fresh.startBlock !== opened.startBlock)
-
-/**
  * Delivers one subscription's messages in order until it is paused, disabled, deleted or `signal` aborts: a pass
  * follows the GraphQL forward subscription from the stored cursor, sends each message until a 2xx, then advances the
  * cursor (compare-and-set: a replay or another dispatcher wins). A failed message ends the pass; the next one starts
@@ -97,17 +87,18 @@ async function deliverPass(
   }
   signal.addEventListener('abort', opened.close, { once: true })
   let cursor = record.cursor
+  let current = record
   try {
     for await (const message of opened.messages) {
       if (signal.aborted) return { kind: 'stop' }
-      const fresh = await deps.store.webhook(record.id)
-      if (!fresh || fresh.paused || fresh.disabled) return { kind: 'stop' }
-      if (movedElsewhere(record, fresh, cursor)) return { kind: 'restart' }
-      await deps.ownerRate.take(fresh.ownerKeyId, signal)
+      // A change of the subscription (pause, PATCH, rotation, deletion) reaches this pass through the dispatcher,
+      // which stops it; a replay (or another dispatcher) fails the compare-and-set below.
+      await deps.ownerRate.take(current.ownerKeyId, signal)
       const attempt = (failing?.messageId === message.id ? failing.failures : 0) + 1
       const after = positionOf({ cursor, startBlock: record.startBlock })
-      const outcome = await sendSigned(deps, fresh, { id: message.id, body: message.body, attempt, after }, signal)
-      if (!outcome.ok) return failed(deps, fresh, message.id, attempt, outcome)
+      const outcome = await sendSigned(deps, current, { id: message.id, body: message.body, attempt, after }, signal)
+      // A try cut by the worker's own stop is not the endpoint's failure; a 2xx still advances the cursor.
+      if (!outcome.ok) return signal.aborted ? { kind: 'stop' } : failed(deps, current, message.id, attempt, outcome)
       progress.cursor = message.cursor
       const advanced = await deps.store.updateWebhook(
         record.id,
@@ -116,6 +107,7 @@ async function deliverPass(
         cursor,
       )
       if (!advanced) return { kind: 'restart' }
+      current = advanced
       cursor = message.cursor
       failing = undefined
       deps.onDelivered?.({ webhookId: record.id, messageId: message.id, blockNum: message.blockNum, atMs: deps.now() })
