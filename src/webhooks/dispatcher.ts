@@ -4,6 +4,8 @@ import { runWebhookWorker, type WorkerDeps, type WorkerProgress } from './worker
 
 /** How long a dispatcher's lease lasts; it renews it at a third of that. */
 const LEASE_MS = 15_000
+/** How long a notification waits for others before the scan they share. */
+const NOTIFY_COALESCE_MS = 50
 /** How often the dispatcher looks for new, changed and removed subscriptions without being told. */
 const SCAN_INTERVAL_MS = 2_000
 /** How long delivery attempts are kept. */
@@ -69,9 +71,12 @@ export class WebhookDispatcher {
       }
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, SCAN_INTERVAL_MS)
+        // Notifications within NOTIFY_COALESCE_MS share one scan: creating a thousand subscriptions is not a
+        // thousand reads of every subscription.
         this.wake = () => {
           clearTimeout(timer)
-          resolve()
+          this.wake = undefined
+          setTimeout(resolve, this.stopping.signal.aborted ? 0 : NOTIFY_COALESCE_MS)
         }
       })
       this.wake = undefined

@@ -25,6 +25,16 @@ function shown(url: string): string {
 const VERSION = "SELECT value FROM meta WHERE key = 'schema_version'"
 
 /**
+ * The pool webhook records are written through (postgres-webhooks.ts): read-write connections on any store, a few of
+ * them, apart from the store's reads.
+ */
+export function openWebhookWritesPool(url: string): pg.Pool {
+  const pool = new pg.Pool({ connectionString: url, max: 4, options: '-c jit=off' })
+  pool.on('error', () => undefined)
+  return pool
+}
+
+/**
  * The connection pool of a store. A writer creates the schema and its secrets, or upgrades a store
  * of the previous version in place; a reader (`readOnly`) runs every connection with
  * `default_transaction_read_only`, and only checks that the store exists at this version.

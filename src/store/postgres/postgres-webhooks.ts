@@ -18,10 +18,7 @@ import { inTransaction } from './in-transaction.ts'
 /** PostgreSQL's unique_violation: the id is taken. */
 const UNIQUE_VIOLATION = '23505'
 
-/**
- * Every write runs in a transaction begun READ WRITE: a read-only store's connections default to read-only
- * transactions (open-pool.ts, for chain data), yet API replicas write webhook records.
- */
+/** The compare-and-set and the delete run in a transaction begun READ WRITE (see the writes pool below). */
 const READ_WRITE = 'BEGIN READ WRITE'
 
 const SQL = Object.fromEntries(Object.entries(WEBHOOK_SQL).map(([name, sql]) => [name, numbered(sql)])) as Record<
@@ -29,10 +26,14 @@ const SQL = Object.fromEntries(Object.entries(WEBHOOK_SQL).map(([name, sql]) => 
   string
 >
 
-/** Webhook subscriptions, attempts and the delivery lease of a PostgreSQL store, writable on a read-only one too. */
-export function createPostgresWebhooks(pool: pg.Pool): WebhookStore {
-  const write = (sql: string, params: WebhookSqlValue[]) =>
-    inTransaction(pool, (client) => client.query(sql, params), READ_WRITE)
+/**
+ * Webhook subscriptions, attempts and the delivery lease of a PostgreSQL store, writable on a read-only one too:
+ * writes go through `writes`, a pool of their own whose connections allow writes (a read-only store's default to
+ * read-only transactions, for chain data), so each is one statement and one round trip, and thousands of deliveries
+ * a second do not queue behind the store's reads.
+ */
+export function createPostgresWebhooks(pool: pg.Pool, writes: pg.Pool = pool): WebhookStore {
+  const write = (sql: string, params: WebhookSqlValue[]) => writes.query(sql, params)
   return {
     async insertWebhook(record) {
       try {
@@ -62,7 +63,7 @@ export function createPostgresWebhooks(pool: pg.Pool): WebhookStore {
     },
     async deleteWebhook(id) {
       return inTransaction(
-        pool,
+        writes,
         async (client) => {
           await client.query(SQL.deleteAttemptsOf, [id])
           return ((await client.query(SQL.delete, [id])).rowCount ?? 0) > 0
