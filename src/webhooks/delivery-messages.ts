@@ -15,30 +15,50 @@ export interface MessageSource {
   readonly eventSteps: EventSteps
 }
 
-/** An event's step (from its cursor) and its block's steps (fork checks, message ids). */
-interface StepsOfEvent {
-  readonly step: { readonly seq: number; readonly undo: boolean } | undefined
-  readonly steps: readonly Step[]
+/** An event's step (from its cursor) and its block's steps (fork checks, message ids), shared between subscriptions. */
+export interface EventSteps {
+  /** The step in the event's cursor (decoded once per event object). */
+  stepOf(event: DeliveryEvent, decode: () => StepRef): StepRef
+  /** The steps of a block (read once per block while the live hub's last step stays). */
+  stepsOf(blockId: string, read: () => Promise<Step[]>): Promise<readonly Step[]>
 }
 
-export type EventSteps = (event: DeliveryEvent, read: () => Promise<StepsOfEvent>) => Promise<StepsOfEvent>
+type StepRef = { readonly seq: number; readonly undo: boolean } | undefined
+
+/** Blocks whose steps are kept at once (a burst of catching-up subscriptions touches a few hundred). */
+const KEPT_BLOCKS = 4096
 
 /**
- * One read of an event's steps for all the subscriptions that share the event (a live step's results are the same
- * objects for every subscription of one query), kept while `stamp` (the live hub's last step) stays: a later step may
- * undo the block, and a subscription meeting the event after it must see that.
+ * One read of a block's steps for all the subscriptions that meet it, kept while `stamp` (the live hub's last step)
+ * stays: a later step may undo the block, and a subscription meeting the block after it must see that. Subscriptions
+ * catching up from different places get different event objects for one block (their LIB differs), so steps are kept
+ * by block, the cursor's step by event.
  */
 export function createEventSteps(stamp: (() => number) | undefined): EventSteps {
-  const kept = new WeakMap<object, { stamp: number; steps: Promise<StepsOfEvent> }>()
-  return (event, read) => {
-    if (!stamp) return read()
-    const now = stamp()
-    const found = kept.get(event)
-    if (found && found.stamp === now) return found.steps
-    const steps = read()
-    kept.set(event, { stamp: now, steps })
-    steps.catch(() => kept.delete(event))
-    return steps
+  const steps = new WeakMap<object, StepRef>()
+  const blocks = new Map<string, Promise<readonly Step[]>>()
+  let keptAt: number | undefined
+  return {
+    stepOf(event, decode) {
+      if (steps.has(event)) return steps.get(event)
+      const step = decode()
+      steps.set(event, step)
+      return step
+    },
+    stepsOf(blockId, read) {
+      if (!stamp) return read()
+      const now = stamp()
+      if (now !== keptAt || blocks.size >= KEPT_BLOCKS) {
+        blocks.clear()
+        keptAt = now
+      }
+      let kept = blocks.get(blockId)
+      if (!kept) {
+        blocks.set(blockId, (kept = read()))
+        kept.catch(() => blocks.delete(blockId))
+      }
+      return kept
+    },
   }
 }
 
@@ -107,10 +127,8 @@ export async function openDeliveryMessages(
       const event = next.value as DeliveryEvent
       if (!event.trace) continue
       const match = `${event.block.id}:${event.trace.id}`
-      const { step, steps } = await source.eventSteps(event, async () => ({
-        step: source.graphql.services.cursors.decode(event.cursor).step,
-        steps: await source.store.stepsOfBlock(event.block.id),
-      }))
+      const step = source.eventSteps.stepOf(event, () => source.graphql.services.cursors.decode(event.cursor).step)
+      const steps = await source.eventSteps.stepsOf(event.block.id, () => source.store.stepsOfBlock(event.block.id))
       if (event.undo && forkedOut.delete(match)) continue
       if (!event.undo && step && forkedOutAfter(steps, step.seq)) {
         forkedOut.add(match)
