@@ -191,7 +191,6 @@ export async function startApi(args: {
             maxSubscriptionsPerKey: flags.webhookMaxSubscriptions,
             deliveriesPerSecondPerKey: flags.webhookDeliveryRate,
           },
-          deliver: true,
           stepStamp: () => live.lastSeq,
           onError: (error) => logger.warn({ reason: (error as Error).message }, 'webhook dispatcher: a scan failed'),
         })

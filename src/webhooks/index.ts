@@ -20,7 +20,7 @@ import type { WorkerDeps } from './worker.ts'
 export { parseAllowCidrs, describeAllowList, type AllowList } from './address-policy.ts'
 export { DEFAULT_WEBHOOK_RETRIES, parseRetrySchedule, parseDuration, type RetrySchedule } from './retry-schedule.ts'
 export { DEFAULT_WEBHOOK_LIMITS, SECRET_GRACE_MS, type WebhookService, type WebhookLimits } from './service.ts'
-export { signWebhook, newWebhookSecret } from './signing.ts'
+export { signWebhook, newWebhookSecret, type WebhookSigner } from './signing.ts'
 export { MAX_BODY_BYTES } from './messages.ts'
 export type { DeliveryOutcome } from './send-signed.ts'
 
@@ -39,8 +39,6 @@ export interface WebhooksOptions {
   /** A subscription failing continuously this long is disabled (5 days). */
   readonly disableAfterMs: number
   readonly limits: WebhookLimits & { readonly deliveriesPerSecondPerKey: number }
-  /** Whether this process delivers (when it holds the store's lease); routes work either way. */
-  readonly deliver: boolean
   /** The live hub's last step: what an event's steps are kept for (absent: read for each subscription). */
   readonly stepStamp?: () => number
   readonly onError?: (error: unknown) => void
@@ -65,13 +63,19 @@ const DNS_TIMEOUT_MS = 5_000
 /** `resolver`, failing (a `dns` refusal) when it has not answered within `ms`. */
 const resolveWithin =
   (resolver: Resolver, ms: number): Resolver =>
-  (hostname) =>
-    Promise.race([
-      resolver(hostname),
-      new Promise<never>((_, reject) => {
-        setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms).unref()
-      }),
-    ])
+  async (hostname) => {
+    let timer: NodeJS.Timeout | undefined
+    try {
+      return await Promise.race([
+        resolver(hostname),
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms)
+        }),
+      ])
+    } finally {
+      clearTimeout(timer)
+    }
+  }
 
 /** A refused target as a failed attempt (delivery time), or undefined for any other error. */
 function refusalOutcome(error: unknown, startedMs: number): DeliveryOutcome | undefined {
@@ -89,22 +93,25 @@ function refusalOutcome(error: unknown, startedMs: number): DeliveryOutcome | un
 /** The webhooks surface: the service the routes call and, where this process delivers, the dispatcher. */
 export function createWebhooks(options: WebhooksOptions): Webhooks {
   const now = options.now ?? Date.now
-  const resolver = options.resolver ?? systemResolver
+  const resolver = resolveWithin(options.resolver ?? systemResolver, DNS_TIMEOUT_MS)
+  // The one check of a target, at registration and before every delivery: the URL, then every address of its host.
+  const checkedTarget = async (url: string) => {
+    const parsed = checkTargetUrl(url)
+    return { url: parsed, target: await resolveTarget(parsed, options.allow, resolver) }
+  }
   const sender = createHttpSender({ maxConnectionsPerOrigin: CONNECTIONS_PER_ORIGIN })
   const sign = createWebhookSigner()
   const post: PostMessage = async (url, headers, body, signal) => {
     const started = performance.now()
-    let parsed: URL
-    let target: Awaited<ReturnType<typeof resolveTarget>>
+    let checked: Awaited<ReturnType<typeof checkedTarget>>
     try {
-      parsed = checkTargetUrl(url)
-      target = await resolveTarget(parsed, options.allow, resolveWithin(resolver, DNS_TIMEOUT_MS))
+      checked = await checkedTarget(url)
     } catch (error) {
       const outcome = refusalOutcome(error, started)
       if (outcome) return outcome
       throw error
     }
-    return sender.send({ url: parsed, target, headers, body, timeoutMs: DELIVERY_TIMEOUT_MS, signal })
+    return sender.send({ ...checked, headers, body, timeoutMs: DELIVERY_TIMEOUT_MS, signal })
   }
   const document = parseQuery(DELIVERY_DOCUMENT)
   if (!('kind' in document)) throw document
@@ -118,36 +125,34 @@ export function createWebhooks(options: WebhooksOptions): Webhooks {
     document,
     eventSteps: createEventSteps(options.stepStamp),
   }
-  const dispatcher = options.deliver
-    ? new WebhookDispatcher({
-        ...messages,
-        post,
-        sign,
-        retries: options.retries,
-        disableAfterMs: options.disableAfterMs,
-        ownerRate: new OwnerRate(options.limits.deliveriesPerSecondPerKey, now),
-        now,
-        onDelivered: options.onDelivered,
-        onError: options.onError,
-      })
-    : undefined
-  dispatcher?.start()
+  // Every process runs a dispatcher; the one holding the store's lease delivers.
+  const dispatcher = new WebhookDispatcher({
+    ...messages,
+    post,
+    sign,
+    retries: options.retries,
+    disableAfterMs: options.disableAfterMs,
+    ownerRate: new OwnerRate(options.limits.deliveriesPerSecondPerKey, now),
+    now,
+    onDelivered: options.onDelivered,
+    onError: options.onError,
+  })
+  dispatcher.start()
   const service = createWebhookService({
     store: options.store,
     messages,
     cursors: options.graphql.services.cursors,
-    checkTarget: async (url) =>
-      void (await resolveTarget(checkTargetUrl(url), options.allow, resolveWithin(resolver, DNS_TIMEOUT_MS))),
+    checkTarget: async (url) => void (await checkedTarget(url)),
     post,
     sign,
     limits: options.limits,
-    notify: (restart) => dispatcher?.notify(restart),
+    notify: (restart) => dispatcher.notify(restart),
     now,
   })
   return {
     service,
     async close() {
-      await dispatcher?.close()
+      await dispatcher.close()
       await sender.close()
     },
   }

@@ -1,6 +1,6 @@
 import type { WebhookRecord, WebhookStore } from '../store/index.ts'
 import type { DeliveryOutcome } from './http-sender.ts'
-import type { signWebhook } from './signing.ts'
+import type { WebhookSigner } from './signing.ts'
 
 export type { DeliveryOutcome } from './http-sender.ts'
 
@@ -22,7 +22,7 @@ export function signingSecrets(record: WebhookRecord, nowMs: number): string[] {
 export async function sendSigned(
   deps: {
     readonly post: PostMessage
-    readonly sign: typeof signWebhook
+    readonly sign: WebhookSigner
     readonly store: Pick<WebhookStore, 'insertWebhookAttempt'>
     now(): number
   },

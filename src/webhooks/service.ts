@@ -18,7 +18,7 @@ import {
 } from './delivery-messages.ts'
 import { messageBody } from './messages.ts'
 import { sendSigned, type DeliveryOutcome, type PostMessage } from './send-signed.ts'
-import { newWebhookSecret, type signWebhook } from './signing.ts'
+import { newWebhookSecret, type WebhookSigner } from './signing.ts'
 
 /** How long the old secret still signs after a rotation. */
 export const SECRET_GRACE_MS = 24 * 3_600_000
@@ -38,7 +38,7 @@ export interface WebhookServiceDeps {
   /** Refuses (webhook_target_refused_error) a URL deliveries may not reach. */
   checkTarget(url: string): Promise<void>
   readonly post: PostMessage
-  readonly sign: typeof signWebhook
+  readonly sign: WebhookSigner
   readonly limits: WebhookLimits
   /** Tells the dispatcher to look at the subscriptions now (and to restart the worker of `restart`). */
   notify(restart?: string): void

@@ -10,33 +10,35 @@ export const newWebhookSecret = (): string => SECRET_PREFIX + randomBytes(32).to
 const keyOf = (secret: string): Buffer =>
   Buffer.from(secret.startsWith(SECRET_PREFIX) ? secret.slice(SECRET_PREFIX.length) : secret, 'base64')
 
+/** Signs a message for a subscription's secrets: the `webhook-signature` header. */
+export type WebhookSigner = (secrets: readonly string[], id: string, timestampSeconds: number, body: string) => string
+
 /**
- * The `webhook-signature` header of a message: `v1,<base64 HMAC-SHA256 of id.timestamp.body>` for each secret, space
- * separated (a rotated subscription signs with the new secret and, during the grace period, the old one).
+ * `v1,<base64 HMAC-SHA256 of id.timestamp.body>` for each secret, space separated (a rotated subscription signs with
+ * the new secret and, during the grace period, the old one), each secret's key from `key`.
  */
-export function signWebhook(secrets: readonly string[], id: string, timestampSeconds: number, body: string): string {
-  const content = `${id}.${timestampSeconds}.${body}`
-  return secrets.map((secret) => `v1,${createHmac('sha256', keyOf(secret)).update(content).digest('base64')}`).join(' ')
-}
+const signerWith =
+  (key: (secret: string) => Buffer | KeyObject): WebhookSigner =>
+  (secrets, id, timestampSeconds, body) => {
+    const content = `${id}.${timestampSeconds}.${body}`
+    return secrets.map((secret) => `v1,${createHmac('sha256', key(secret)).update(content).digest('base64')}`).join(' ')
+  }
+
+/** The `webhook-signature` header of a message, its keys decoded for this call. */
+export const signWebhook: WebhookSigner = signerWith(keyOf)
 
 /** Keys kept by a signer before it forgets them all (a subscription's key is asked for on every delivery). */
 const SIGNER_KEYS = 10_000
 
-/** `signWebhook` with each secret's key decoded once (the dispatcher signs thousands of messages a second). */
-export function createWebhookSigner(): typeof signWebhook {
+/** A signer that decodes each secret's key once (the dispatcher signs thousands of messages a second). */
+export function createWebhookSigner(): WebhookSigner {
   const keys = new Map<string, KeyObject>()
-  const keyObject = (secret: string) => {
+  return signerWith((secret) => {
     let key = keys.get(secret)
     if (!key) {
       if (keys.size >= SIGNER_KEYS) keys.clear()
       keys.set(secret, (key = createSecretKey(keyOf(secret))))
     }
     return key
-  }
-  return (secrets, id, timestampSeconds, body) => {
-    const content = `${id}.${timestampSeconds}.${body}`
-    return secrets
-      .map((secret) => `v1,${createHmac('sha256', keyObject(secret)).update(content).digest('base64')}`)
-      .join(' ')
-  }
+  })
 }

@@ -4,13 +4,13 @@ import { openDeliveryMessages, positionOf, type MessageSource } from './delivery
 import type { OwnerRate } from './owner-rate.ts'
 import { nextRetryDelay, type RetrySchedule } from './retry-schedule.ts'
 import { sendSigned, type PostMessage } from './send-signed.ts'
-import type { signWebhook } from './signing.ts'
+import type { WebhookSigner } from './signing.ts'
 
 /** What one subscription's worker needs (the dispatcher builds it once for all). */
 export interface WorkerDeps extends MessageSource {
   readonly store: MessageSource['store'] & WebhookStore & Pick<KeyStore, 'revokedApiKeyIds'>
   readonly post: PostMessage
-  readonly sign: typeof signWebhook
+  readonly sign: WebhookSigner
   readonly retries: RetrySchedule
   /** A subscription failing continuously for this long is disabled. */
   readonly disableAfterMs: number

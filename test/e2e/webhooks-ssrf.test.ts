@@ -236,7 +236,6 @@ test('in process, names: one resolving to a private address is refused at creati
     retries: parseRetrySchedule(DEFAULT_WEBHOOK_RETRIES),
     disableAfterMs: 5 * 86_400_000,
     limits: { maxSubscriptionsPerKey: 10, deliveriesPerSecondPerKey: 50 },
-    deliver: true,
     onError: (error) => errors.push(error),
   })
   onCleanup(t, () => webhooks.close())
