@@ -5,6 +5,7 @@ export type {
   ExecutionActions,
   KeyStore,
   WebhookStore,
+  PortalStore,
   StoreWriter,
   StateReader,
   BlockReader,

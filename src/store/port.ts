@@ -13,6 +13,12 @@ import type {
   StorePosition,
   TransactionHistory,
   TransactionRecord,
+  AccountRecord,
+  ApiKeyPatch,
+  AuditEntry,
+  DeliveryAdvance,
+  KeyUsageRecord,
+  SessionRecord,
   WebhookAttemptRecord,
   WebhookPatch,
   WebhookRecord,
@@ -213,10 +219,22 @@ export interface KeyStore {
   apiKeyById(id: string): Promise<ApiKeyRecord | undefined>
   /** Every key, oldest first (by creation time, then id). */
   apiKeys(): Promise<ApiKeyRecord[]>
-  /** Marks the key revoked at `atMs`; false when no such key; a second revoke keeps the first time and answers true. */
+  /**
+   * Marks the key revoked from `atMs` (which may be later than now: a rotated key's grace); false when no such key;
+   * a second revoke keeps the earlier time and answers true.
+   */
   revokeApiKey(args: { id: string; atMs: number }): Promise<boolean>
-  /** Ids of every revoked key (the API refreshes its revocation set with this each second: one indexed read). */
-  revokedApiKeyIds(): Promise<string[]>
+  /**
+   * Ids of every key revoked at or before `nowMs` (the API refreshes its revocation set with this each second: one
+   * indexed read).
+   */
+  revokedApiKeyIds(nowMs: number): Promise<string[]>
+  /** An account's keys, oldest first (revoked ones too). */
+  apiKeysOf(accountId: string): Promise<ApiKeyRecord[]>
+  /** Changes a key's name, origins or limits; answers the new record, undefined when no such key. */
+  updateApiKey(id: string, patch: ApiKeyPatch): Promise<ApiKeyRecord | undefined>
+  /** Sets `lastUsedAtMs` of these keys (a batch, written every few seconds by the API). */
+  touchApiKeys(used: readonly { readonly id: string; readonly atMs: number }[]): Promise<void>
   /**
    * A server secret: 32 random bytes created with the schema (insert-if-absent, so concurrent first opens agree),
    * identical for every process on the store.
@@ -254,6 +272,15 @@ export interface WebhookStore {
   deleteWebhook(id: string): Promise<boolean>
   insertWebhookAttempt(attempt: WebhookAttemptRecord): Promise<void>
   /**
+   * A delivered message, in one write: its attempt logged, and the subscription's cursor advanced to `cursor` (and
+   * failingSinceMs cleared) only if it still is `expectCursor` (compare-and-set). Answers the new record, undefined
+   * when the cursor had moved (the attempt is logged either way).
+   */
+  recordWebhookDelivery(
+    attempt: WebhookAttemptRecord,
+    advance: DeliveryAdvance,
+  ): Promise<WebhookRecord | undefined>
+  /**
    * A subscription's attempts, newest first (atMs desc, then attempt desc), at most `limit`, older than `beforeMs`
    * when given (paging).
    */
@@ -272,6 +299,50 @@ export interface WebhookStore {
   releaseWebhookLease(holder: string): Promise<void>
 }
 
+/**
+ * Portal accounts, sessions, the audit log, per-key usage and the one-time setup token, written by the API (any
+ * replica, like webhooks: on PostgreSQL a read-only store writes these too) and by `antler accounts`.
+ */
+export interface PortalStore {
+  /** Throws an AntlerError `store_account_exists_error` when the id or the login is taken. */
+  insertAccount(record: AccountRecord): Promise<void>
+  accountById(id: string): Promise<AccountRecord | undefined>
+  /** By sign-in name (lower case). */
+  accountByLogin(login: string): Promise<AccountRecord | undefined>
+  /** Every account, oldest first. */
+  accounts(): Promise<AccountRecord[]>
+  accountCount(): Promise<number>
+  /** Disables (atMs) or re-enables (null) an account; false when no such id. Disabling also deletes its sessions. */
+  setAccountDisabled(id: string, atMs: number | null): Promise<boolean>
+  /** Replaces an account's password hash; false when no such id. */
+  setAccountPassword(id: string, passwordHash: string): Promise<boolean>
+
+  insertSession(record: SessionRecord): Promise<void>
+  /** The session stored under this hash, if it has not expired at `nowMs`. */
+  session(idHash: string, nowMs: number): Promise<SessionRecord | undefined>
+  deleteSession(idHash: string): Promise<void>
+  /** Deletes expired sessions; answers how many. */
+  pruneSessions(nowMs: number): Promise<number>
+
+  appendAudit(entry: AuditEntry): Promise<void>
+  /** An account's audit entries (or every entry when accountId is undefined), newest first, below `beforeSeq`. */
+  auditEntries(options: { accountId?: string; limit: number; beforeSeq?: number }): Promise<AuditEntry[]>
+
+  /** Adds these counts to the stored ones (one row per key and hour; rows are summed, never replaced). */
+  addKeyUsage(rows: readonly KeyUsageRecord[]): Promise<void>
+  /** The hourly rows of these keys from `sinceMs` on, in one read, by key then hour. */
+  keyUsage(keyIds: readonly string[], sinceMs: number): Promise<KeyUsageRecord[]>
+
+  /**
+   * Keeps the hash of a new setup token (replacing an unused one); the token lets the first account be created once.
+   */
+  putSetupToken(tokenHash: string, nowMs: number): Promise<void>
+  /** Spends the setup token with this hash: true once (atomically), false when unknown or already used. */
+  useSetupToken(tokenHash: string, nowMs: number): Promise<boolean>
+  /** Whether an unused setup token is kept. */
+  hasSetupToken(): Promise<boolean>
+}
+
 /** A store: the writer and every reader, over one database. */
 export interface Store
   extends
@@ -284,6 +355,7 @@ export interface Store
     StoreVerifier,
     KeyStore,
     WebhookStore,
+    PortalStore,
     SnapshotSource {
   /**
    * Calls `onSteps` whenever another process commits steps (PostgreSQL: LISTEN `antler_steps`), until the returned

@@ -1,5 +1,5 @@
 import { AntlerError } from '../antelope/index.ts'
-import type { WebhookAttemptRecord, WebhookFinality, WebhookPatch, WebhookRecord } from './types.ts'
+import type { DeliveryAdvance, WebhookAttemptRecord, WebhookFinality, WebhookPatch, WebhookRecord } from './types.ts'
 
 /** A parameter of the webhook statements. */
 export type WebhookSqlValue = string | number | null
@@ -135,6 +135,21 @@ export function webhookUpdate(
     sql: `UPDATE webhooks SET ${sets.map(([c]) => `${c} = ?`).join(', ')} WHERE ${where} RETURNING ${COLUMNS}`,
     params: [...sets.map(([, v]) => v), id, ...(expectCursor === undefined ? [] : [expectCursor])],
   }
+}
+
+/**
+ * The delivery write of recordWebhookDelivery (PostgreSQL: one statement, the attempt's insert in a data-modifying
+ * CTE, which runs whether or not the compare-and-set matches). Parameters: the attempt's, then deliveryAdvanceParams.
+ */
+export const DELIVERY_ADVANCE = `UPDATE webhooks SET cursor = ?, failing_since_ms = NULL, updated_at_ms = ?
+  WHERE id = ? AND cursor = ? RETURNING ${COLUMNS}`
+
+/** The parameters of DELIVERY_ADVANCE. */
+export function deliveryAdvanceParams(
+  attempt: WebhookAttemptRecord,
+  advance: DeliveryAdvance,
+): WebhookSqlValue[] {
+  return [advance.cursor, advance.nowMs, attempt.webhookId, advance.expectCursor]
 }
 
 /** The parameters of `WEBHOOK_SQL.insertAttempt`. */

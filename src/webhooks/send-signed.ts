@@ -1,4 +1,4 @@
-import type { WebhookRecord, WebhookStore } from '../store/index.ts'
+import type { WebhookAttemptRecord, WebhookRecord, WebhookStore } from '../store/index.ts'
 import type { DeliveryOutcome } from './http-sender.ts'
 import type { WebhookSigner } from './signing.ts'
 
@@ -18,19 +18,32 @@ export function signingSecrets(record: WebhookRecord, nowMs: number): string[] {
   return previous && previous.untilMs > nowMs ? [record.secret, previous.secret] : [record.secret]
 }
 
-/** Signs one try of a message (Standard Webhooks headers, timestamp of the try), sends it and logs the attempt. */
-export async function sendSigned(
-  deps: {
-    readonly post: PostMessage
-    readonly sign: WebhookSigner
-    readonly store: Pick<WebhookStore, 'insertWebhookAttempt'>
-    now(): number
-  },
+/** What a try needs: the sender, the signer and the clock. */
+interface TryDeps {
+  readonly post: PostMessage
+  readonly sign: WebhookSigner
+  now(): number
+}
+
+/** One message's try: its id, body, attempt number and position. */
+interface MessageTry {
+  readonly id: string
+  readonly body: string
+  readonly attempt: number
+  /** Where the message follows (positionOf), kept in the attempt log for a resend; '' for a test message. */
+  readonly after: string
+}
+
+/**
+ * Signs one try of a message (Standard Webhooks headers, timestamp of the try) and sends it: answers the outcome and
+ * the attempt to log, which the caller writes (the worker with its cursor advance, in one write).
+ */
+export async function trySigned(
+  deps: TryDeps,
   record: WebhookRecord,
-  /** `after`: where the message follows (positionOf), kept in the attempt log for a resend; '' for a test message. */
-  message: { readonly id: string; readonly body: string; readonly attempt: number; readonly after: string },
+  message: MessageTry,
   signal: AbortSignal,
-): Promise<DeliveryOutcome> {
+): Promise<{ outcome: DeliveryOutcome; attempt: WebhookAttemptRecord }> {
   const atMs = deps.now()
   const timestamp = Math.floor(atMs / 1000)
   const headers = {
@@ -39,7 +52,7 @@ export async function sendSigned(
     'webhook-signature': deps.sign(signingSecrets(record, atMs), message.id, timestamp, message.body),
   }
   const outcome = await deps.post(record.url, headers, message.body, signal)
-  await deps.store.insertWebhookAttempt({
+  const attempt: WebhookAttemptRecord = {
     webhookId: record.id,
     messageId: message.id,
     attempt: message.attempt,
@@ -49,6 +62,18 @@ export async function sendSigned(
     error: outcome.ok ? null : outcome.error,
     responseBody: outcome.responseBody,
     afterPosition: message.after,
-  })
+  }
+  return { outcome, attempt }
+}
+
+/** trySigned, with the attempt logged. */
+export async function sendSigned(
+  deps: TryDeps & { readonly store: Pick<WebhookStore, 'insertWebhookAttempt'> },
+  record: WebhookRecord,
+  message: MessageTry,
+  signal: AbortSignal,
+): Promise<DeliveryOutcome> {
+  const { outcome, attempt } = await trySigned(deps, record, message, signal)
+  await deps.store.insertWebhookAttempt(attempt)
   return outcome
 }

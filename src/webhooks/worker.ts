@@ -3,7 +3,7 @@ import type { KeyStore, WebhookRecord, WebhookStore } from '../store/index.ts'
 import { openDeliveryMessages, positionOf, type MessageSource } from './delivery-messages.ts'
 import type { OwnerRate } from './owner-rate.ts'
 import { nextRetryDelay, type RetrySchedule } from './retry-schedule.ts'
-import { sendSigned, type PostMessage } from './send-signed.ts'
+import { trySigned, type PostMessage } from './send-signed.ts'
 import type { WebhookSigner } from './signing.ts'
 
 /** What one subscription's worker needs (the dispatcher builds it once for all). */
@@ -96,16 +96,19 @@ async function deliverPass(
       await deps.ownerRate.take(current.ownerKeyId, signal)
       const attempt = (failing?.messageId === message.id ? failing.failures : 0) + 1
       const after = positionOf({ cursor, startBlock: record.startBlock })
-      const outcome = await sendSigned(deps, current, { id: message.id, body: message.body, attempt, after }, signal)
+      const tried = await trySigned(deps, current, { id: message.id, body: message.body, attempt, after }, signal)
+      const outcome = tried.outcome
       // A try cut by the worker's own stop is not the endpoint's failure; a 2xx still advances the cursor.
-      if (!outcome.ok) return signal.aborted ? { kind: 'stop' } : failed(deps, current, message.id, attempt, outcome)
+      if (!outcome.ok) {
+        await deps.store.insertWebhookAttempt(tried.attempt)
+        return signal.aborted ? { kind: 'stop' } : failed(deps, current, message.id, attempt, outcome)
+      }
       progress.cursor = message.cursor
-      const advanced = await deps.store.updateWebhook(
-        record.id,
-        { cursor: message.cursor, failingSinceMs: null },
-        deps.now(),
-        cursor,
-      )
+      const advanced = await deps.store.recordWebhookDelivery(tried.attempt, {
+        cursor: message.cursor,
+        expectCursor: cursor,
+        nowMs: deps.now(),
+      })
       if (!advanced) return { kind: 'restart' }
       current = advanced
       cursor = message.cursor

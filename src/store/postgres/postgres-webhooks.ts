@@ -2,6 +2,8 @@ import type pg from 'pg'
 import { numbered } from '../common-sql.ts'
 import type { WebhookStore } from '../port.ts'
 import {
+  DELIVERY_ADVANCE,
+  deliveryAdvanceParams,
   LEASE_NAME,
   NO_TIME_BOUND,
   StoreWebhookExistsError,
@@ -20,6 +22,9 @@ const UNIQUE_VIOLATION = '23505'
 
 /** The compare-and-set and the delete run in a transaction begun READ WRITE (see the writes pool below). */
 const READ_WRITE = 'BEGIN READ WRITE'
+
+/** recordWebhookDelivery in one statement and one round trip: the attempt's insert runs as a CTE beside the CAS. */
+const RECORD_DELIVERY = numbered(`WITH attempt AS (${WEBHOOK_SQL.insertAttempt}) ${DELIVERY_ADVANCE}`)
 
 const SQL = Object.fromEntries(Object.entries(WEBHOOK_SQL).map(([name, sql]) => [name, numbered(sql)])) as Record<
   keyof typeof WEBHOOK_SQL,
@@ -73,6 +78,11 @@ export function createPostgresWebhooks(pool: pg.Pool, writes: pg.Pool = pool): W
     },
     async insertWebhookAttempt(attempt) {
       await write(SQL.insertAttempt, webhookAttemptParams(attempt))
+    },
+    async recordWebhookDelivery(attempt, advance) {
+      const params = [...webhookAttemptParams(attempt), ...deliveryAdvanceParams(attempt, advance)]
+      const row = (await write(RECORD_DELIVERY, params)).rows[0]
+      return row && webhookFromRow(row)
     },
     async webhookAttempts(webhookId, { limit, beforeMs }) {
       const rows = await pool.query(SQL.attempts, [webhookId, beforeMs ?? NO_TIME_BOUND, limit])

@@ -1,6 +1,9 @@
 import type Database from 'better-sqlite3'
 import type { WebhookStore } from '../port.ts'
+import type { DeliveryAdvance, WebhookAttemptRecord } from '../types.ts'
 import {
+  DELIVERY_ADVANCE,
+  deliveryAdvanceParams,
   LEASE_NAME,
   NO_TIME_BOUND,
   StoreWebhookExistsError,
@@ -29,6 +32,11 @@ export function createSqliteWebhooks(db: Database.Database): WebhookStore {
   const deleteWithAttempts = db.transaction((id: string) => {
     s.deleteAttemptsOf.run(id)
     return s.delete.run(id).changes > 0
+  })
+  const advance = db.prepare(DELIVERY_ADVANCE)
+  const recordDelivery = db.transaction((attempt: WebhookAttemptRecord, to: DeliveryAdvance) => {
+    s.insertAttempt.run(...webhookAttemptParams(attempt))
+    return advance.get(...deliveryAdvanceParams(attempt, to)) as Row | undefined
   })
   return {
     async insertWebhook(record) {
@@ -63,6 +71,10 @@ export function createSqliteWebhooks(db: Database.Database): WebhookStore {
     },
     async insertWebhookAttempt(attempt) {
       s.insertAttempt.run(...webhookAttemptParams(attempt))
+    },
+    async recordWebhookDelivery(attempt, to) {
+      const row = recordDelivery(attempt, to)
+      return row && webhookFromRow(row)
     },
     async webhookAttempts(webhookId, { limit, beforeMs }) {
       return (s.attempts.all(webhookId, beforeMs ?? NO_TIME_BOUND, limit) as Row[]).map(webhookAttemptFromRow)
