@@ -2,6 +2,7 @@ import type { ErrorDefinition } from './error-definition.ts'
 import { AUTH_ERRORS } from './error-codes/auth.ts'
 import { HTTP_ERRORS } from './error-codes/http.ts'
 import { INGEST_ERRORS } from './error-codes/ingest.ts'
+import { PORTAL_ERRORS } from './error-codes/portal.ts'
 import { PUSH_ERRORS } from './error-codes/push.ts'
 import { STATE_ERRORS } from './error-codes/state.ts'
 import { STREAM_ERRORS } from './error-codes/stream.ts'
@@ -20,6 +21,7 @@ export const ERROR_REGISTRY = {
   ...PUSH_ERRORS,
   ...INGEST_ERRORS,
   ...WEBHOOK_ERRORS,
+  ...PORTAL_ERRORS,
 } as const
 
 /** Every error code (the wire's `code`). */
