@@ -1,11 +1,8 @@
-import { createHash } from 'node:crypto'
 import { readFile } from 'node:fs/promises'
-import { createRequire } from 'node:module'
-import { basename, dirname, join } from 'node:path'
+import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { promisify } from 'node:util'
-import { brotliCompress, constants as zlib, gzip } from 'node:zlib'
-import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyPluginAsync } from 'fastify'
+import { asset, CSS, HTML, JS, packageAssets, REVALIDATED, sendAsset, type PackageFile } from '../static-assets.ts'
 
 /** Where GraphiQL's page, its assets and the GraphQL endpoint the page talks to are. */
 export const GRAPHIQL_PATH = '/graphiql'
@@ -13,15 +10,6 @@ const ASSETS = `${GRAPHIQL_PATH}/assets`
 
 /** Our own page script and stylesheet (src/api/graphiql/), served at `/graphiql/assets/page.{js,css}`. */
 const PAGE_DIR = fileURLToPath(new URL('../graphiql/', import.meta.url))
-
-const JS = 'text/javascript; charset=utf-8'
-const CSS = 'text/css; charset=utf-8'
-const HTML = 'text/html; charset=utf-8'
-
-/** A package file's URL holds the package's version: a new version is a new URL, so it may be cached for good. */
-const VERSIONED = 'public, max-age=31536000, immutable'
-/** The page and our own assets change with Antler: the browser revalidates them (ETag) on every load. */
-const REVALIDATED = 'no-cache'
 
 /**
  * The page's policy: only this origin's scripts (no inline script), styles from this origin plus the inline ones
@@ -44,83 +32,12 @@ export const GRAPHIQL_CSP = [
  * GraphiQL 4's UMD bundle (every dependency inside but React) and React 18's UMD builds, which it finds as the
  * `React` and `ReactDOM` globals. In the order the page loads them.
  */
-const VENDOR_FILES: readonly { pkg: string; file: string; type: string }[] = [
+const VENDOR_FILES: readonly PackageFile[] = [
   { pkg: 'react', file: 'umd/react.production.min.js', type: JS },
   { pkg: 'react-dom', file: 'umd/react-dom.production.min.js', type: JS },
   { pkg: 'graphiql', file: 'graphiql.min.js', type: JS },
   { pkg: 'graphiql', file: 'graphiql.min.css', type: CSS },
 ]
-
-type Encoding = 'br' | 'gzip'
-
-/** One file served from memory, with its ETag and its compressed forms (made on first demand, then kept). */
-interface Asset {
-  readonly url: string
-  readonly type: string
-  readonly cacheControl: string
-  readonly body: Buffer
-  readonly etag: string
-  readonly encoded: Map<Encoding, Promise<Buffer>>
-}
-
-const brotli = promisify(brotliCompress)
-const gzipped = promisify(gzip)
-
-function asset(url: string, type: string, cacheControl: string, body: Buffer): Asset {
-  const etag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`
-  return { url, type, cacheControl, body, etag, encoded: new Map() }
-}
-
-function encode(file: Asset, encoding: Encoding): Promise<Buffer> {
-  let encoded = file.encoded.get(encoding)
-  if (!encoded) {
-    encoded =
-      encoding === 'br'
-        ? brotli(file.body, {
-            params: { [zlib.BROTLI_PARAM_QUALITY]: 9, [zlib.BROTLI_PARAM_SIZE_HINT]: file.body.length },
-          })
-        : gzipped(file.body, { level: 9 })
-    // A failure is not kept: the next request tries again.
-    encoded.catch(() => file.encoded.delete(encoding))
-    file.encoded.set(encoding, encoded)
-  }
-  return encoded
-}
-
-/** The compression the client accepts, Brotli first; undefined for none (or `identity` only). */
-export function acceptedEncoding(header: string | undefined): Encoding | undefined {
-  const weights = new Map<string, number>()
-  for (const part of (header ?? '').toLowerCase().split(',')) {
-    const [name, ...params] = part.split(';').map((p) => p.trim())
-    if (!name) continue
-    const q = params.find((p) => p.startsWith('q='))
-    weights.set(name, q === undefined ? 1 : Number(q.slice(2)) || 0)
-  }
-  const accepts = (name: string) => (weights.get(name) ?? weights.get('*') ?? 0) > 0
-  if (accepts('br')) return 'br'
-  if (accepts('gzip')) return 'gzip'
-  return undefined
-}
-
-/** Whether the request's If-None-Match names the ETag (a list, `*`, or weak forms). */
-function notModified(request: FastifyRequest, etag: string): boolean {
-  const header = request.headers['if-none-match']
-  if (!header) return false
-  return header.split(',').some((tag) => {
-    const t = tag.trim()
-    return t === '*' || t === etag || t === `W/${etag}`
-  })
-}
-
-async function sendAsset(file: Asset, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
-  reply.header('Cache-Control', file.cacheControl).header('ETag', file.etag).header('Vary', 'Accept-Encoding')
-  reply.header('X-Content-Type-Options', 'nosniff')
-  if (notModified(request, file.etag)) return reply.code(304).send()
-  reply.type(file.type)
-  const encoding = file.body.length >= 1024 ? acceptedEncoding(request.headers['accept-encoding']) : undefined
-  if (encoding) return reply.header('Content-Encoding', encoding).send(await encode(file, encoding))
-  return reply.send(file.body)
-}
 
 const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`)
 
@@ -154,21 +71,6 @@ function pageHtml(scripts: readonly string[], styles: readonly string[]): string
   ].join('\n')
 }
 
-/** The vendor files, read from the installed packages (each package's version in its URL). */
-async function vendorAssets(): Promise<Asset[]> {
-  const require = createRequire(import.meta.url)
-  return Promise.all(
-    VENDOR_FILES.map(async ({ pkg, file, type }) => {
-      const manifest = require.resolve(`${pkg}/package.json`)
-      const { version } = JSON.parse(await readFile(manifest, 'utf8')) as { version: string }
-      const text = await readFile(join(dirname(manifest), file), 'utf8')
-      // The source maps are not shipped: no comment sends the browser's developer tools after them.
-      const body = Buffer.from(text.replace(/\n\/\/# sourceMappingURL=\S+\s*$/, '\n'))
-      return asset(`${ASSETS}/${pkg}@${version}/${basename(file)}`, type, VERSIONED, body)
-    }),
-  )
-}
-
 /**
  * GraphiQL at `/graphiql` (and `/graphiql/`), served entirely by Antler: the page, GraphiQL's and React's browser
  * builds from node_modules under `/graphiql/assets/<package>@<version>/`, and our page script
@@ -176,7 +78,7 @@ async function vendorAssets(): Promise<Asset[]> {
  * token typed in the page's header. Everything is read once, at startup. Public routes: the page holds no data.
  */
 export const graphiqlRoutes: FastifyPluginAsync = async (app) => {
-  const vendor = await vendorAssets()
+  const vendor = await packageAssets(ASSETS, VENDOR_FILES)
   const own = [
     asset(`${ASSETS}/page.js`, JS, REVALIDATED, await readFile(join(PAGE_DIR, 'graphiql-page.js'))),
     asset(`${ASSETS}/page.css`, CSS, REVALIDATED, await readFile(join(PAGE_DIR, 'graphiql-page.css'))),
