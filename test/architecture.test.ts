@@ -37,7 +37,8 @@ const ALLOWED: Record<string, string[]> = {
   live: ['antelope', 'store'],
   graphql: ['antelope', 'store', 'lifecycle', 'search', 'live'],
   webhooks: ['antelope', 'store', 'search', 'live', 'graphql'],
-  api: ['antelope', 'store', 'auth', 'push', 'state', 'lifecycle', 'search', 'live', 'graphql', 'webhooks'],
+  accounts: ['antelope', 'store'],
+  api: ['antelope', 'store', 'auth', 'push', 'state', 'lifecycle', 'search', 'live', 'graphql', 'webhooks', 'accounts'],
   cli: [
     'antelope',
     'ship',
@@ -52,6 +53,7 @@ const ALLOWED: Record<string, string[]> = {
     'live',
     'graphql',
     'webhooks',
+    'accounts',
     'api',
   ],
 }

@@ -1,0 +1,13 @@
+// Portal accounts: passwords, sessions, the setup token, the sign-in throttle and the audit log (the store keeps them).
+export {
+  createAccountsService,
+  normalizeLogin,
+  SESSION_TTL_MS,
+  type AccountsService,
+  type ActiveSession,
+  type StartedSession,
+} from './service.ts'
+export { prepareSetupToken, SETUP_TOKEN_FILE } from './setup-token.ts'
+export { createSignInThrottle, SIGN_IN_FAILURES_PER_MINUTE, type SignInThrottle } from './sign-in-throttle.ts'
+export { PASSWORD_MIN_LENGTH, PASSWORD_MAX_LENGTH } from './passwords.ts'
+export { randomToken, sameToken, tokenHash } from './tokens.ts'
