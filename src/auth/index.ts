@@ -15,6 +15,7 @@ export {
   createApiKeyService,
   type ApiKeyService,
   type CreatedApiKey,
+  type NewApiKey,
 } from './api-keys.ts'
 export { signingKeyFromSecret, type SigningKey } from './signing-key.ts'
 export {
