@@ -19,6 +19,8 @@ import { InvalidJsonError, ServiceUnavailableError } from './errors.ts'
 import { authPlugin } from './plugins/auth.ts'
 import { errorsPlugin, sendError, traceIdSource } from './plugins/errors.ts'
 import { metricsPlugin } from './plugins/metrics.ts'
+import { keyUsagePlugin } from './plugins/key-usage.ts'
+import type { UsageRecorder } from '../accounts/index.ts'
 import { authIssueRoutes } from './routes/auth-issue.ts'
 import { chainPassthroughRoutes } from './routes/chain-passthrough.ts'
 import { guaranteedPushInterceptor, isGuaranteedPush } from './routes/guaranteed-push.ts'
@@ -32,6 +34,7 @@ import { graphqlRoutes } from './routes/graphql.ts'
 import { graphqlProtoRoutes } from './routes/graphql-proto.ts'
 import { graphiqlRoutes } from './routes/graphiql.ts'
 import { webhookRoutes } from './routes/webhooks.ts'
+import { portalRoutes, type PortalServices } from './portal/index.ts'
 import { createStreamHandlers, type StreamServices } from './stream/handlers.ts'
 import { ErrorObject } from './schemas.ts'
 import { clientErrorHandler, wsClientErrorHandler } from './client-errors.ts'
@@ -70,6 +73,10 @@ export interface ApiServices {
   readonly graphql: GraphqlRuntime
   /** Webhook subscriptions (`/v1/webhooks`); absent: the routes are not served. */
   readonly webhooks?: WebhookService
+  /** The management portal (`/portal`); absent: not served. */
+  readonly portal?: PortalServices
+  /** Per-key usage and last use (the portal's figures); absent: not counted (a read-only SQLite store). */
+  readonly usage?: UsageRecorder
 }
 
 /** JSON bodies whatever their Content-Type: @dfuse/client posts JSON as text/plain. */
@@ -146,6 +153,7 @@ export async function buildApp(args: {
     done(ServiceUnavailableError({ reason: 'shutting down' }))
   })
   await app.register(metricsPlugin)
+  if (services.usage) await app.register(keyUsagePlugin, { recorder: services.usage })
   await app.register(swagger, {
     openapi: {
       info: {
@@ -170,7 +178,10 @@ export async function buildApp(args: {
   await app.register(cors, {
     hook: 'onRequest',
     delegator: (request, callback) => {
-      const isPublic = request.routeOptions.config?.public === true && !request.routeOptions.config.tokenWhen
+      const config = request.routeOptions.config
+      // The portal's pages and their JSON are for its own origin only: no CORS headers at all.
+      if (config?.portal) return callback(null, { origin: false })
+      const isPublic = config?.public === true && !config.tokenWhen
       callback(null, isPublic ? publicCors : callerCors)
     },
   })
@@ -224,5 +235,6 @@ export async function buildApp(args: {
       ? guaranteedPushInterceptor(services.push, config.chainBodyLimitBytes, stopping.signal)
       : undefined,
   })
+  if (services.portal) await app.register(portalRoutes, services.portal)
   return app
 }

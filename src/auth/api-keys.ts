@@ -62,6 +62,8 @@ export interface ApiKeyService {
   list(): Promise<ApiKeyRecord[]>
   /** An account's keys, oldest first. */
   listOf(accountId: string): Promise<ApiKeyRecord[]>
+  /** The key with this id (revoked ones too); undefined when unknown. */
+  find(id: string): Promise<ApiKeyRecord | undefined>
   /** False when no key has this id. */
   revoke(id: string): Promise<boolean>
   /**
@@ -98,8 +100,8 @@ const MAX_LIMIT = 1_000_000
 /** Per-key limit overrides: whole numbers from 1 to 1,000,000; an empty set is none. */
 function checkedLimits(limits: ApiKeyLimits | undefined): ApiKeyLimits | undefined {
   if (!limits) return undefined
-  const out: { callsPerSecond?: number; issuancePerMinute?: number } = {}
-  for (const field of ['callsPerSecond', 'issuancePerMinute'] as const) {
+  const out: { callsPerMinute?: number; tokensPerHour?: number } = {}
+  for (const field of ['callsPerMinute', 'tokensPerHour'] as const) {
     const value = limits[field]
     if (value === undefined) continue
     if (!Number.isInteger(value) || value < 1 || value > MAX_LIMIT)
@@ -135,6 +137,7 @@ export function createApiKeyService(deps: { store: KeyStore; now?: () => number 
     create,
     list: () => deps.store.apiKeys(),
     listOf: (accountId) => deps.store.apiKeysOf(accountId),
+    find: (id) => deps.store.apiKeyById(id),
     revoke: (id) => deps.store.revokeApiKey({ id, atMs: now() }),
     async rotate(id, graceMs) {
       const previous = await deps.store.apiKeyById(id)

@@ -28,7 +28,7 @@ export {
 } from './tokens.ts'
 export { createRevocationWatch, type RevocationWatch } from './revocations.ts'
 export { DEFAULT_AUTH_LIMITS, parseAuthLimits, type AuthLimits } from './limits.ts'
-export { createAuthService, type AuthService, type Caller, type Admission } from './auth-service.ts'
+export { createAuthService, refusedKeyId, type AuthService, type Caller, type Admission } from './auth-service.ts'
 export {
   createMemoryRateLimiter,
   createRedisRateLimiter,

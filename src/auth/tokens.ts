@@ -95,8 +95,11 @@ export function createTokenVerifier(deps: {
   const cacheSize = deps.cacheSize ?? 10_000
   const cache = new Map<string, TokenClaims>()
   const live = (claims: TokenClaims): TokenClaims => {
-    if (claims.exp <= now() / 1000) throw AuthInvalidTokenError({ reason: 'expired' })
-    if (deps.isRevoked(claims.aki)) throw AuthInvalidTokenError({ reason: 'revoked' })
+    // The key id goes with these refusals (the token's signature was checked): usage counts them for that key.
+    if (claims.exp <= now() / 1000)
+      throw Object.assign(AuthInvalidTokenError({ reason: 'expired' }), { keyId: claims.aki })
+    if (deps.isRevoked(claims.aki))
+      throw Object.assign(AuthInvalidTokenError({ reason: 'revoked' }), { keyId: claims.aki })
     return claims
   }
   return {

@@ -24,6 +24,7 @@ import {
 } from '../graphql/index.ts'
 import type { Store } from '../store/index.ts'
 import { createWebhooks, parseAllowCidrs } from '../webhooks/index.ts'
+import { createAccountsService, createUsageRecorder, prepareSetupToken } from '../accounts/index.ts'
 import type { ApiFlags } from './api-options.ts'
 import { followStepNotifications } from './step-notifications.ts'
 
@@ -33,6 +34,8 @@ export interface RunningApi {
   readonly grpc: string
   /** Requests answered so far. */
   requests(): number
+  /** The portal's one-time setup token while no account exists (given `setupTokenDir`), to print. */
+  readonly setup?: { readonly token: string; readonly file: string }
   close(): Promise<void>
 }
 
@@ -148,6 +151,11 @@ export async function startApi(args: {
   indexerFailure?: () => { readonly code?: string; readonly message: string } | undefined
   /** The store was opened read-only (`antler api`). */
   storeReadOnly?: boolean
+  /**
+   * Where the portal's setup token is written while no account exists (`dev`, `serve`: the process that owns the
+   * store; API replicas make none, so only one token is ever printed).
+   */
+  setupTokenDir?: string
 }): Promise<RunningApi> {
   const { flags, store, logger } = args
   const chainApi = args.chainApi?.replace(/\/+$/, '')
@@ -194,6 +202,15 @@ export async function startApi(args: {
           stepStamp: () => live.lastSeq,
           onError: (error) => logger.warn({ reason: (error as Error).message }, 'webhook dispatcher: a scan failed'),
         })
+  // The portal writes accounts, sessions and usage: not on a read-only SQLite connection (as webhooks).
+  const portalWrites = !(args.storeReadOnly && args.storeKind === 'sqlite')
+  const accounts = portalWrites ? createAccountsService({ store }) : undefined
+  const usage = portalWrites
+    ? createUsageRecorder({
+        store,
+        onError: (error) => logger.warn({ reason: (error as Error).message }, 'usage: writing key usage failed'),
+      })
+    : undefined
   const app = await buildApp({
     config: {
       noAuth: !flags.auth,
@@ -215,6 +232,15 @@ export async function startApi(args: {
       live,
       graphql,
       webhooks: webhooks?.service,
+      usage,
+      portal: accounts && {
+        accounts,
+        keys,
+        store,
+        refreshRevocations: () => revocations.refresh(),
+        limits: flags.rateLimits,
+        webhooks: webhooks?.service,
+      },
       health: {
         storeKind: args.storeKind,
         store,
@@ -228,14 +254,17 @@ export async function startApi(args: {
   await app.listen({ host: args.host, port: flags.port })
   const address = app.server.address()
   const port = typeof address === 'object' && address ? address.port : flags.port
+  const setup = accounts && args.setupTokenDir ? await prepareSetupToken(store, args.setupTokenDir) : undefined
   const grpc = await startGrpc({ host: args.host, port: flags.grpcPort, graphql, auth, noAuth: !flags.auth, logger })
   return {
     api: `http://${args.host}:${port}`,
     grpc: grpc.address,
     requests: () => app.metrics.requestsServed(),
+    ...(setup ? { setup } : {}),
     async close() {
       revocations.close()
       await Promise.all([app.close(), grpc.close()])
+      await usage?.close()
       await webhooks?.close()
       await stopListening?.()
       await live.close()

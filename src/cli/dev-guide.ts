@@ -5,6 +5,8 @@ export function devGuide(args: {
   chainApi: string
   apiKey: string
   noAuth: boolean
+  /** The portal's one-time setup token while no account exists. */
+  setup?: { readonly token: string; readonly file: string }
 }): string {
   const auth = args.noAuth
     ? ['  auth is OFF (--no-auth): no token is needed, anyone who can reach the port can call the API.']
@@ -21,9 +23,16 @@ export function devGuide(args: {
     `  API        ${args.api}   (health: ${args.api}/healthz, OpenAPI: ${args.api}/openapi.json, metrics: ${args.api}/metrics)`,
     `  gRPC       ${args.grpc}`,
     `  devchain   ${args.chainApi}   (nodeos-compatible /v1/chain)`,
+    `  portal     ${args.api}/portal`,
+    ...(args.setup ? [portalSetupLine(args.api, args.setup)] : []),
     ...auth,
     '',
     '  Docs: docs/API.md (routes, curl examples), docs/ERRORS.md (error codes), docs/OPERATIONS.md.',
     '',
   ].join('\n')
+}
+
+/** What `dev` and `serve` print while no portal account exists: the one-time token that creates the first. */
+export function portalSetupLine(api: string, setup: { readonly token: string; readonly file: string }): string {
+  return `  portal setup: no account yet; open ${api}/portal/setup with the one-time token ${setup.token} (also in ${setup.file})`
 }

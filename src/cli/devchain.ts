@@ -104,7 +104,14 @@ export function registerDevchainCommands(program: Command): void {
       chainId: devchain.chainId,
     })
     process.stderr.write(
-      devGuide({ api: api.api, grpc: api.grpc, chainApi: devchain.chainApi, apiKey, noAuth: !flags.auth }),
+      devGuide({
+        api: api.api,
+        grpc: api.grpc,
+        chainApi: devchain.chainApi,
+        apiKey,
+        noAuth: !flags.auth,
+        setup: api.setup,
+      }),
     )
     stopStatus = logStatus(log, { head: indexer.lastBlock, requests: api.requests })
   })

@@ -15,6 +15,7 @@ import {
 } from './options.ts'
 import { startPlatform, logStatus, storeKind } from './platform.ts'
 import { onShutdown, printReady } from './process.ts'
+import { portalSetupLine } from './dev-guide.ts'
 
 interface CommonFlags extends ApiFlags {
   dataDir: string
@@ -74,6 +75,7 @@ export function registerPlatformCommands(program: Command): void {
         await store.close()
       })
       printReady({ api: api.api, grpc: api.grpc, chainApi: flags.chainApi, ship: flags.ship })
+      if (api.setup) process.stderr.write(`${portalSetupLine(api.api, api.setup)}\n`)
     },
   )
 

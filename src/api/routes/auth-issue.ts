@@ -20,11 +20,12 @@ export const authIssueRoutes: FastifyPluginAsyncTypebox<{ auth: AuthService }> =
       },
     },
     async (request, reply) => {
-      const { issued, rate, type } = await opts.auth.issue({
+      const { issued, rate, type, keyId } = await opts.auth.issue({
         apiKey: request.body.api_key,
         caller: { ip: request.ip, origin: request.headers.origin },
       })
       app.metrics.tokensIssued.inc({ type })
+      request.usageKeyId = keyId
       reply
         .header('x-ratelimit-limit', String(rate.limit))
         .header('x-ratelimit-remaining', String(rate.remaining))
