@@ -11,6 +11,7 @@ const COMMAND_MODULES: Record<string, () => Promise<Registrar>> = {
   index: async () => (await import('./index-command.ts')).registerIndexCommand,
   platform: async () => (await import('./platform-commands.ts')).registerPlatformCommands,
   keys: async () => (await import('./keys-command.ts')).registerKeysCommand,
+  accounts: async () => (await import('./accounts-command.ts')).registerAccountsCommand,
   verify: async () => (await import('./verify-command.ts')).registerVerifyCommand,
 }
 
@@ -55,6 +56,12 @@ const COMMANDS: readonly { name: string; module: string; options: boolean; descr
     module: 'keys',
     options: false,
     description: 'API keys: create, list, revoke (works while the platform runs)',
+  },
+  {
+    name: 'accounts',
+    module: 'accounts',
+    options: false,
+    description: 'portal accounts: create, list, disable, enable (works while the platform runs)',
   },
   {
     name: 'verify',

@@ -69,7 +69,12 @@ export function registerKeysCommand(program: Command): void {
     const records = await withKeys(flags, (k) => k.list())
     if (flags.json) return printLine(JSON.stringify(records))
     for (const r of records) {
-      const state = r.revokedAtMs === undefined ? 'active' : `revoked ${new Date(r.revokedAtMs).toISOString()}`
+      const state =
+        r.revokedAtMs === undefined
+          ? 'active'
+          : r.revokedAtMs > Date.now()
+            ? `rotated, works until ${new Date(r.revokedAtMs).toISOString()}`
+            : `revoked ${new Date(r.revokedAtMs).toISOString()}`
       printLine(
         [r.id, r.type, state, new Date(r.createdAtMs).toISOString(), JSON.stringify(r.name), r.origins.join(',')].join(
           '\t',
