@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { AccountsService } from '../../accounts/index.ts'
 import type { ApiKeyService, AuthLimits } from '../../auth/index.ts'
-import type { KeyStore, PortalStore } from '../../store/index.ts'
+import type { KeyStore, PortalStore, WebhookStore } from '../../store/index.ts'
 import type { WebhookService } from '../../webhooks/index.ts'
 import { toAntlerError } from '../wire-error.ts'
 import { sendPage, type PageFrame, type PortalAssetUrls } from './views.ts'
@@ -11,7 +11,8 @@ export interface PortalServices {
   readonly accounts: AccountsService
   readonly keys: ApiKeyService
   readonly store: Pick<PortalStore, 'keyUsage' | 'hasSetupToken' | 'accountCount' | 'auditEntries'> &
-    Pick<KeyStore, 'apiKeyById'>
+    Pick<KeyStore, 'apiKeyById'> &
+    Pick<WebhookStore, 'webhook'>
   /** Re-reads revoked keys now: a revoke in the portal is refused by this process at once, by others within 1 s. */
   refreshRevocations(): Promise<void>
   /** The per-type defaults the key page shows next to a key's overrides. */

@@ -7,6 +7,8 @@ import { servePortalAssets } from './assets.ts'
 import { frame, type PortalContext, type PortalServices } from './context.ts'
 import { portalGuard } from './guard.ts'
 import { keyRoutes } from './key-routes.ts'
+import { usageRoutes } from './usage-routes.ts'
+import { webhookRoutes } from './webhook-routes.ts'
 import { portalSecurityHeaders } from './security-headers.ts'
 import { signInRoutes } from './sign-in-routes.ts'
 import { sendPage } from './views.ts'
@@ -50,4 +52,6 @@ export const portalRoutes: FastifyPluginAsync<PortalServices> = async (app, serv
   })
   await app.register(signInRoutes, context)
   await app.register(keyRoutes, context)
+  await app.register(usageRoutes, context)
+  await app.register(webhookRoutes, context)
 }

@@ -56,7 +56,8 @@ const outcomeView = ({ messageId, outcome }: { messageId: string; outcome: Deliv
 
 const iso = (ms: number) => new Date(ms).toISOString()
 
-function webhookView(r: WebhookRecord) {
+/** A subscription as the API answers it (the portal shows the same fields). */
+export function webhookView(r: WebhookRecord) {
   return {
     id: r.id,
     url: r.url,
@@ -72,7 +73,8 @@ function webhookView(r: WebhookRecord) {
   }
 }
 
-const attemptView = (a: WebhookAttemptRecord) => ({
+/** An attempt as the API answers it (the portal shows the same fields). */
+export const attemptView = (a: WebhookAttemptRecord) => ({
   message_id: a.messageId,
   attempt: a.attempt,
   at: iso(a.atMs),
