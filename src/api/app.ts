@@ -153,7 +153,7 @@ export async function buildApp(args: {
     done(ServiceUnavailableError({ reason: 'shutting down' }))
   })
   await app.register(metricsPlugin)
-  if (services.usage) await app.register(keyUsagePlugin, { recorder: services.usage })
+  await app.register(keyUsagePlugin, { recorder: services.usage })
   await app.register(swagger, {
     openapi: {
       info: {

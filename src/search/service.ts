@@ -89,7 +89,13 @@ export interface SearchService {
    * The same page as its JSON in UTF-8 (JSON.stringify's, byte for byte), what the route sends: built from the JSON the
    * lifecycle service kept for final lifecycles instead of serializing them again; a pinned page's is kept encoded.
    */
-  searchTransactionsBody(request: SearchRequest): Promise<Buffer>
+  searchTransactionsBody(request: SearchRequest): Promise<SearchAnswer>
+}
+
+/** A search page's JSON in UTF-8 and how many transactions it holds (the documents it serves, for usage). */
+export interface SearchAnswer {
+  readonly body: Buffer
+  readonly transactions: number
 }
 
 /** The answers of pinned pages kept (their JSON in UTF-8): at most 500, or 16 MiB together. */
@@ -144,7 +150,7 @@ export function createSearchService(args: {
   const answers =
     args.irreversibleReads === false
       ? undefined
-      : new BoundedCache<string, Buffer>(PINNED_ANSWERS.entries, PINNED_ANSWERS.bytes, (body) => body.byteLength)
+      : new BoundedCache<string, SearchAnswer>(PINNED_ANSWERS.entries, PINNED_ANSWERS.bytes, (a) => a.body.byteLength)
 
   function check(request: SearchRequest): Checked {
     const params = {
@@ -313,7 +319,7 @@ export function createSearchService(args: {
     }
   }
 
-  async function answerBody(request: SearchRequest): Promise<Buffer> {
+  async function answerBody(request: SearchRequest): Promise<SearchAnswer> {
     // A pinned page (irreversible blocks only, an irreversible cursor) never changes: its answer is kept under
     // everything that decides it, the range's bounds included (the default range ends at LIB).
     const checked = check(request)
@@ -340,10 +346,11 @@ export function createSearchService(args: {
       `{"cursor":${JSON.stringify(page.cursor)},"transactions":${rows ? `[${rows.join(',')}]` : 'null'}` +
         `${page.forked_head_warning ? ',"forked_head_warning":true' : ''}}`,
     )
+    const answer = { body, transactions: rows?.length ?? 0 }
     // Kept only when every lifecycle on it is final too (each is, on a pinned page; this says so without a doubt).
     if (key !== undefined && (page.transactions ?? []).every((t) => lifecycle.isFinal(t.lifecycle)))
-      answers?.set(key, body)
-    return body
+      answers?.set(key, answer)
+    return answer
   }
 
   return {

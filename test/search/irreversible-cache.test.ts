@@ -36,7 +36,7 @@ for (const { adapter, skip } of [
             }[]
           | null
       }
-      const before = JSON.parse((await search.searchTransactionsBody(request)).toString('utf8')) as Page
+      const before = JSON.parse((await search.searchTransactionsBody(request)).body.toString('utf8')) as Page
       assert.equal(
         JSON.stringify(before),
         JSON.stringify(await search.searchTransactions(request)),
@@ -52,7 +52,7 @@ for (const { adapter, skip } of [
       assert.equal(lifecycle.finalCache!.size, irreversible.length)
       // Read again: the same page, its irreversible lifecycles from the cache.
       const hits = lifecycle.finalCache!.hits
-      assert.equal((await search.searchTransactionsBody(request)).toString('utf8'), JSON.stringify(before))
+      assert.equal((await search.searchTransactionsBody(request)).body.toString('utf8'), JSON.stringify(before))
       assert.equal(lifecycle.finalCache!.hits - hits, irreversible.length)
 
       // Fork out the reversible blocks; the last transaction is not replayed, the others land in new blocks.
@@ -60,7 +60,7 @@ for (const { adapter, skip } of [
       h.chain.fork(h.chain.head.num - reversible[0].lifecycle.execution_trace!.block_num + 1, [dropped])
       h.chain.produceBlock()
       await h.synced()
-      const after = JSON.parse((await search.searchTransactionsBody(request)).toString('utf8')) as Page
+      const after = JSON.parse((await search.searchTransactionsBody(request)).body.toString('utf8')) as Page
       const afterIds = after.transactions!.map((r) => r.lifecycle.id)
       assert.ok(!afterIds.includes(dropped), 'the transaction forked out is gone')
       assert.deepEqual(

@@ -26,9 +26,9 @@ export function usageOutcome(reply: FastifyReply): UsageOutcome | undefined {
  * Per-key usage: every response of a known key (a token's, a key's at issuance, a refusal that named its key) counted
  * by outcome with the documents it served, into the portal's usage (the recorder) and `/metrics`
  * (`antler_key_requests_total{key_id,outcome}`, `antler_key_documents_total{key_id}`) from the same place, so the two
- * agree.
+ * agree. Without a recorder (a read-only SQLite store cannot keep usage) only `/metrics` counts.
  */
-export const keyUsagePlugin = fp(async (app: FastifyInstance, opts: { recorder: UsageRecorder }) => {
+export const keyUsagePlugin = fp(async (app: FastifyInstance, opts: { recorder?: UsageRecorder }) => {
   app.decorateRequest('documents', 0)
   app.decorateRequest('usageKeyId', undefined)
   const requests = new Counter({
@@ -53,10 +53,10 @@ export const keyUsagePlugin = fp(async (app: FastifyInstance, opts: { recorder: 
     const outcome = keyId === undefined ? undefined : usageOutcome(reply)
     if (keyId !== undefined && outcome !== undefined) {
       const served = outcome === 'ok' ? Math.max(1, request.documents) : 0
-      opts.recorder.count(keyId, outcome, served)
+      opts.recorder?.count(keyId, outcome, served)
       series(requestSeries, `${keyId} ${outcome}`, () => requests.labels({ key_id: keyId, outcome })).inc()
       if (served > 0) series(documentSeries, keyId, () => documents.labels({ key_id: keyId })).inc(served)
-      if (outcome === 'ok') opts.recorder.used(keyId)
+      if (outcome === 'ok') opts.recorder?.used(keyId)
     }
     done()
   })

@@ -111,7 +111,9 @@ export const searchRoutes: FastifyPluginAsyncTypebox<{ search: SearchService }> 
       }
       // Sent as built (bytes are not serialized again): the JSON of final lifecycles and of pinned pages is kept
       // (docs/ARCHITECTURE.md, "Search caches").
-      return reply.type('application/json; charset=utf-8').send(await opts.search.searchTransactionsBody(search))
+      const answer = await opts.search.searchTransactionsBody(search)
+      request.documents = answer.transactions
+      return reply.type('application/json; charset=utf-8').send(answer.body)
     },
   )
 }

@@ -130,6 +130,15 @@ const tableArgs = (q: Static<typeof TableQuery> | Static<typeof ScopesQuery> | S
   ...heightOf(q),
 })
 
+/** A multi-table answer, its rows counted as the documents it serves (per-key usage). */
+function servedRows<Answer extends { tables: readonly { rows: readonly unknown[] }[] }>(
+  request: FastifyRequest,
+  answer: Answer,
+): Answer {
+  request.documents = answer.tables.reduce((sum, table) => sum + table.rows.length, 0)
+  return answer
+}
+
 /** The state endpoints of dfuse (`/v0/state/*`) and `/v0/block_id/by_time`; every one needs a token. */
 export const stateRoutes: FastifyPluginAsyncTypebox<{ state: StateService }> = async (app, opts) => {
   const { state } = opts
@@ -152,12 +161,14 @@ export const stateRoutes: FastifyPluginAsyncTypebox<{ state: StateService }> = a
     },
     async (request) => {
       const q = request.query
-      return state.table({
+      const answer = await state.table({
         account: nameParam('account', q.account),
         scope: scopeParam('scope', q.scope),
         table: nameParam('table', q.table),
         ...tableArgs(q),
       })
+      request.documents = answer.rows.length
+      return answer
     },
   )
 
@@ -201,12 +212,15 @@ export const stateRoutes: FastifyPluginAsyncTypebox<{ state: StateService }> = a
       },
       handler: async (request) => {
         const q = paramsOf<Static<typeof ScopesQuery>>(request)
-        return state.tablesForScopes({
-          account: nameParam('account', q.account),
-          scopes: nameListParam('scopes', q.scopes, scopeParam),
-          table: nameParam('table', q.table),
-          ...tableArgs(q),
-        })
+        return servedRows(
+          request,
+          await state.tablesForScopes({
+            account: nameParam('account', q.account),
+            scopes: nameListParam('scopes', q.scopes, scopeParam),
+            table: nameParam('table', q.table),
+            ...tableArgs(q),
+          }),
+        )
       },
     })
     app.route({
@@ -220,12 +234,15 @@ export const stateRoutes: FastifyPluginAsyncTypebox<{ state: StateService }> = a
       },
       handler: async (request) => {
         const q = paramsOf<Static<typeof AccountsQuery>>(request)
-        return state.tablesForAccounts({
-          accounts: nameListParam('accounts', q.accounts, listedNameParam),
-          scope: scopeParam('scope', q.scope),
-          table: nameParam('table', q.table),
-          ...tableArgs(q),
-        })
+        return servedRows(
+          request,
+          await state.tablesForAccounts({
+            accounts: nameListParam('accounts', q.accounts, listedNameParam),
+            scope: scopeParam('scope', q.scope),
+            table: nameParam('table', q.table),
+            ...tableArgs(q),
+          }),
+        )
       },
     })
     app.route({
