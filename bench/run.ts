@@ -13,6 +13,7 @@ import { benchStoreReads } from './store-reads.ts'
 import { benchStreams } from './streams.ts'
 import { benchReplicas } from './replicas.ts'
 import { benchWebhooks } from './webhooks.ts'
+import { benchPortal } from './portal.ts'
 
 /**
  * `npm run bench [-- --actions N]`: runs every benchmark and prints its figures. Figures that
@@ -43,6 +44,8 @@ import { benchWebhooks } from './webhooks.ts'
  * `--only startup` times `antler --help` and `antler dev --help`, compiled and through tsx (`--startup-runs`).
  * `--only webhooks` runs the webhook delivery figures of issue 27 on `antler dev` (`--webhook-seconds`,
  * `--webhook-subs 1,100,1000`).
+ * `--only portal` times the management portal's keys and usage pages of an account with `--portal-keys` (200) keys
+ * (`--portal-rounds` loads each, next to /healthz) on `antler dev` (issue 28).
  */
 const { values } = parseArgs({
   options: {
@@ -76,6 +79,8 @@ const { values } = parseArgs({
     'search-pages-only': { type: 'boolean', default: false },
     'webhook-seconds': { type: 'string', default: '20' },
     'webhook-subs': { type: 'string', default: '1,100,1000' },
+    'portal-keys': { type: 'string', default: '200' },
+    'portal-rounds': { type: 'string', default: '50' },
   },
 })
 
@@ -313,4 +318,14 @@ if (values.only === 'webhooks') {
       'with a /v1/stream subscriber alongside',
   )
   print(await benchWebhooks({ seconds, subscriptionCounts }))
+}
+if (values.only === 'portal') {
+  const keys = Number(values['portal-keys'])
+  const rounds = Number(values['portal-rounds'])
+  if (![keys, rounds].every((n) => Number.isInteger(n) && n >= 1)) {
+    console.error('bench: --portal-keys and --portal-rounds must be whole numbers of at least 1')
+    process.exit(2)
+  }
+  console.log(`# portal: antler dev, an account with ${keys} keys; ${rounds} loads of each page, one at a time`)
+  print(await benchPortal({ keys, rounds }))
 }

@@ -1,0 +1,95 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { Children } from './children.ts'
+import { startDev } from './graphql.ts'
+
+/** Issue 28's bar: an account's keys (200 of them) and its usage page load in under 2 s. */
+const BAR_MS = 2_000
+const PASSWORD = 'bench-portal-password'
+
+/** Percentile (0–100) of sorted durations. */
+const percentile = (sorted: readonly number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]
+
+/** A signed-in portal session: its cookie header and CSRF token. */
+interface Session {
+  readonly cookie: string
+  readonly csrf: string
+}
+
+async function form(url: string, fields: Record<string, string>, cookie = ''): Promise<Response> {
+  return fetch(url, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie },
+    body: new URLSearchParams(fields).toString(),
+    signal: AbortSignal.timeout(30_000),
+  })
+}
+
+/** Sets up the first account with the setup token `antler dev` wrote, and answers its session. */
+async function setUp(api: string, dataDir: string): Promise<Session> {
+  const token = readFileSync(join(dataDir, 'portal-setup-token'), 'utf8').trim()
+  const answer = await form(`${api}/portal/setup`, { token, login: 'bench', password: PASSWORD })
+  if (answer.status !== 303) throw new Error(`portal setup: HTTP ${answer.status}`)
+  const cookie = answer.headers.getSetCookie()[0].split(';')[0]
+  const page = await (await fetch(`${api}/portal/keys`, { headers: { cookie } })).text()
+  const csrf = /name="_csrf" value="([^"]+)"/.exec(page)?.[1]
+  if (!csrf) throw new Error('portal: no CSRF token on the keys page')
+  return { cookie, csrf }
+}
+
+/** Loads a page `rounds` times, one at a time; answers the sorted durations (ms). */
+async function timeLoads(url: string, cookie: string, rounds: number): Promise<number[]> {
+  const durations: number[] = []
+  for (let i = 0; i < rounds; i++) {
+    const started = performance.now()
+    const response = await fetch(url, { headers: { cookie }, signal: AbortSignal.timeout(30_000) })
+    await response.arrayBuffer()
+    if (response.status !== 200) throw new Error(`${url}: HTTP ${response.status}`)
+    durations.push(performance.now() - started)
+  }
+  return durations.sort((a, b) => a - b)
+}
+
+/**
+ * `npm run bench -- --only portal`: one `antler dev`, an account with `keys` server keys each used a few times (so
+ * usage rows exist), then `rounds` loads each of `/portal/keys` and `/portal/usage` from this process, one at a time,
+ * next to `/healthz` (the limit: the cheapest route, loaded alike in the same run).
+ */
+export async function benchPortal(options: { keys: number; rounds: number }): Promise<Record<string, string>> {
+  const dir = mkdtempSync(join(tmpdir(), 'antler-portal-'))
+  const children = new Children(dir)
+  try {
+    const antler = await startDev(children, dir, 'dev')
+    const api = antler.ready.api
+    const session = await setUp(api, join(dir, 'dev'))
+    for (let i = 0; i < options.keys; i++) {
+      const created = await form(
+        `${api}/portal/keys`,
+        { _csrf: session.csrf, name: `key ${i}`, type: 'server' },
+        session.cookie,
+      )
+      const key = /id="new-key" readonly value="([^"]+)"/.exec(await created.text())?.[1]
+      if (!key) throw new Error(`portal: key ${i} was not created (HTTP ${created.status})`)
+      if (i % 10 === 0) await fetch(`${api}/v1/auth/issue`, { method: 'POST', body: JSON.stringify({ api_key: key }) })
+    }
+    // Usage is written every 2 s.
+    await new Promise((resolve) => setTimeout(resolve, 2_500))
+    const figures: Record<string, string> = {}
+    const limit = await timeLoads(`${api}/healthz`, '', options.rounds)
+    for (const page of ['keys', 'usage']) {
+      const loads = await timeLoads(`${api}/portal/${page}`, session.cookie, options.rounds)
+      const p99 = percentile(loads, 99)
+      figures[`/portal/${page} with ${options.keys} keys`] =
+        `p50 ${percentile(loads, 50).toFixed(1)} ms, p99 ${p99.toFixed(1)} ms over ${options.rounds} loads ` +
+        `(/healthz alike: p50 ${percentile(limit, 50).toFixed(1)} ms); bar p99 < ${BAR_MS} ms: ` +
+        (p99 < BAR_MS ? 'holds' : 'NOT HELD')
+    }
+    return figures
+  } finally {
+    await children.close()
+    rmSync(dir, { recursive: true, force: true })
+  }
+}
