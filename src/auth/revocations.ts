@@ -9,7 +9,7 @@ export interface RevocationWatch {
 }
 
 /**
- * Polls `revokedApiKeyIds()` every `intervalMs` (1 s by default): a key revoked by `antler keys
+ * Polls `revokedApiKeyIds(now)` every `intervalMs` (1 s by default): a key revoked by `antler keys
  * revoke` in another process, or through another replica, is refused within that interval. A
  * failed read keeps the last known set (the store may be restarting) and is reported.
  */
@@ -18,9 +18,9 @@ export async function createRevocationWatch(deps: {
   intervalMs?: number
   onError?: (error: unknown) => void
 }): Promise<RevocationWatch> {
-  let revoked = new Set(await deps.store.revokedApiKeyIds())
+  let revoked = new Set(await deps.store.revokedApiKeyIds(Date.now()))
   const refresh = async () => {
-    revoked = new Set(await deps.store.revokedApiKeyIds())
+    revoked = new Set(await deps.store.revokedApiKeyIds(Date.now()))
   }
   const timer = setInterval(() => refresh().catch((error: unknown) => deps.onError?.(error)), deps.intervalMs ?? 1000)
   timer.unref()

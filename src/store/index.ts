@@ -38,6 +38,7 @@ export {
   StoreSchemaVersionError,
 } from './errors.ts'
 export { StoreWebhookExistsError } from './webhooks-sql.ts'
+export { StoreAccountExistsError } from './portal-sql.ts'
 export { openSqliteStore } from './sqlite/sqlite-store.ts'
 export { openPostgresStore } from './postgres/postgres-store.ts'
 export { openStore } from './open-store.ts'

@@ -96,7 +96,7 @@ export class WebhookDispatcher {
       await store.pruneWebhookAttempts(now - ATTEMPT_RETENTION_MS)
     }
     // A revoked key's subscriptions stop delivering (they stay stored, as the key does).
-    const revoked = new Set(await store.revokedApiKeyIds())
+    const revoked = new Set(await store.revokedApiKeyIds(now))
     const active = (await store.activeWebhooks()).filter((w) => !revoked.has(w.ownerKeyId))
     const byId = new Map(active.map((w) => [w.id, w]))
     this.deps.ownerRate.keepOnly(new Set(active.map((w) => w.ownerKeyId)))

@@ -67,12 +67,12 @@ async function upgradeFromVersion5(backing: UpgradeBacking): Promise<void> {
   ])
   await assert.rejects(
     backing.openReadOnly(),
-    /has schema version 5, this build reads 7; open it once with antler dev, serve or index to upgrade it$/,
+    /has schema version 5, this build reads 8; open it once with antler dev, serve or index to upgrade it$/,
   )
 
   const upgraded = await backing.open()
   try {
-    assert.equal(await backing.value("SELECT value FROM meta WHERE key = 'schema_version'"), '7')
+    assert.equal(await backing.value("SELECT value FROM meta WHERE key = 'schema_version'"), '8')
     assert.equal(
       Number(await backing.value(WRONG_FIRST_BLOCK(`v.valid_to IS NULL OR v.valid_to > ${LIB}`))),
       0,

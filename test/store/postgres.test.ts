@@ -2,6 +2,8 @@ import { test, type TestContext } from 'node:test'
 import assert from 'node:assert/strict'
 import pg from 'pg'
 import { openPostgresStore, type BlockBatch } from '../../src/store/index.ts'
+import { API_KEY_SQL } from '../../src/store/api-keys-sql.ts'
+import { numbered } from '../../src/store/common-sql.ts'
 import { PG_SKIP_REASON, withPostgresDatabase } from '../_helpers/postgres.ts'
 import { runSearchContract } from './contract/search-contract.ts'
 import { runStepPayloadContract } from './contract/step-payload-contract.ts'
@@ -10,6 +12,7 @@ import { runStoreContract } from './contract/store-contract.ts'
 import { runChainIdContract } from './contract/chain-id-contract.ts'
 import { emptyBlock, hash, key, runKeysContract } from './contract/keys-contract.ts'
 import { runWebhooksContract, webhook } from './contract/webhooks-contract.ts'
+import { account, runPortalContract } from './contract/portal-contract.ts'
 import { assertDetailsReadBack, detailedBlock } from './contract/details-fixture.ts'
 
 const postgres = async (t: TestContext) => {
@@ -28,6 +31,7 @@ const postgresWithReadOnly = async (t: TestContext) => {
 }
 runKeysContract('postgres', postgresWithReadOnly, PG_SKIP_REASON)
 runWebhooksContract('postgres', postgresWithReadOnly, 'written', PG_SKIP_REASON)
+runPortalContract('postgres', postgresWithReadOnly, 'written', PG_SKIP_REASON)
 
 test(
   'postgres: a writer upgrades a store of the previous schema version in place; a reader refuses it until then, and any other version is refused',
@@ -57,12 +61,12 @@ test(
       assert.equal(e.code, 'store_schema_version_error')
       assert.match(
         e.message,
-        /has schema version 3, this build reads 7; open it once with antler dev, serve or index to upgrade it$/,
+        /has schema version 3, this build reads 8; open it once with antler dev, serve or index to upgrade it$/,
       )
       return true
     })
     const upgraded = await openPostgresStore(url)
-    assert.equal(await version(), '7')
+    assert.equal(await version(), '8')
     assert.equal(await tables(), 'api_keys,secrets')
     assert.equal((await upgraded.position())?.head.blockNum, 1)
     assert.equal(
@@ -85,7 +89,7 @@ test(
       assert.equal(e.code, 'store_schema_version_error')
       assert.match(
         e.message,
-        /has schema version 2, this build reads 7; run the antler build that wrote it, or index into a new store$/,
+        /has schema version 2, this build reads 8; run the antler build that wrote it, or index into a new store$/,
       )
       return true
     })
@@ -121,11 +125,11 @@ test(
     assert.equal(await webhookRelations(), null)
     await assert.rejects(
       openPostgresStore(url, { readOnly: true }),
-      /has schema version 6, this build reads 7; open it once/,
+      /has schema version 6, this build reads 8; open it once/,
     )
     const upgraded = await openPostgresStore(url)
     t.after(() => upgraded.close())
-    assert.equal((await client.query("SELECT value FROM meta WHERE key = 'schema_version'")).rows[0].value, '7')
+    assert.equal((await client.query("SELECT value FROM meta WHERE key = 'schema_version'")).rows[0].value, '8')
     assert.equal(await webhookRelations(), layout, 'the tables and indexes of a new store')
     assert.equal((await upgraded.position())?.head.blockNum, 1)
     assert.equal((await upgraded.apiKeyById('k1'))?.id, 'k1')
@@ -133,6 +137,90 @@ test(
     const reader = await openPostgresStore(url, { readOnly: true })
     t.after(() => reader.close())
     assert.deepEqual(await reader.webhooksOf('k1'), [webhook('wh_1', 'k1', 2_000)])
+  },
+)
+
+test(
+  'postgres: a writer upgrades a version-7 store in place: the portal tables and key columns are added, the rest kept',
+  { skip: PG_SKIP_REASON },
+  async (t) => {
+    const url = await withPostgresDatabase(t)
+    const old = await openPostgresStore(url)
+    await old.applyBlock(emptyBlock(1), 0)
+    await old.insertApiKey({ record: key('k1', 1_000), keyHash: hash('server_k1') })
+    await old.revokeApiKey({ id: 'k1', atMs: 5_000 })
+    await old.insertWebhook(webhook('wh_1', 'k1', 2_000))
+    await old.close()
+    const client = new pg.Client({ connectionString: url })
+    await client.connect()
+    client.on('error', () => undefined)
+    t.after(() => client.end())
+    const layout = async () => ({
+      relations: (
+        await client.query(
+          "SELECT relname, relkind FROM pg_class WHERE relname IN ('accounts', 'portal_sessions', 'audit_log', 'key_usage', 'portal_setup') OR relname LIKE 'api_keys%' OR relname LIKE 'portal_%' OR relname LIKE 'audit_log%' OR relname LIKE 'key_usage%' OR relname LIKE 'accounts%' ORDER BY relname",
+        )
+      ).rows,
+      keyColumns: (
+        await client.query(
+          "SELECT column_name, data_type FROM information_schema.columns WHERE table_name = 'api_keys' ORDER BY ordinal_position",
+        )
+      ).rows,
+    })
+    const fresh = await layout()
+    await client.query(
+      [
+        "UPDATE meta SET value = '7' WHERE key = 'schema_version'",
+        'DROP TABLE accounts, portal_sessions, audit_log, key_usage, portal_setup',
+        'DROP INDEX api_keys_account',
+        ...['account_id', 'key_prefix', 'last_used_at_ms', 'limits'].map(
+          (c) => `ALTER TABLE api_keys DROP COLUMN ${c}`,
+        ),
+      ].join('; '),
+    )
+    assert.deepEqual(
+      (await layout()).relations.map((r) => r.relname),
+      ['api_keys', 'api_keys_key_hash_key', 'api_keys_pkey', 'api_keys_revoked'],
+      'version 7 as it was',
+    )
+    await assert.rejects(
+      openPostgresStore(url, { readOnly: true }),
+      /has schema version 7, this build reads 8; open it once/,
+    )
+    const upgraded = await openPostgresStore(url)
+    t.after(() => upgraded.close())
+    assert.equal((await client.query("SELECT value FROM meta WHERE key = 'schema_version'")).rows[0].value, '8')
+    assert.deepEqual(await layout(), fresh, 'the tables, columns and indexes of a new store')
+    assert.equal((await upgraded.position())?.head.blockNum, 1)
+    assert.deepEqual(await upgraded.apiKeyById('k1'), key('k1', 1_000, { revokedAtMs: 5_000 }))
+    assert.deepEqual(await upgraded.webhooksOf('k1'), [webhook('wh_1', 'k1', 2_000)])
+    await upgraded.insertAccount(account('acc_1', 3_000))
+    const portalKey = key('k2', 3_000, { accountId: 'acc_1', prefix: 'server_ab12', limits: { callsPerMinute: 1 } })
+    await upgraded.insertApiKey({ record: portalKey, keyHash: hash('server_k2') })
+    const reader = await openPostgresStore(url, { readOnly: true })
+    t.after(() => reader.close())
+    await reader.touchApiKeys([{ id: 'k1', atMs: 4_000 }])
+    assert.deepEqual(await reader.apiKeysOf('acc_1'), [portalKey])
+    assert.equal((await upgraded.apiKeyById('k1'))?.lastUsedAtMs, 4_000)
+    assert.deepEqual(await reader.accounts(), [account('acc_1', 3_000)])
+  },
+)
+
+test(
+  "postgres: revoked ids and an account's keys are read through their indexes",
+  { skip: PG_SKIP_REASON },
+  async (t) => {
+    const url = await withPostgresDatabase(t)
+    await (await openPostgresStore(url)).close()
+    const client = new pg.Client({ connectionString: url })
+    await client.connect()
+    client.on('error', () => undefined)
+    t.after(() => client.end())
+    await client.query('SET enable_seqscan = off')
+    const plan = async (sql: string, params: unknown[]) =>
+      (await client.query(`EXPLAIN ${numbered(sql)}`, params)).rows.map((r) => r['QUERY PLAN']).join('\n')
+    assert.match(await plan(API_KEY_SQL.revokedIds, [1_000]), /api_keys_revoked/)
+    assert.match(await plan(API_KEY_SQL.ofAccount, ['acc_1']), /api_keys_account/)
   },
 )
 

@@ -7,6 +7,7 @@ import { setImmediate as nextTurn } from 'node:timers/promises'
 import { promisify } from 'node:util'
 import Database from 'better-sqlite3'
 import { openSqliteStore, openStore } from '../../src/store/index.ts'
+import { API_KEY_SQL } from '../../src/store/api-keys-sql.ts'
 import { onCleanup } from '../_helpers/cleanup.ts'
 import { tempDir } from '../_helpers/devchain.ts'
 import { tempSqliteFile } from '../_helpers/store.ts'
@@ -17,6 +18,7 @@ import { runStepPayloadContract } from './contract/step-payload-contract.ts'
 import { runBatchContract } from './contract/batch-contract.ts'
 import { emptyBlock, hash, key, runKeysContract } from './contract/keys-contract.ts'
 import { runWebhooksContract, webhook } from './contract/webhooks-contract.ts'
+import { account, runPortalContract } from './contract/portal-contract.ts'
 import { assertDetailsReadBack, detailedBlock } from './contract/details-fixture.ts'
 
 /** A store file in a fresh folder for the contracts: each store they open closes before the folder goes. */
@@ -36,6 +38,8 @@ runBatchContract('sqlite', sqliteFactory)
 runKeysContract('sqlite', sqliteFactory)
 
 runWebhooksContract('sqlite', sqliteFactory, 'refused')
+
+runPortalContract('sqlite', sqliteFactory, 'refused')
 
 runChainIdContract('sqlite', sqliteFactory)
 
@@ -89,7 +93,7 @@ test('sqlite: a writer upgrades a store of the previous schema version in place;
       assert.equal(e.code, 'store_schema_version_error')
       assert.match(
         e.message,
-        /has schema version 3, this build reads 7; open it once with antler dev, serve or index to upgrade it$/,
+        /has schema version 3, this build reads 8; open it once with antler dev, serve or index to upgrade it$/,
       )
       return true
     },
@@ -98,7 +102,7 @@ test('sqlite: a writer upgrades a store of the previous schema version in place;
 
   const upgraded = openSqliteStore(path)
   onCleanup(t, () => upgraded.close())
-  assert.equal(version(path), '7')
+  assert.equal(version(path), '8')
   assert.deepEqual(tables(path), ['api_keys', 'secrets'])
   assert.equal((await upgraded.position())?.head.blockNum, 1)
   assert.equal(
@@ -136,11 +140,11 @@ test('sqlite: a writer upgrades a version-6 store in place: the webhook tables a
   assert.deepEqual(webhookTables(), [])
   assert.throws(
     () => openSqliteStore(path, { readOnly: true }),
-    /has schema version 6, this build reads 7; open it once/,
+    /has schema version 6, this build reads 8; open it once/,
   )
   const upgraded = openSqliteStore(path)
   onCleanup(t, () => upgraded.close())
-  assert.equal(version(path), '7')
+  assert.equal(version(path), '8')
   assert.deepEqual(webhookTables(), layout, 'the tables and indexes of a new store')
   assert.equal((await upgraded.position())?.head.blockNum, 1)
   assert.equal((await upgraded.apiKeyById('k1'))?.id, 'k1')
@@ -148,6 +152,81 @@ test('sqlite: a writer upgrades a version-6 store in place: the webhook tables a
   const reader = openSqliteStore(path, { readOnly: true })
   assert.deepEqual(await reader.webhooksOf('k1'), [webhook('wh_1', 'k1', 2_000)])
   await reader.close()
+})
+
+/** Version 7's layout: no portal tables, none of the portal's columns of `api_keys` and their index. */
+const SCHEMA_7 = [
+  "UPDATE meta SET value = '7' WHERE key = 'schema_version'",
+  'DROP TABLE accounts',
+  'DROP TABLE portal_sessions',
+  'DROP TABLE audit_log',
+  'DROP TABLE key_usage',
+  'DROP TABLE portal_setup',
+  'DROP INDEX api_keys_account',
+  ...['account_id', 'key_prefix', 'last_used_at_ms', 'limits'].map((c) => `ALTER TABLE api_keys DROP COLUMN ${c}`),
+].join('; ')
+
+test('sqlite: a writer upgrades a version-7 store in place: the portal tables and key columns are added, the rest kept', async (t) => {
+  const path = join(tempDir(t), 'store.sqlite')
+  const old = openSqliteStore(path)
+  await old.applyBlock(emptyBlock(1), 0)
+  await old.insertApiKey({ record: key('k1', 1_000), keyHash: hash('server_k1') })
+  await old.revokeApiKey({ id: 'k1', atMs: 5_000 })
+  await old.insertWebhook(webhook('wh_1', 'k1', 2_000))
+  await old.close()
+  const portalLayout = () =>
+    raw(path, (db) => ({
+      objects: db
+        .prepare(
+          "SELECT type, name, tbl_name FROM sqlite_master WHERE tbl_name IN ('accounts', 'portal_sessions', 'audit_log', 'key_usage', 'portal_setup') OR name LIKE 'api_keys%' ORDER BY name",
+        )
+        .all(),
+      keyColumns: db.prepare("SELECT name, type FROM pragma_table_info('api_keys')").all(),
+    }))
+  const layout = portalLayout()
+  raw(path, (db) => db.exec(SCHEMA_7))
+  assert.deepEqual(
+    portalLayout().objects,
+    [
+      { type: 'table', name: 'api_keys', tbl_name: 'api_keys' },
+      { type: 'index', name: 'api_keys_revoked', tbl_name: 'api_keys' },
+    ],
+    'version 7 as it was',
+  )
+  assert.throws(
+    () => openSqliteStore(path, { readOnly: true }),
+    /has schema version 7, this build reads 8; open it once/,
+  )
+  assert.equal(version(path), '7')
+  const upgraded = openSqliteStore(path)
+  onCleanup(t, () => upgraded.close())
+  assert.equal(version(path), '8')
+  assert.deepEqual(portalLayout(), layout, 'the tables, columns and indexes of a new store')
+  assert.equal((await upgraded.position())?.head.blockNum, 1)
+  assert.deepEqual(await upgraded.apiKeyById('k1'), key('k1', 1_000, { revokedAtMs: 5_000 }))
+  assert.deepEqual(await upgraded.webhooksOf('k1'), [webhook('wh_1', 'k1', 2_000)])
+  await upgraded.insertAccount(account('acc_1', 3_000))
+  const portalKey = key('k2', 3_000, { accountId: 'acc_1', prefix: 'server_ab12', limits: { callsPerMinute: 1 } })
+  await upgraded.insertApiKey({ record: portalKey, keyHash: hash('server_k2') })
+  await upgraded.touchApiKeys([{ id: 'k1', atMs: 4_000 }])
+  const reader = openSqliteStore(path, { readOnly: true })
+  onCleanup(t, () => reader.close())
+  assert.deepEqual(await reader.apiKeysOf('acc_1'), [portalKey])
+  assert.equal((await reader.apiKeyById('k1'))?.lastUsedAtMs, 4_000)
+  assert.deepEqual(await reader.accounts(), [account('acc_1', 3_000)])
+})
+
+test('sqlite: revoked ids are read through the partial index of revoked keys', async (t) => {
+  const path = join(tempDir(t), 'store.sqlite')
+  await openSqliteStore(path).close()
+  const plan = raw(path, (db) =>
+    db
+      .prepare(`EXPLAIN QUERY PLAN ${API_KEY_SQL.revokedIds}`)
+      .all(1_000)
+      .map((r) => (r as { detail: string }).detail)
+      .join('\n'),
+  )
+  assert.match(plan, /USING (COVERING )?INDEX api_keys_revoked/)
 })
 
 test('sqlite: a store of any other schema version is refused by a writer too, and left as it was', async (t) => {
@@ -160,7 +239,7 @@ test('sqlite: a store of any other schema version is refused by a writer too, an
       assert.equal(e.code, 'store_schema_version_error')
       assert.match(
         e.message,
-        /has schema version 2, this build reads 7; run the antler build that wrote it, or index into a new store$/,
+        /has schema version 2, this build reads 8; run the antler build that wrote it, or index into a new store$/,
       )
       return true
     },
@@ -191,7 +270,7 @@ test('sqlite: another process inserts keys while this one indexes and an API rea
   let head = 1
   while (!exited) {
     await indexer.applyBlock(emptyBlock(++head), head - 1)
-    await api.revokedApiKeyIds()
+    await api.revokedApiKeyIds(Date.now())
     await nextTurn()
   }
   const { stdout } = await child

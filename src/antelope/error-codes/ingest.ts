@@ -66,6 +66,11 @@ export const INGEST_ERRORS = {
     status: 409,
     message: (d) => `store: an API key with id ${JSON.stringify(d.id)} or the same key string is already stored`,
   }),
+  store_account_exists_error: defineError<{ id: string; login: string }>({
+    status: 409,
+    message: (d) =>
+      `store: a portal account with id ${JSON.stringify(d.id)} or sign-in name ${JSON.stringify(d.login)} is already stored`,
+  }),
   store_read_only_error: defineError<{ method: string }>({
     status: 500,
     message: (d) => `store: ${d.method}() refused: this store was opened read-only`,

@@ -5,11 +5,13 @@ import { SECRET_NAMES } from '../types.ts'
 import {
   POSTGRES_MIGRATION_5,
   POSTGRES_MIGRATION_6,
+  POSTGRES_MIGRATION_8,
   POSTGRES_SCHEMA,
   POSTGRES_SCHEMA_VERSION,
   POSTGRES_UPGRADABLE_VERSIONS,
 } from './schema.ts'
 import { ROW_VERSIONS_BORN } from '../versioned-tables.ts'
+import { API_KEYS_ACCOUNT_INDEX } from '../api-keys-sql.ts'
 
 /** The URL with its password masked, for messages. */
 function shown(url: string): string {
@@ -25,10 +27,11 @@ function shown(url: string): string {
 const VERSION = "SELECT value FROM meta WHERE key = 'schema_version'"
 
 /**
- * The pool webhook records are written through (postgres-webhooks.ts): read-write connections on any store, apart
- * from the store's reads. The delivering process writes twice per delivery (attempt, cursor), a thousand
- * subscriptions a few thousand times a second: 4 connections held it to 650 deliveries/s, 32 reach 1,800/s
- * (docs/PERFORMANCE.md). Connections open only as needed: a process that does not deliver keeps one or two.
+ * The pool webhook records, portal records and the portal's key changes are written through (postgres-webhooks.ts,
+ * postgres-portal.ts, postgres-keys.ts): read-write connections on any store, apart from the store's reads. The
+ * delivering process writes twice per delivery (attempt, cursor), a thousand subscriptions a few thousand times a
+ * second: 4 connections held it to 650 deliveries/s, 32 reach 1,800/s (docs/PERFORMANCE.md). Connections open only as
+ * needed: a process that does not deliver keeps one or two.
  */
 export function openWebhookWritesPool(url: string): pg.Pool {
   const pool = new pg.Pool({ connectionString: url, max: 32, options: '-c jit=off' })
@@ -115,7 +118,11 @@ async function createSchemaIn(client: pg.PoolClient, store: string): Promise<boo
       await client.query(current)
       await client.query(reopenable, [lib])
     }
-    if (found !== String(POSTGRES_SCHEMA_VERSION)) await client.query(ROW_VERSIONS_BORN)
+    if (found !== undefined && Number(found) < 8) await client.query(POSTGRES_MIGRATION_8)
+    if (found !== String(POSTGRES_SCHEMA_VERSION)) {
+      await client.query(ROW_VERSIONS_BORN)
+      await client.query(API_KEYS_ACCOUNT_INDEX)
+    }
     await client.query('INSERT INTO secrets SELECT * FROM unnest($1::text[], $2::bytea[]) ON CONFLICT DO NOTHING', [
       SECRET_NAMES,
       SECRET_NAMES.map(() => randomBytes(32)),

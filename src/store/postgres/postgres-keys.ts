@@ -1,5 +1,5 @@
 import type pg from 'pg'
-import { API_KEY_SQL, apiKeyFromRow, apiKeyParams } from '../api-keys-sql.ts'
+import { API_KEY_SQL, apiKeyFromRow, apiKeyParams, apiKeyUpdate, latestTouches } from '../api-keys-sql.ts'
 import { StoreApiKeyExistsError } from '../errors.ts'
 import type { KeyStore } from '../port.ts'
 import { u8 } from '../row-mapping.ts'
@@ -13,8 +13,22 @@ const SQL = Object.fromEntries(Object.entries(API_KEY_SQL).map(([name, sql]) => 
   string
 >
 
-/** API keys and server secrets of a PostgreSQL store. */
-export function createPostgresKeys(pool: pg.Pool): KeyStore {
+/**
+ * touchApiKeys in one statement: the keys' rows are locked in id order first (every writer locks them in that order,
+ * so two replicas touching the same keys wait for each other instead of deadlocking), then each gets the later of
+ * its stored time and the batch's (`$1` ids, `$2` times: one per id, latestTouches).
+ */
+const TOUCH = `WITH u AS (SELECT * FROM unnest($1::text[], $2::bigint[]) AS u(id, at_ms)),
+  locked AS (SELECT k.id FROM api_keys k JOIN u ON u.id = k.id ORDER BY k.id FOR UPDATE OF k)
+  UPDATE api_keys k SET last_used_at_ms = u.at_ms FROM u, locked
+  WHERE k.id = u.id AND locked.id = k.id AND (k.last_used_at_ms IS NULL OR k.last_used_at_ms < u.at_ms)`
+
+/**
+ * API keys and server secrets of a PostgreSQL store. What the portal and the API write of a key (its name, origins
+ * and limits; its last use) goes through `writes`, like webhook records (postgres-webhooks.ts): a read-only store
+ * (API replicas) writes those too. Creating and revoking a key stay a writer's (`antler keys`).
+ */
+export function createPostgresKeys(pool: pg.Pool, writes: pg.Pool = pool): KeyStore {
   return {
     async insertApiKey({ record, keyHash }) {
       try {
@@ -35,11 +49,26 @@ export function createPostgresKeys(pool: pg.Pool): KeyStore {
     async apiKeys() {
       return (await pool.query(SQL.all)).rows.map(apiKeyFromRow)
     },
-    async revokeApiKey({ id, atMs }) {
-      return ((await pool.query(SQL.revoke, [atMs, id])).rowCount ?? 0) > 0
+    async apiKeysOf(accountId) {
+      return (await pool.query(SQL.ofAccount, [accountId])).rows.map(apiKeyFromRow)
     },
-    async revokedApiKeyIds() {
-      return (await pool.query<{ id: string }>(SQL.revokedIds)).rows.map((r) => r.id)
+    async updateApiKey(id, patch) {
+      const update = apiKeyUpdate(id, patch)
+      const row = update
+        ? (await writes.query(numbered(update.sql), update.params)).rows[0]
+        : (await pool.query(SQL.byId, [id])).rows[0]
+      return row && apiKeyFromRow(row)
+    },
+    async touchApiKeys(used) {
+      if (used.length === 0) return
+      const touches = latestTouches(used)
+      await writes.query(TOUCH, [touches.map((u) => u.id), touches.map((u) => u.atMs)])
+    },
+    async revokeApiKey({ id, atMs }) {
+      return ((await pool.query(SQL.revoke, [atMs, atMs, id])).rowCount ?? 0) > 0
+    },
+    async revokedApiKeyIds(nowMs) {
+      return (await pool.query<{ id: string }>(SQL.revokedIds, [nowMs])).rows.map((r) => r.id)
     },
     async secret(name) {
       const row = (await pool.query<{ value: Buffer }>(SQL.secret, [name])).rows[0]

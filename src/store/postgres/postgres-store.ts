@@ -13,6 +13,7 @@ import { createPostgresBatchReaders } from './postgres-batch-readers.ts'
 import { readStepPayloads } from './postgres-block-content.ts'
 import { createPostgresKeys } from './postgres-keys.ts'
 import { createPostgresWebhooks } from './postgres-webhooks.ts'
+import { createPostgresPortal } from './postgres-portal.ts'
 import { listenForSteps } from './postgres-listen.ts'
 import { createPostgresPostingSource } from './postgres-postings.ts'
 import { createPostgresSnapshotReader } from './postgres-readers.ts'
@@ -37,8 +38,9 @@ export async function openPostgresStore(url: string, options: OpenStoreOptions =
   const postingSource = createPostgresPostingSource(pool)
 
   const store: Store = {
-    ...createPostgresKeys(pool),
+    ...createPostgresKeys(pool, webhookWrites),
     ...createPostgresWebhooks(pool, webhookWrites),
+    ...createPostgresPortal(pool, webhookWrites),
     ...createPostgresSnapshotReader(pool),
     ...createPostgresBatchReaders(pool),
     ...createCommonReads(createPostgresRunner(pool)),

@@ -1,4 +1,6 @@
 import { blocksDdl, versionIndexes } from '../common-schema.ts'
+import { API_KEY_ADDED_COLUMNS } from '../api-keys-sql.ts'
+import { portalTablesDdl } from '../portal-sql.ts'
 import { webhookTablesDdl } from '../webhooks-sql.ts'
 
 /**
@@ -6,13 +8,14 @@ import { webhookTablesDdl } from '../webhooks-sql.ts'
  * tables that grow with the chain (transactions, actions, row_versions) partitioned by block range,
  * one partition per `PARTITION_BLOCKS` blocks, created as blocks arrive.
  */
-export const POSTGRES_SCHEMA_VERSION = 7
+export const POSTGRES_SCHEMA_VERSION = 8
 /**
  * Versions a writer upgrades in place: 4 added `api_keys` and `secrets`, 5 the lifecycle columns
  * (POSTGRES_MIGRATION_5), 6 `row_versions.first_block` (POSTGRES_MIGRATION_6, then
- * ROW_VERSIONS_BORN), 7 the webhook tables; the IF NOT EXISTS below creates what is missing.
+ * ROW_VERSIONS_BORN), 7 the webhook tables, 8 the portal tables and the portal's columns of `api_keys`
+ * (POSTGRES_MIGRATION_8, then API_KEYS_ACCOUNT_INDEX); the IF NOT EXISTS below creates what is missing.
  */
-export const POSTGRES_UPGRADABLE_VERSIONS: readonly number[] = [3, 4, 5, 6]
+export const POSTGRES_UPGRADABLE_VERSIONS: readonly number[] = [3, 4, 5, 6, 7]
 
 /**
  * Version 5's columns (NULL on rows written before): the full block header, a trace's details, an action's trace
@@ -40,6 +43,10 @@ export const POSTGRES_MIGRATION_6 = [
     WHERE v.code = k.code AND v.tbl = k.tbl AND v.scope = k.scope AND v.pk = k.pk AND v.first_block IS NULL AND v.block_num >=
       coalesce((SELECT max(c.block_num) FROM row_versions c WHERE c.code = k.code AND c.tbl = k.tbl AND c.scope = k.scope AND c.pk = k.pk AND c.block_num <= $1), 0)`,
 ] as const
+/** Version 8's columns of `api_keys`: a key's account, prefix, last use and limits (NULL on keys stored before). */
+export const POSTGRES_MIGRATION_8 = API_KEY_ADDED_COLUMNS.map(
+  ({ column, integer }) => `ALTER TABLE api_keys ADD COLUMN IF NOT EXISTS ${column} ${integer ? 'BIGINT' : 'TEXT'};`,
+).join('\n')
 export const PARTITION_BLOCKS = 1_000_000
 export const PARTITIONED_TABLES = ['transactions', 'actions', 'row_versions'] as const
 
@@ -111,13 +118,17 @@ CREATE INDEX IF NOT EXISTS forked_blocks_num ON forked_blocks (block_num);
 -- API keys (only the SHA-256 of a key string is kept) and server secrets (sqlite/schema.ts).
 CREATE TABLE IF NOT EXISTS api_keys (
   id TEXT PRIMARY KEY, key_hash TEXT NOT NULL UNIQUE, name TEXT NOT NULL, type TEXT NOT NULL, origins TEXT NOT NULL,
-  created_at_ms BIGINT NOT NULL, revoked_at_ms BIGINT
+  created_at_ms BIGINT NOT NULL, revoked_at_ms BIGINT, account_id TEXT, key_prefix TEXT, last_used_at_ms BIGINT,
+  limits TEXT
 );
 CREATE INDEX IF NOT EXISTS api_keys_revoked ON api_keys (id) WHERE revoked_at_ms IS NOT NULL;
 CREATE TABLE IF NOT EXISTS secrets (name TEXT PRIMARY KEY, value BYTEA NOT NULL);
 
 -- Webhook subscriptions, their delivery attempts and the delivery lease (webhooks-sql.ts).
-${webhookTablesDdl('BIGINT', 'BIGSERIAL PRIMARY KEY')}`
+${webhookTablesDdl('BIGINT', 'BIGSERIAL PRIMARY KEY')}
+
+-- Portal accounts, sessions, the audit log, hourly key usage and the setup token (portal-sql.ts).
+${portalTablesDdl('BIGINT', 'BIGSERIAL PRIMARY KEY')}`
 
 /** The partition of `table` holding block `blockNum`, created if missing. */
 export function partitionDdl(

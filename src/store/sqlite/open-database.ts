@@ -12,6 +12,7 @@ import {
   SQLITE_UPGRADABLE_VERSIONS,
 } from './schema.ts'
 import { ROW_VERSIONS_BORN } from '../versioned-tables.ts'
+import { API_KEYS_ACCOUNT_INDEX } from '../api-keys-sql.ts'
 
 /**
  * Opens the SQLite file of a store. A writer creates the schema and its secrets, or upgrades a
@@ -79,6 +80,7 @@ function createSchema(db: Database.Database, path: string): void {
   // In this transaction: an interrupted upgrade leaves the store at its old version, unchanged.
   if (found !== undefined && Number(found) < 6) backfillFirstBlock(db)
   db.exec(ROW_VERSIONS_BORN)
+  db.exec(API_KEYS_ACCOUNT_INDEX)
   const insertSecret = db.prepare('INSERT OR IGNORE INTO secrets VALUES (?, ?)')
   for (const name of SECRET_NAMES) insertSecret.run(name, randomBytes(32))
   if (found !== String(SQLITE_SCHEMA_VERSION))

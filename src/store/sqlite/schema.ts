@@ -1,4 +1,6 @@
 import { blocksDdl, versionIndexes } from '../common-schema.ts'
+import { API_KEY_ADDED_COLUMNS } from '../api-keys-sql.ts'
+import { portalTablesDdl } from '../portal-sql.ts'
 import { webhookTablesDdl } from '../webhooks-sql.ts'
 
 /**
@@ -11,20 +13,21 @@ import { webhookTablesDdl } from '../webhooks-sql.ts'
  * every row version closes exactly one predecessor of the same key in the same block, so undo
  * reopens by the keys of the versions it deletes.
  */
-export const SQLITE_SCHEMA_VERSION = 7
+export const SQLITE_SCHEMA_VERSION = 8
 /**
  * Versions a writer upgrades in place: 4 added `api_keys` and `secrets` (created by the IF NOT
  * EXISTS below), 5 the lifecycle columns, 6 `row_versions.first_block` (ADDED_COLUMNS, then
- * BACKFILL_FIRST_BLOCK and ROW_VERSIONS_BORN), 7 the webhook tables (created by the IF NOT EXISTS below).
+ * BACKFILL_FIRST_BLOCK and ROW_VERSIONS_BORN), 7 the webhook tables (created by the IF NOT EXISTS below), 8 the portal
+ * tables (likewise) and the portal's columns of `api_keys` (ADDED_COLUMNS, then API_KEYS_ACCOUNT_INDEX).
  */
-export const SQLITE_UPGRADABLE_VERSIONS: readonly number[] = [3, 4, 5, 6]
+export const SQLITE_UPGRADABLE_VERSIONS: readonly number[] = [3, 4, 5, 6, 7]
 
 /**
  * Columns appended after version 4 (NULL on rows written before). Version 5: the full block
  * header, a trace's details, an action's trace details (JSON). Version 6: a row version's
  * `first_block`, the block where its key got its first version (kept by a key erased and
  * written again), which ROW_VERSIONS_BORN indexes so that a read at a past height walks only the
- * keys written by then.
+ * keys written by then. Version 8: the portal's columns of an API key (its account, prefix, last use, limits).
  */
 export const ADDED_COLUMNS: readonly {
   readonly table: string
@@ -35,6 +38,11 @@ export const ADDED_COLUMNS: readonly {
   { table: 'transactions', column: 'details', type: 'TEXT' },
   { table: 'actions', column: 'trace', type: 'TEXT' },
   { table: 'row_versions', column: 'first_block', type: 'INTEGER' },
+  ...API_KEY_ADDED_COLUMNS.map(({ column, integer }) => ({
+    table: 'api_keys',
+    column,
+    type: integer ? ('INTEGER' as const) : ('TEXT' as const),
+  })),
 ]
 
 /**
@@ -134,15 +142,21 @@ CREATE TABLE IF NOT EXISTS forked_transactions (
 CREATE TABLE IF NOT EXISTS forked_blocks (block_id TEXT PRIMARY KEY, block_num INTEGER NOT NULL, payload BLOB NOT NULL);
 CREATE INDEX IF NOT EXISTS forked_blocks_num ON forked_blocks (block_num);
 
--- API keys (only the SHA-256 of a key string is kept) and server secrets: written by \`antler keys\`
--- and at schema creation, read by the API. Revoked ids are one read of the partial index.
+-- API keys (only the SHA-256 of a key string is kept) and server secrets: written by \`antler keys\`, the portal
+-- and at schema creation, read by the API. Revoked ids are one read of the partial index. A key's \`limits\` are
+-- JSON; an account's keys are found by api_keys_account (API_KEYS_ACCOUNT_INDEX, created once the columns exist).
 CREATE TABLE IF NOT EXISTS api_keys (
   id TEXT PRIMARY KEY, key_hash TEXT NOT NULL UNIQUE, name TEXT NOT NULL, type TEXT NOT NULL, origins TEXT NOT NULL,
-  created_at_ms INTEGER NOT NULL, revoked_at_ms INTEGER
+  created_at_ms INTEGER NOT NULL, revoked_at_ms INTEGER, account_id TEXT, key_prefix TEXT, last_used_at_ms INTEGER,
+  limits TEXT
 );
 CREATE INDEX IF NOT EXISTS api_keys_revoked ON api_keys (id) WHERE revoked_at_ms IS NOT NULL;
 CREATE TABLE IF NOT EXISTS secrets (name TEXT PRIMARY KEY, value BLOB NOT NULL);
 
 -- Webhook subscriptions, their delivery attempts and the delivery lease (webhooks-sql.ts): written by the API and
 -- the dispatcher. An attempt's key is its rowid.
-${webhookTablesDdl('INTEGER', 'INTEGER PRIMARY KEY')}`
+${webhookTablesDdl('INTEGER', 'INTEGER PRIMARY KEY')}
+
+-- Portal accounts, sessions, the audit log, hourly key usage and the setup token (portal-sql.ts). An audit entry's
+-- key is its rowid.
+${portalTablesDdl('INTEGER', 'INTEGER PRIMARY KEY')}`

@@ -15,6 +15,7 @@ import { createSqliteBatchReaders } from './sqlite-batch-readers.ts'
 import { createSqliteBlockContent } from './sqlite-block-content.ts'
 import { createSqliteKeys } from './sqlite-keys.ts'
 import { createSqliteWebhooks } from './sqlite-webhooks.ts'
+import { createSqlitePortal } from './sqlite-portal.ts'
 import { createSqlitePostingSource } from './sqlite-postings.ts'
 import { createSqliteStateReader } from './sqlite-readers.ts'
 import { createSqliteRunner } from './sqlite-runner.ts'
@@ -61,6 +62,7 @@ export function openSqliteStore(path: string, options: OpenStoreOptions = {}): S
   const store: Store = {
     ...createSqliteKeys(db),
     ...createSqliteWebhooks(db),
+    ...createSqlitePortal(db),
     ...createSqliteStateReader(db, position),
     ...createSqliteBatchReaders(db),
     ...createCommonReads(sql),

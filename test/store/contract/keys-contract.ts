@@ -27,6 +27,9 @@ const insert = (store: Store, record: ApiKeyRecord) =>
 
 const refusedWith = (code: string) => (e: { code?: string }) => e.code === code
 
+/** A time after every revocation of these tests but the future ones. */
+const NOW = 1_000_000
+
 /** An empty block `num` of one branch, linking to `num - 1`. */
 export function emptyBlock(num: number): BlockBatch {
   const id = (n: number) => n.toString(16).padStart(8, '0') + 'a'.repeat(56)
@@ -111,20 +114,20 @@ export function runKeysContract(name: string, factory: KeysStoreFactory, skip: s
   })
 
   test(
-    `${name}: revokeApiKey() marks a key revoked once (a second revoke keeps the first time), false for an unknown id`,
+    `${name}: revokeApiKey() marks a key revoked once (a second, later revoke keeps the first time), false for an unknown id`,
     { skip },
     async (t) => {
       const store = await (await factory(t)).open()
       t.after(() => store.close())
       for (const id of ['k1', 'k2', 'k3']) await insert(store, key(id, 1_000))
-      assert.deepEqual(await store.revokedApiKeyIds(), [])
+      assert.deepEqual(await store.revokedApiKeyIds(NOW), [])
       assert.equal(await store.revokeApiKey({ id: 'k2', atMs: 5_000 }), true)
       assert.equal(await store.revokeApiKey({ id: 'k2', atMs: 9_000 }), true)
       assert.equal(await store.revokeApiKey({ id: 'nope', atMs: 5_000 }), false)
       assert.deepEqual(await store.apiKeyByHash(hash('server_k2')), { ...key('k2', 1_000), revokedAtMs: 5_000 })
       assert.equal((await store.apiKeyById('k1'))?.revokedAtMs, undefined)
       await store.revokeApiKey({ id: 'k1', atMs: 6_000 })
-      assert.deepEqual((await store.revokedApiKeyIds()).sort(), ['k1', 'k2'])
+      assert.deepEqual((await store.revokedApiKeyIds(NOW)).sort(), ['k1', 'k2'])
       assert.deepEqual(
         (await store.apiKeys()).map((k) => k.revokedAtMs),
         [6_000, 5_000, undefined],
@@ -163,7 +166,7 @@ export function runKeysContract(name: string, factory: KeysStoreFactory, skip: s
       await insert(writer, key('k1', 1_000))
       assert.deepEqual(await other.apiKeyByHash(hash('server_k1')), key('k1', 1_000))
       await other.revokeApiKey({ id: 'k1', atMs: 2_000 })
-      assert.deepEqual(await writer.revokedApiKeyIds(), ['k1'])
+      assert.deepEqual(await writer.revokedApiKeyIds(NOW), ['k1'])
       await writer.close()
       await other.close()
     },
@@ -199,13 +202,151 @@ export function runKeysContract(name: string, factory: KeysStoreFactory, skip: s
       await insert(writer, key('k2', 2_000))
       await writer.revokeApiKey({ id: 'k1', atMs: 3_000 })
       assert.equal((await reader.apiKeyByHash(hash('server_k2')))?.id, 'k2')
-      assert.deepEqual(await reader.revokedApiKeyIds(), ['k1'])
+      assert.deepEqual(await reader.revokedApiKeyIds(NOW), ['k1'])
       assert.deepEqual(
         (await reader.apiKeys()).map((k) => k.id),
         ['k1', 'k2'],
       )
       await reader.close()
       await writer.close()
+    },
+  )
+
+  test(
+    `${name}: a key's portal fields read back as stored through every read, present or absent (never undefined-valued)`,
+    { skip },
+    async (t) => {
+      const store = await (await factory(t)).open()
+      t.after(() => store.close())
+      const portal = key('p1', 1_000, {
+        type: 'web',
+        origins: ['https://a.example'],
+        accountId: 'acc_1',
+        prefix: 'web_abcd',
+        lastUsedAtMs: 1_500,
+        limits: { callsPerMinute: 7, tokensPerHour: 3 },
+        revokedAtMs: 9_000_000_000_000,
+      })
+      const partial = key('p2', 2_000, { accountId: 'acc_1', limits: { callsPerMinute: 2 } })
+      const cli = key('c1', 3_000)
+      for (const r of [portal, partial, cli]) await insert(store, r)
+      assert.deepEqual(await store.apiKeyById('p1'), portal)
+      assert.deepEqual(await store.apiKeyByHash(hash('web_p1')), portal)
+      assert.deepEqual(await store.apiKeyById('p2'), partial)
+      assert.deepEqual(await store.apiKeys(), [portal, partial, cli])
+      assert.deepEqual(Object.keys((await store.apiKeyById('c1'))!).sort(), [
+        'createdAtMs',
+        'id',
+        'name',
+        'origins',
+        'type',
+      ])
+      assert.deepEqual(Object.keys((await store.apiKeyById('p2'))!.limits!), ['callsPerMinute'])
+    },
+  )
+
+  test(
+    `${name}: apiKeysOf() lists one account's keys oldest first, ties by id, revoked ones too`,
+    { skip },
+    async (t) => {
+      const store = await (await factory(t)).open()
+      t.after(() => store.close())
+      for (const [id, at, accountId] of [
+        ['c', 30, 'acc_1'],
+        ['b', 10, 'acc_1'],
+        ['z', 20, 'acc_1'],
+        ['a', 20, 'acc_1'],
+        ['o', 5, 'acc_2'],
+      ] as const)
+        await insert(store, key(id, at, { accountId }))
+      await insert(store, key('cli', 1))
+      await store.revokeApiKey({ id: 'z', atMs: 100 })
+      assert.deepEqual(
+        (await store.apiKeysOf('acc_1')).map((k) => k.id),
+        ['b', 'a', 'z', 'c'],
+      )
+      assert.equal((await store.apiKeysOf('acc_1'))[2].revokedAtMs, 100)
+      assert.deepEqual(await store.apiKeysOf('acc_2'), [key('o', 5, { accountId: 'acc_2' })])
+      assert.deepEqual(await store.apiKeysOf('acc_nobody'), [])
+    },
+  )
+
+  test(
+    `${name}: updateApiKey() changes the name, origins or limits (null clears them) and answers the new record`,
+    { skip },
+    async (t) => {
+      const store = await (await factory(t)).open()
+      t.after(() => store.close())
+      const original = key('k1', 1_000, { type: 'web', origins: ['https://a.example'], accountId: 'acc_1' })
+      await insert(store, original)
+      await insert(store, key('k2', 2_000))
+      const renamed = { ...original, name: 'renamed' }
+      assert.deepEqual(await store.updateApiKey('k1', { name: 'renamed' }), renamed)
+      const limited = { ...renamed, origins: [], limits: { tokensPerHour: 10 } }
+      assert.deepEqual(await store.updateApiKey('k1', { origins: [], limits: { tokensPerHour: 10 } }), limited)
+      assert.deepEqual(await store.apiKeyById('k1'), limited)
+      assert.deepEqual(await store.updateApiKey('k1', {}), limited, 'an empty patch answers the record unchanged')
+      assert.deepEqual(await store.updateApiKey('k1', { limits: null }), { ...renamed, origins: [] })
+      assert.equal('limits' in (await store.apiKeyById('k1'))!, false)
+      assert.equal(await store.updateApiKey('nope', { name: 'x' }), undefined)
+      assert.equal(await store.updateApiKey('nope', {}), undefined)
+      assert.deepEqual(await store.apiKeyById('k2'), key('k2', 2_000), 'another key is untouched')
+    },
+  )
+
+  test(
+    `${name}: touchApiKeys() sets the last use of a batch of keys, keeping the later time, and ignores unknown ids`,
+    { skip },
+    async (t) => {
+      const store = await (await factory(t)).open()
+      t.after(() => store.close())
+      for (const id of ['k1', 'k2', 'k3']) await insert(store, key(id, 1_000))
+      await store.touchApiKeys([])
+      await store.touchApiKeys([
+        { id: 'k1', atMs: 5_000 },
+        { id: 'k2', atMs: 6_000 },
+        { id: 'k1', atMs: 7_000 },
+        { id: 'k1', atMs: 4_000 },
+        { id: 'nope', atMs: 5_000 },
+      ])
+      const lastUsed = async () => (await store.apiKeys()).map((k) => [k.id, k.lastUsedAtMs])
+      assert.deepEqual(await lastUsed(), [
+        ['k1', 7_000],
+        ['k2', 6_000],
+        ['k3', undefined],
+      ])
+      await store.touchApiKeys([
+        { id: 'k2', atMs: 5_000 },
+        { id: 'k1', atMs: 8_000 },
+      ])
+      assert.deepEqual(await lastUsed(), [
+        ['k1', 8_000],
+        ['k2', 6_000],
+        ['k3', undefined],
+      ])
+      assert.equal('lastUsedAtMs' in (await store.apiKeyById('k3'))!, false)
+    },
+  )
+
+  test(
+    `${name}: a key revoked in the future (a rotation's grace) is revoked from that time on; the earlier of two revokes wins`,
+    { skip },
+    async (t) => {
+      const store = await (await factory(t)).open()
+      t.after(() => store.close())
+      for (const id of ['k1', 'k2']) await insert(store, key(id, 1_000))
+      assert.equal(await store.revokeApiKey({ id: 'k1', atMs: 10_000 }), true)
+      await store.revokeApiKey({ id: 'k2', atMs: 2_000 })
+      assert.deepEqual(await store.revokedApiKeyIds(9_999), ['k2'], 'not revoked before its time')
+      assert.deepEqual(await store.revokedApiKeyIds(10_000), ['k1', 'k2'], 'revoked at its time')
+      assert.deepEqual(await store.revokedApiKeyIds(1_999), [])
+      // Revoking "now" during the grace shortens it; a later revoke does not lengthen it.
+      assert.equal(await store.revokeApiKey({ id: 'k1', atMs: 7_000 }), true)
+      assert.equal((await store.apiKeyById('k1'))?.revokedAtMs, 7_000)
+      assert.deepEqual(await store.revokedApiKeyIds(7_000), ['k1', 'k2'])
+      assert.equal(await store.revokeApiKey({ id: 'k1', atMs: 20_000 }), true)
+      assert.equal((await store.apiKeyById('k1'))?.revokedAtMs, 7_000)
+      assert.deepEqual(await store.revokedApiKeyIds(6_999), ['k2'])
     },
   )
 }
