@@ -287,10 +287,10 @@ export interface ApiKeyRecord {
   readonly limits?: ApiKeyLimits
 }
 
-/** Per-key overrides of the per-type limits (src/auth/limits.ts): requests per second per IP, tokens per minute. */
+/** Per-key overrides of the per-type limits (src/auth/limits.ts): calls per minute per IP, tokens issued per hour. */
 export interface ApiKeyLimits {
-  readonly callsPerSecond?: number
-  readonly issuancePerMinute?: number
+  readonly callsPerMinute?: number
+  readonly tokensPerHour?: number
 }
 
 /** The fields of an API key the portal changes (absent: unchanged). */
