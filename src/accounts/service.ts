@@ -104,6 +104,8 @@ export function createAccountsService(deps: {
       // Validate first: a typo in the password must not spend the token.
       checkedLogin(login)
       checkedPassword(password)
+      // The token creates the first account only: once one exists (made by `antler accounts`), it is dead.
+      if ((await store.accountCount()) > 0) throw new AntlerError('portal_setup_token_error', {})
       if (!(await store.useSetupToken(tokenHash(token), now()))) throw new AntlerError('portal_setup_token_error', {})
       const account = await newAccount(login, password)
       await audit({ accountId: account.id, action: 'setup', ip, detail: JSON.stringify({ login: account.login }) })
@@ -135,13 +137,15 @@ export function createAccountsService(deps: {
           limit: SIGN_IN_FAILURES_PER_MINUTE,
           retry_after_seconds: wait,
         })
+      // Counted as a failure before the slow check, so attempts sent at once cannot all slip under the limit.
+      throttle.failed(ip, name)
       const account = await store.accountByLogin(name)
       const ok = await checkPassword(account?.passwordHash, password)
       if (!ok || !account || account.disabledAtMs !== undefined) {
-        throttle.failed(ip, name)
         await audit({ accountId: account?.id, action: 'login_failed', ip, detail: JSON.stringify({ login: name }) })
         throw new AntlerError('portal_sign_in_failed_error', {})
       }
+      throttle.forgive(ip, name)
       await audit({ accountId: account.id, action: 'login', ip, detail: '{}' })
       return startSession(account)
     },

@@ -12,8 +12,10 @@ const MAX_TRACKED = 10_000
 export interface SignInThrottle {
   /** Seconds until an attempt may be made for this IP and name; 0 when it may be made now. */
   retryAfterSeconds(ip: string, login: string): number
-  /** Counts a failed attempt. */
+  /** Counts an attempt as failed: done before the password is checked, so attempts made at once all count. */
   failed(ip: string, login: string): void
+  /** Takes back the count of an attempt that succeeded. */
+  forgive(ip: string, login: string): void
 }
 
 export function createSignInThrottle(now: () => number = Date.now): SignInThrottle {
@@ -39,6 +41,12 @@ export function createSignInThrottle(now: () => number = Date.now): SignInThrott
     failed(ip, login) {
       count(`ip:${ip}`)
       count(`login:${login}`)
+    },
+    forgive(ip, login) {
+      for (const key of [`ip:${ip}`, `login:${login}`]) {
+        const window = current(key)
+        if (window && window.count > 0) window.count--
+      }
     },
   }
 }

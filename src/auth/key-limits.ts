@@ -29,16 +29,25 @@ export function createKeyLimitsCache(deps: {
   const ttlMs = deps.ttlMs ?? 1000
   const now = deps.now ?? Date.now
   const kept = new Map<string, { readonly atMs: number; readonly limits: ApiKeyLimits | undefined }>()
+  // Reads in flight, shared by the calls that arrive meanwhile: one read per key, however many calls wait on it.
+  const reading = new Map<string, Promise<ApiKeyLimits | undefined>>()
   return {
     limitsOf(keyId) {
       const entry = kept.get(keyId)
       if (entry && now() - entry.atMs < ttlMs) return entry.limits
-      return deps.read(keyId).then((limits) => {
-        kept.delete(keyId)
-        if (kept.size >= MAX_KEYS) kept.delete(kept.keys().next().value as string)
-        kept.set(keyId, { atMs: now(), limits })
-        return limits
-      })
+      const pending = reading.get(keyId)
+      if (pending) return pending
+      const read = deps
+        .read(keyId)
+        .then((limits) => {
+          kept.delete(keyId)
+          if (kept.size >= MAX_KEYS) kept.delete(kept.keys().next().value as string)
+          kept.set(keyId, { atMs: now(), limits })
+          return limits
+        })
+        .finally(() => reading.delete(keyId))
+      reading.set(keyId, read)
+      return read
     },
   }
 }

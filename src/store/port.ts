@@ -276,10 +276,7 @@ export interface WebhookStore {
    * failingSinceMs cleared) only if it still is `expectCursor` (compare-and-set). Answers the new record, undefined
    * when the cursor had moved (the attempt is logged either way).
    */
-  recordWebhookDelivery(
-    attempt: WebhookAttemptRecord,
-    advance: DeliveryAdvance,
-  ): Promise<WebhookRecord | undefined>
+  recordWebhookDelivery(attempt: WebhookAttemptRecord, advance: DeliveryAdvance): Promise<WebhookRecord | undefined>
   /**
    * A subscription's attempts, newest first (atMs desc, then attempt desc), at most `limit`, older than `beforeMs`
    * when given (paging).

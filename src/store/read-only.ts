@@ -10,16 +10,17 @@ export interface OpenStoreOptions {
   readonly readOnly?: boolean
 }
 
-/** The port's methods that write. A new StoreWriter method fails compilation here until it is listed. */
-type WriteMethod =
-  Exclude<keyof StoreWriter, 'position' | 'reversibleBlocks' | 'chainId'> | 'insertApiKey' | 'revokeApiKey'
+/**
+ * The port's methods that write chain data. A new StoreWriter method fails compilation here until it is listed. Keys,
+ * webhooks and portal records are not refused here: an API replica's portal writes them (PostgreSQL through a pool of
+ * its own; a read-only SQLite connection refuses them itself).
+ */
+type WriteMethod = Exclude<keyof StoreWriter, 'position' | 'reversibleBlocks' | 'chainId'>
 const WRITES: Record<WriteMethod, true> = {
   applyBlock: true,
   applyBlocks: true,
   undoFrom: true,
   recordChainId: true,
-  insertApiKey: true,
-  revokeApiKey: true,
 }
 
 /** `store` with every write refused by a `store_read_only_error`, before anything reaches the database. */

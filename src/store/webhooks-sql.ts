@@ -145,10 +145,7 @@ export const DELIVERY_ADVANCE = `UPDATE webhooks SET cursor = ?, failing_since_m
   WHERE id = ? AND cursor = ? RETURNING ${COLUMNS}`
 
 /** The parameters of DELIVERY_ADVANCE. */
-export function deliveryAdvanceParams(
-  attempt: WebhookAttemptRecord,
-  advance: DeliveryAdvance,
-): WebhookSqlValue[] {
+export function deliveryAdvanceParams(attempt: WebhookAttemptRecord, advance: DeliveryAdvance): WebhookSqlValue[] {
   return [advance.cursor, advance.nowMs, attempt.webhookId, advance.expectCursor]
 }
 

@@ -81,11 +81,8 @@ test(
   },
 )
 
-// BUG: src/accounts/service.ts setUp (and src/api/portal/sign-in-routes.ts POST /portal/setup, which does not check
-// setupPending) never checks that no account exists, and prepareSetupToken (src/accounts/setup-token.ts) removes only
-// the file once one does, leaving the token's hash unused in the store. A token printed at a start, followed by
-// `antler accounts create`, stays usable: whoever holds it (the log, the file's copy) creates a further account and is
-// signed in. The port's doc says the token "lets the first account be created once".
+// Found by this test: setUp did not check that no account exists, so a token printed at a start and left unused
+// while `antler accounts create` made an account still created a further account. It creates the first one only.
 test(
   'a setup token left unused when an account is made another way no longer creates an account',
   TIMEOUT,

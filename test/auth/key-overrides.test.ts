@@ -123,9 +123,8 @@ test(
   },
 )
 
-// BUG: src/auth/key-limits.ts limitsOf keeps nothing for a key while its read is in flight, so every call that arrives
-// before the read returns starts a read of its own: at each expiry, a busy key costs one store read per concurrent
-// call, not the documented one per ttl ("a busy key costs one store read a second, not one per call").
+// Found by this test: limitsOf kept nothing while a key's read was in flight, so every call arriving meanwhile started
+// a read of its own (one store read per concurrent call at each expiry, not one per ttl).
 test(
   'createKeyLimitsCache: calls arriving while a read is in flight share it (one read per ttl)',
   TIMEOUT,

@@ -29,7 +29,7 @@ const postgresWithReadOnly = async (t: TestContext) => {
   const url = await withPostgresDatabase(t)
   return { open: () => openPostgresStore(url), openReadOnly: () => openPostgresStore(url, { readOnly: true }) }
 }
-runKeysContract('postgres', postgresWithReadOnly, PG_SKIP_REASON)
+runKeysContract('postgres', postgresWithReadOnly, 'written', PG_SKIP_REASON)
 runWebhooksContract('postgres', postgresWithReadOnly, 'written', PG_SKIP_REASON)
 runPortalContract('postgres', postgresWithReadOnly, 'written', PG_SKIP_REASON)
 

@@ -35,7 +35,7 @@ runStepPayloadContract('sqlite', sqliteFactory)
 
 runBatchContract('sqlite', sqliteFactory)
 
-runKeysContract('sqlite', sqliteFactory)
+runKeysContract('sqlite', sqliteFactory, 'refused')
 
 runWebhooksContract('sqlite', sqliteFactory, 'refused')
 

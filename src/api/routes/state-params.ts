@@ -1,4 +1,5 @@
 import { Type } from '@fastify/type-provider-typebox'
+import type { FastifyRequest } from 'fastify'
 import {
   AntlerError,
   bigIntToName,
@@ -99,4 +100,13 @@ export function publicKeyParam(value: string): string {
 /** `json`, `key_type` and `with_block_num` as a row format. */
 export function rowFormat(query: { json?: string; key_type?: KeyType; with_block_num?: string }): RowFormat {
   return { json: isTrue(query.json), keyType: query.key_type ?? 'name', withBlockNum: isTrue(query.with_block_num) }
+}
+
+/** A multi-table answer, its rows counted as the documents it serves (per-key usage). */
+export function servedRows<Answer extends { tables: readonly { rows: readonly unknown[] }[] }>(
+  request: FastifyRequest,
+  answer: Answer,
+): Answer {
+  request.documents = answer.tables.reduce((sum, table) => sum + table.rows.length, 0)
+  return answer
 }

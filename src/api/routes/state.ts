@@ -21,6 +21,7 @@ import {
   publicKeyParam,
   rowFormat,
   scopeParam,
+  servedRows,
 } from './state-params.ts'
 
 const Row = Type.Object({
@@ -129,15 +130,6 @@ const tableArgs = (q: Static<typeof TableQuery> | Static<typeof ScopesQuery> | S
   withAbi: isTrue(q.with_abi),
   ...heightOf(q),
 })
-
-/** A multi-table answer, its rows counted as the documents it serves (per-key usage). */
-function servedRows<Answer extends { tables: readonly { rows: readonly unknown[] }[] }>(
-  request: FastifyRequest,
-  answer: Answer,
-): Answer {
-  request.documents = answer.tables.reduce((sum, table) => sum + table.rows.length, 0)
-  return answer
-}
 
 /** The state endpoints of dfuse (`/v0/state/*`) and `/v0/block_id/by_time`; every one needs a token. */
 export const stateRoutes: FastifyPluginAsyncTypebox<{ state: StateService }> = async (app, opts) => {

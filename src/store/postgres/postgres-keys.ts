@@ -24,15 +24,15 @@ const TOUCH = `WITH u AS (SELECT * FROM unnest($1::text[], $2::bigint[]) AS u(id
   WHERE k.id = u.id AND locked.id = k.id AND (k.last_used_at_ms IS NULL OR k.last_used_at_ms < u.at_ms)`
 
 /**
- * API keys and server secrets of a PostgreSQL store. What the portal and the API write of a key (its name, origins
- * and limits; its last use) goes through `writes`, like webhook records (postgres-webhooks.ts): a read-only store
- * (API replicas) writes those too. Creating and revoking a key stay a writer's (`antler keys`).
+ * API keys and server secrets of a PostgreSQL store. Every key write (creation, revocation, name, origins, limits,
+ * last use) goes through `writes`, like webhook records (postgres-webhooks.ts): the portal on a read-only store (API
+ * replicas) manages keys too.
  */
 export function createPostgresKeys(pool: pg.Pool, writes: pg.Pool = pool): KeyStore {
   return {
     async insertApiKey({ record, keyHash }) {
       try {
-        await pool.query(SQL.insert, apiKeyParams(record, keyHash))
+        await writes.query(SQL.insert, apiKeyParams(record, keyHash))
       } catch (error) {
         if ((error as { code?: string }).code === UNIQUE_VIOLATION) throw StoreApiKeyExistsError({ id: record.id })
         throw error
@@ -65,7 +65,7 @@ export function createPostgresKeys(pool: pg.Pool, writes: pg.Pool = pool): KeySt
       await writes.query(TOUCH, [touches.map((u) => u.id), touches.map((u) => u.atMs)])
     },
     async revokeApiKey({ id, atMs }) {
-      return ((await pool.query(SQL.revoke, [atMs, atMs, id])).rowCount ?? 0) > 0
+      return ((await writes.query(SQL.revoke, [atMs, atMs, id])).rowCount ?? 0) > 0
     },
     async revokedApiKeyIds(nowMs) {
       return (await pool.query<{ id: string }>(SQL.revokedIds, [nowMs])).rows.map((r) => r.id)

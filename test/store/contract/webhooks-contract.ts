@@ -193,25 +193,32 @@ export function runWebhooksContract(
       assert.equal((await store.webhook('wh_1'))?.cursor, winners[0]?.cursor)
       assert.equal(await store.updateWebhook('wh_nope', { cursor: 'x' }, 2_004, ''), undefined)
 
-  withStore(
-    'recordWebhookDelivery() logs the attempt and advances the cursor by compare-and-set; a stale one logs only',
-    async (store) => {
-      const before = webhook('wh_1', 'key_a', 1_000, { cursor: 'c:1', failingSinceMs: 500 })
-      await store.insertWebhook(before)
-      const first = attempt('wh_1', 'msg_1', 1, 5_000)
-      const advanced = await store.recordWebhookDelivery(first, { cursor: 'c:2', expectCursor: 'c:1', nowMs: 5_010 })
-      const { failingSinceMs: _cleared, ...rest } = before
-      assert.deepEqual(advanced, { ...rest, cursor: 'c:2', updatedAtMs: 5_010 })
-      assert.deepEqual(await store.webhook('wh_1'), advanced)
+      withStore(
+        'recordWebhookDelivery() logs the attempt and advances the cursor by compare-and-set; a stale one logs only',
+        async (store) => {
+          const before = webhook('wh_1', 'key_a', 1_000, { cursor: 'c:1', failingSinceMs: 500 })
+          await store.insertWebhook(before)
+          const first = attempt('wh_1', 'msg_1', 1, 5_000)
+          const advanced = await store.recordWebhookDelivery(first, {
+            cursor: 'c:2',
+            expectCursor: 'c:1',
+            nowMs: 5_010,
+          })
+          const { failingSinceMs: _cleared, ...rest } = before
+          assert.deepEqual(advanced, { ...rest, cursor: 'c:2', updatedAtMs: 5_010 })
+          assert.deepEqual(await store.webhook('wh_1'), advanced)
 
-      // A replay (or another dispatcher) moved the cursor: the delivery is still logged, the cursor stays.
-      const stale = attempt('wh_1', 'msg_2', 1, 6_000)
-      assert.equal(await store.recordWebhookDelivery(stale, { cursor: 'c:3', expectCursor: 'c:1', nowMs: 6_010 }), undefined)
-      assert.equal((await store.webhook('wh_1'))?.cursor, 'c:2')
-      assert.deepEqual(attemptKeys(await store.webhookAttempts('wh_1', { limit: 10 })), ['msg_2#1', 'msg_1#1'])
-      assert.deepEqual(await store.lastWebhookAttempt('wh_1', 'msg_1'), first)
-    },
-  )
+          // A replay (or another dispatcher) moved the cursor: the delivery is still logged, the cursor stays.
+          const stale = attempt('wh_1', 'msg_2', 1, 6_000)
+          assert.equal(
+            await store.recordWebhookDelivery(stale, { cursor: 'c:3', expectCursor: 'c:1', nowMs: 6_010 }),
+            undefined,
+          )
+          assert.equal((await store.webhook('wh_1'))?.cursor, 'c:2')
+          assert.deepEqual(attemptKeys(await store.webhookAttempts('wh_1', { limit: 10 })), ['msg_2#1', 'msg_1#1'])
+          assert.deepEqual(await store.lastWebhookAttempt('wh_1', 'msg_1'), first)
+        },
+      )
     },
   )
 
