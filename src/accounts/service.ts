@@ -80,7 +80,13 @@ export function createAccountsService(deps: {
     return record
   }
 
+  // Expired sessions are deleted at most once a minute, when a new one starts (sign-ins are rare: no timer needed).
+  let prunedAtMs = -Infinity
   async function startSession(account: AccountRecord): Promise<StartedSession> {
+    if (now() - prunedAtMs >= 60_000) {
+      prunedAtMs = now()
+      await store.pruneSessions(now())
+    }
     const cookie = randomToken()
     const session: SessionRecord = {
       idHash: tokenHash(cookie),
