@@ -1,3 +1,4 @@
+import { join } from 'node:path'
 import { Server, ServerCredentials } from '@grpc/grpc-js'
 import { HealthImplementation, protoPath as healthProtoPath } from 'grpc-health-check'
 import type { Logger } from 'pino'
@@ -24,7 +25,7 @@ import {
 } from '../graphql/index.ts'
 import type { Store } from '../store/index.ts'
 import { createWebhooks, parseAllowCidrs } from '../webhooks/index.ts'
-import { createAccountsService, createUsageRecorder, prepareSetupToken } from '../accounts/index.ts'
+import { createAccountsService, createUsageRecorder, prepareSetupToken, SETUP_TOKEN_FILE } from '../accounts/index.ts'
 import type { ApiFlags } from './api-options.ts'
 import { followStepNotifications } from './step-notifications.ts'
 
@@ -240,6 +241,7 @@ export async function startApi(args: {
         refreshRevocations: () => revocations.refresh(),
         limits: flags.rateLimits,
         webhooks: webhooks?.service,
+        ...(args.setupTokenDir ? { setupFile: join(args.setupTokenDir, SETUP_TOKEN_FILE) } : {}),
       },
       health: {
         storeKind: args.storeKind,

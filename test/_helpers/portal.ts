@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs'
 import { spawn } from 'node:child_process'
 import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
@@ -59,6 +60,7 @@ export async function setUpFirstAccount(
   await submitAndWait(p, () => p.click('form[action="/portal/setup"] button[type=submit]'))
   assert.equal(p.url(), `${base}/portal/keys`, 'signed in after the setup')
   assert.equal(await p.locator('.who strong').textContent(), account.login)
+  assert.equal(existsSync(join(dataDir, 'portal-setup-token')), false, 'the spent token file is removed')
   return { ...account, token }
 }
 

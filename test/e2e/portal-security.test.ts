@@ -322,9 +322,10 @@ test(
   async (t) => {
     const p = await startPlatform(t)
     const base = loopback(p.api)
+    // Read before the setup spends it (and removes its file).
+    const token = (await readFile(join(p.dataDir, 'portal-setup-token'), 'utf8')).trim()
     const cookie = await setUpWithFetch(base, p.dataDir)
     const keys = await makeKeys(base, cookie)
-    const token = (await readFile(join(p.dataDir, 'portal-setup-token'), 'utf8')).trim()
 
     const files = (await readdir(p.dataDir)).filter((f) => f.startsWith('store.'))
     assert.ok(files.includes('store.sqlite'), `store files: ${files.join(', ')}`)

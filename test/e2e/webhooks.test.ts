@@ -271,7 +271,13 @@ test('a match forked out while its endpoint fails is never delivered, nor its un
   assert.deepEqual([answer.message_id, answer.ok], [deliveredId, true])
   const copies = receiver.acknowledged('/held').filter((d) => d.headers['webhook-id'] === deliveredId)
   assert.equal(copies.length, 2)
-  assert.equal(copies[1].body, copies[0].body)
+  // The same content, but for what is irreversible by the time of the resend (LIB may have moved meanwhile).
+  const content = (body: string) => {
+    const { data, ...rest } = JSON.parse(body) as { data: Record<string, unknown> }
+    const { irreversibleBlockNum: _lib, isIrreversible: _final, ...match } = data
+    return { ...rest, data: match }
+  }
+  assert.deepEqual(content(copies[1].body), content(copies[0].body))
   const gone = await resend(firstId)
   assert.equal(gone.status, 404)
   assert.equal(((await gone.json()) as { code: string }).code, 'webhook_message_not_found_error')

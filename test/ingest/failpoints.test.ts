@@ -193,6 +193,11 @@ const EXTRA_TABLES: Record<string, 'rows' | 'steps' | 'names'> = {
   webhooks: 'rows',
   webhook_attempts: 'rows',
   webhook_lease: 'rows',
+  accounts: 'rows',
+  portal_sessions: 'rows',
+  audit_log: 'rows',
+  key_usage: 'rows',
+  portal_setup: 'rows',
   // Server secrets are random per store, made when its schema is created: not ingest's to match.
   secrets: 'names',
   // SQLite's AUTOINCREMENT counter of `steps`: it must not run ahead after a crash either.

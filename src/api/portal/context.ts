@@ -18,6 +18,8 @@ export interface PortalServices {
   /** The per-type defaults the key page shows next to a key's overrides. */
   readonly limits: AuthLimits
   readonly webhooks?: WebhookService
+  /** The setup token's file, removed once the token created the first account. */
+  readonly setupFile?: string
   readonly now?: () => number
 }
 

@@ -1,3 +1,4 @@
+import { rm } from 'node:fs/promises'
 import type { FastifyPluginAsync } from 'fastify'
 import { Type } from '@fastify/type-provider-typebox'
 import { SESSION_TTL_MS } from '../../accounts/index.ts'
@@ -36,6 +37,8 @@ export const signInRoutes: FastifyPluginAsync<PortalContext> = async (app, conte
     const { token, login, password } = request.body as { token: string; login: string; password: string }
     try {
       const started = await context.accounts.setUp({ token: token.trim(), login, password, ip: request.ip })
+      // The spent token is worthless, but no reason to leave it lying in the data dir.
+      if (context.setupFile) await rm(context.setupFile, { force: true })
       setSessionCookie(request, reply, started.cookie, SESSION_TTL_MS)
       return reply.redirect('/portal/keys', 303)
     } catch (error) {

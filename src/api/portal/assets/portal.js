@@ -63,9 +63,12 @@
         const data = [usage.hours.map((h) => h.hour)].concat(series.map((name) => usage.hours.map((h) => h[name])))
         const colors = ['#1e7b34', '#8a5a00', '#b3261e', '#6a3fb5']
         const labels = ['OK', '4xx', 'Auth failures', '429']
+        // The x axis spans the 7 days the JSON covers (uPlot would otherwise spread a single hour over years).
+        const end = Math.ceil(Date.now() / 3600000) * 3600
         const options = {
           width: Math.min(element.clientWidth || 800, 900),
           height: 220,
+          scales: { x: { time: true, range: [end - 7 * 24 * 3600, end] } },
           series: [{}].concat(
             labels.map(function (label, i) {
               return { label: label, stroke: colors[i], width: 2 }
