@@ -28,13 +28,25 @@ const VERSION = "SELECT value FROM meta WHERE key = 'schema_version'"
 
 /**
  * The pool webhook records, portal records and the portal's key changes are written through (postgres-webhooks.ts,
- * postgres-portal.ts, postgres-keys.ts): read-write connections on any store, apart from the store's reads. The
- * delivering process writes twice per delivery (attempt, cursor), a thousand subscriptions a few thousand times a
- * second: 4 connections held it to 650 deliveries/s, 32 reach 1,800/s (docs/PERFORMANCE.md). Connections open only as
- * needed: a process that does not deliver keeps one or two.
+ * postgres-portal.ts, postgres-keys.ts): read-write connections on any store, apart from the store's reads. Up to 8;
+ * connections open only as needed.
  */
 export function openWebhookWritesPool(url: string): pg.Pool {
-  const pool = new pg.Pool({ connectionString: url, max: 32, options: '-c jit=off' })
+  const pool = new pg.Pool({ connectionString: url, max: 8, options: '-c jit=off' })
+  pool.on('error', () => undefined)
+  return pool
+}
+
+/**
+ * The pool of delivery writes (a delivered message's attempt and cursor, a failed attempt): thousands a second from the
+ * delivering process, up to 32 connections (4 held deliveries to 650/s: docs/PERFORMANCE.md), opened only as needed.
+ * They commit without waiting for the WAL flush (`synchronous_commit=off`; durable within a fraction of a second):
+ * a PostgreSQL crash may forget the last acknowledged deliveries, which are then delivered again with their ids
+ * (at least once), never skipped. Nothing else is written through it: subscriptions, keys and accounts are durable
+ * at commit.
+ */
+export function openDeliveryWritesPool(url: string): pg.Pool {
+  const pool = new pg.Pool({ connectionString: url, max: 32, options: '-c jit=off -c synchronous_commit=off' })
   pool.on('error', () => undefined)
   return pool
 }

@@ -7,7 +7,7 @@ import { TRX_ID_OF_ACTION, actionFromRow, trxIdKey } from '../row-mapping.ts'
 import { searchPostings } from '../search/query.ts'
 import { LATEST_TRANSACTION_RECORD, numbered } from '../common-sql.ts'
 import { READ_SNAPSHOT, inTransaction } from './in-transaction.ts'
-import { openPostgresPool, openWebhookWritesPool } from './open-pool.ts'
+import { openDeliveryWritesPool, openPostgresPool, openWebhookWritesPool } from './open-pool.ts'
 import { createPlannerStatistics } from './planner-statistics.ts'
 import { createPostgresBatchReaders } from './postgres-batch-readers.ts'
 import { readStepPayloads } from './postgres-block-content.ts'
@@ -34,12 +34,13 @@ const ACTIONS_BY_SEQ = `SELECT a.*, ${TRX_ID_OF_ACTION} FROM unnest($1::bigint[]
 export async function openPostgresStore(url: string, options: OpenStoreOptions = {}): Promise<Store> {
   const pool = await openPostgresPool(url, options.readOnly ?? false)
   const webhookWrites = openWebhookWritesPool(url)
+  const deliveryWrites = openDeliveryWritesPool(url)
   const writer = createPostgresWriter(pool, createPlannerStatistics(pool))
   const postingSource = createPostgresPostingSource(pool)
 
   const store: Store = {
     ...createPostgresKeys(pool, webhookWrites),
-    ...createPostgresWebhooks(pool, webhookWrites),
+    ...createPostgresWebhooks(pool, webhookWrites, deliveryWrites),
     ...createPostgresPortal(pool, webhookWrites),
     ...createPostgresSnapshotReader(pool),
     ...createPostgresBatchReaders(pool),
@@ -78,6 +79,7 @@ export async function openPostgresStore(url: string, options: OpenStoreOptions =
     listenForSteps: (onSteps, onError) => listenForSteps(pool, onSteps, onError),
     async close() {
       if (!webhookWrites.ended) await webhookWrites.end()
+      if (!deliveryWrites.ended) await deliveryWrites.end()
       if (!pool.ended) await pool.end()
     },
   }

@@ -37,8 +37,14 @@ const SQL = Object.fromEntries(Object.entries(WEBHOOK_SQL).map(([name, sql]) => 
  * read-only transactions, for chain data), so each is one statement and one round trip, and thousands of deliveries
  * a second do not queue behind the store's reads.
  */
-export function createPostgresWebhooks(pool: pg.Pool, writes: pg.Pool = pool): WebhookStore {
+export function createPostgresWebhooks(
+  pool: pg.Pool,
+  writes: pg.Pool = pool,
+  deliveries: pg.Pool = writes,
+): WebhookStore {
   const write = (sql: string, params: WebhookSqlValue[]) => writes.query(sql, params)
+  // Attempts and cursor advances: many a second, safe to lose on a database crash (open-pool.ts).
+  const deliveryWrite = (sql: string, params: WebhookSqlValue[]) => deliveries.query(sql, params)
   return {
     async insertWebhook(record) {
       try {
@@ -77,11 +83,11 @@ export function createPostgresWebhooks(pool: pg.Pool, writes: pg.Pool = pool): W
       )
     },
     async insertWebhookAttempt(attempt) {
-      await write(SQL.insertAttempt, webhookAttemptParams(attempt))
+      await deliveryWrite(SQL.insertAttempt, webhookAttemptParams(attempt))
     },
     async recordWebhookDelivery(attempt, advance) {
       const params = [...webhookAttemptParams(attempt), ...deliveryAdvanceParams(attempt, advance)]
-      const row = (await write(RECORD_DELIVERY, params)).rows[0]
+      const row = (await deliveryWrite(RECORD_DELIVERY, params)).rows[0]
       return row && webhookFromRow(row)
     },
     async webhookAttempts(webhookId, { limit, beforeMs }) {
