@@ -150,7 +150,7 @@ test(
     const audit = (await portalFetch(base, '/portal/audit', { cookie })).text
     for (const action of ['setup', 'key_create', 'webhook_create', 'webhook_test', 'webhook_pause', 'webhook_resume'])
       assert.match(audit, new RegExp(`<td>${action}</td>`), action)
-    assert.match(audit, /<td>webhook_replay<\/td><td>127\.0\.0\.1<\/td><td><code>key_[0-9a-f]+<\/code>/)
+    assert.match(audit, /<td>ana<\/td><td>webhook_replay<\/td><td>127\.0\.0\.1<\/td><td><code>key_[0-9a-f]+<\/code>/)
     assert.match(audit, /\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC/)
     for (const hidden of [secret, key]) assert.ok(!audit.includes(hidden), 'no secret or key in the audit log')
   },
