@@ -15,6 +15,8 @@ const FLUSH_INTERVAL_MS = 2_000
 export interface UsageRecorder {
   /** Counts one request of a key (documents: what it served, 0 for a refusal). */
   count(keyId: string, outcome: UsageOutcome, documents: number): void
+  /** Counts documents a key's open stream, subscription or webhook sent after its request was counted. */
+  documents(keyId: string, documents: number): void
   /** Notes a use of the key (a token issued, a call admitted). */
   used(keyId: string): void
   /** Writes what is pending now (tests, shutdown). */
@@ -71,20 +73,29 @@ export function createUsageRecorder(deps: {
     return flushing
   }
 
+  /** The pending row of a key for the current hour. */
+  function rowOf(keyId: string): Counts {
+    const hourMs = hourOf(now())
+    const key = `${keyId}|${hourMs}`
+    let row = pending.get(key)
+    if (!row) {
+      row = { keyId, hourMs, ok: 0, clientErrors: 0, authFailures: 0, rateLimited: 0, documents: 0 }
+      pending.set(key, row)
+    }
+    return row
+  }
+
   const timer = setInterval(() => void flush(), deps.intervalMs ?? FLUSH_INTERVAL_MS)
   timer.unref()
 
   return {
     count(keyId, outcome, documents) {
-      const hourMs = hourOf(now())
-      const key = `${keyId}|${hourMs}`
-      let row = pending.get(key)
-      if (!row) {
-        row = { keyId, hourMs, ok: 0, clientErrors: 0, authFailures: 0, rateLimited: 0, documents: 0 }
-        pending.set(key, row)
-      }
+      const row = rowOf(keyId)
       row[outcome]++
       row.documents += documents
+    },
+    documents(keyId, documents) {
+      rowOf(keyId).documents += documents
     },
     used(keyId) {
       lastUse.set(keyId, now())

@@ -20,7 +20,7 @@ import { authPlugin } from './plugins/auth.ts'
 import { errorsPlugin, sendError, traceIdSource } from './plugins/errors.ts'
 import { metricsPlugin } from './plugins/metrics.ts'
 import { keyUsagePlugin } from './plugins/key-usage.ts'
-import type { UsageRecorder } from '../accounts/index.ts'
+import type { UsageMeter } from '../accounts/index.ts'
 import { authIssueRoutes } from './routes/auth-issue.ts'
 import { chainPassthroughRoutes } from './routes/chain-passthrough.ts'
 import { guaranteedPushInterceptor, isGuaranteedPush } from './routes/guaranteed-push.ts'
@@ -75,8 +75,8 @@ export interface ApiServices {
   readonly webhooks?: WebhookService
   /** The management portal (`/portal`); absent: not served. */
   readonly portal?: PortalServices
-  /** Per-key usage and last use (the portal's figures); absent: not counted (a read-only SQLite store). */
-  readonly usage?: UsageRecorder
+  /** Per-key usage of every transport (the portal's figures and `/metrics`); absent: counted for `/metrics` only. */
+  readonly usage?: UsageMeter
 }
 
 /** JSON bodies whatever their Content-Type: @dfuse/client posts JSON as text/plain. */
@@ -153,7 +153,7 @@ export async function buildApp(args: {
     done(ServiceUnavailableError({ reason: 'shutting down' }))
   })
   await app.register(metricsPlugin)
-  await app.register(keyUsagePlugin, { recorder: services.usage })
+  await app.register(keyUsagePlugin, { meter: services.usage })
   await app.register(swagger, {
     openapi: {
       info: {

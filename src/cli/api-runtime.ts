@@ -25,7 +25,13 @@ import {
 } from '../graphql/index.ts'
 import type { Store } from '../store/index.ts'
 import { createWebhooks, parseAllowCidrs } from '../webhooks/index.ts'
-import { createAccountsService, createUsageRecorder, prepareSetupToken, SETUP_TOKEN_FILE } from '../accounts/index.ts'
+import {
+  createAccountsService,
+  createUsageMeter,
+  createUsageRecorder,
+  prepareSetupToken,
+  SETUP_TOKEN_FILE,
+} from '../accounts/index.ts'
 import type { ApiFlags } from './api-options.ts'
 import { followStepNotifications } from './step-notifications.ts'
 
@@ -186,6 +192,16 @@ export async function startApi(args: {
   const cursorKey = await store.secret('cursor_key')
   const search = createSearchService({ store, lifecycle, cursorKey })
   const graphql = createGraphqlRuntime({ search, store, live, cursorKey })
+  // The portal writes accounts, sessions and usage: not on a read-only SQLite connection (as webhooks).
+  const portalWrites = !(args.storeReadOnly && args.storeKind === 'sqlite')
+  const recorder = portalWrites
+    ? createUsageRecorder({
+        store,
+        onError: (error) => logger.warn({ reason: (error as Error).message }, 'usage: writing key usage failed'),
+      })
+    : undefined
+  // Every transport's usage (REST, GraphQL, gRPC, streams, webhook deliveries) through one meter.
+  const usage = createUsageMeter(recorder)
   // A read-only SQLite connection cannot write subscriptions: webhooks on `antler api` need PostgreSQL.
   const webhooks =
     args.storeReadOnly && args.storeKind === 'sqlite'
@@ -201,17 +217,11 @@ export async function startApi(args: {
             deliveriesPerSecondPerKey: flags.webhookDeliveryRate,
           },
           stepStamp: () => live.lastSeq,
+          // Each delivered message is a document of the subscription's key.
+          onDelivered: ({ ownerKeyId }) => usage.documents(ownerKeyId, 1),
           onError: (error) => logger.warn({ reason: (error as Error).message }, 'webhook dispatcher: a scan failed'),
         })
-  // The portal writes accounts, sessions and usage: not on a read-only SQLite connection (as webhooks).
-  const portalWrites = !(args.storeReadOnly && args.storeKind === 'sqlite')
   const accounts = portalWrites ? createAccountsService({ store }) : undefined
-  const usage = portalWrites
-    ? createUsageRecorder({
-        store,
-        onError: (error) => logger.warn({ reason: (error as Error).message }, 'usage: writing key usage failed'),
-      })
-    : undefined
   const app = await buildApp({
     config: {
       noAuth: !flags.auth,
@@ -266,8 +276,8 @@ export async function startApi(args: {
     async close() {
       revocations.close()
       await Promise.all([app.close(), grpc.close()])
-      await usage?.close()
       await webhooks?.close()
+      await recorder?.close()
       await stopListening?.()
       await live.close()
       await limiter.close()

@@ -17,7 +17,13 @@ export interface WorkerDeps extends MessageSource {
   readonly ownerRate: OwnerRate
   readonly now: () => number
   /** Called after each 2xx (benchmarks, metrics). */
-  readonly onDelivered?: (info: { webhookId: string; messageId: string; blockNum: number; atMs: number }) => void
+  readonly onDelivered?: (info: {
+    webhookId: string
+    ownerKeyId: string
+    messageId: string
+    blockNum: number
+    atMs: number
+  }) => void
 }
 
 /** The cursor a worker holds (or is about to write): the dispatcher restarts it when the stored one differs. */
@@ -113,7 +119,13 @@ async function deliverPass(
       current = advanced
       cursor = message.cursor
       failing = undefined
-      deps.onDelivered?.({ webhookId: record.id, messageId: message.id, blockNum: message.blockNum, atMs: deps.now() })
+      deps.onDelivered?.({
+        webhookId: record.id,
+        ownerKeyId: current.ownerKeyId,
+        messageId: message.id,
+        blockNum: message.blockNum,
+        atMs: deps.now(),
+      })
     }
     return { kind: 'stop' }
   } finally {

@@ -30,8 +30,21 @@ export const streamUpgradeRoutes: FastifyPluginAsync<{
       preHandler: requireUpgrade,
       schema: { summary: 'dfuse WebSocket stream (upgrade; token required)', hide: true },
     },
-    (socket: WebSocket) => {
-      serveStreamConnection(socket, opts.streams, opts.limits)
+    (socket: WebSocket, request: FastifyRequest) => {
+      const keyId = request.auth?.aki
+      const usage = app.usage
+      serveStreamConnection(socket, opts.streams, opts.limits, {
+        ...(keyId === undefined
+          ? {}
+          : {
+              usage: {
+                request: (outcome) => usage.request(keyId, outcome, 0),
+                documents: (count) => usage.documents(keyId, count),
+              },
+            }),
+        onUnexpected: (error, traceId) =>
+          request.log.error({ err: error, trace_id: traceId }, 'stream: unexpected error'),
+      })
     },
   )
 }

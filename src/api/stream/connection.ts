@@ -52,6 +52,20 @@ export const DEFAULT_CONNECTION_LIMITS: ConnectionLimits = {
   pingIntervalMs: 10_000,
 }
 
+/** Where a connection reports: its key's usage and the errors no one expected. */
+export interface ConnectionReports {
+  /** Counts the connection's stream requests and, as documents, the messages its streams send (its key's usage). */
+  readonly usage?: {
+    request(outcome: 'ok' | 'clientErrors' | 'rateLimited'): void
+    documents(count: number): void
+  }
+  /** Logs an error no one expected under the trace id the client got. */
+  readonly onUnexpected?: (error: unknown, traceId: string) => void
+}
+
+/** How often a connection adds the messages its streams sent to its key's usage (a map update per message costs). */
+const USAGE_FLUSH_MS = 1_000
+
 /** How often a waiting replay looks at the send buffer (ws has no drain event on the WebSocket itself). */
 const DRAIN_POLL_MS = 20
 
@@ -67,7 +81,17 @@ export function serveStreamConnection(
   socket: WebSocket,
   handlers: Readonly<Record<Exclude<StreamRequest['type'], 'unlisten'>, StreamHandler>>,
   limits: ConnectionLimits = DEFAULT_CONNECTION_LIMITS,
+  reports: ConnectionReports = {},
 ): void {
+  const usage = reports.usage
+  /** Messages sent by this connection's streams and not yet added to its key's usage. */
+  let unreported = 0
+  const reportDocuments = () => {
+    if (unreported > 0) usage?.documents(unreported)
+    unreported = 0
+  }
+  const usageTimer = usage ? setInterval(reportDocuments, USAGE_FLUSH_MS) : undefined
+  usageTimer?.unref()
   const listeners = new Map<string, { listener?: Listener; output: { closed: boolean } }>()
   let open = true
 
@@ -102,12 +126,16 @@ export function serveStreamConnection(
   }
   const errorMessage = (error: unknown, reqId: string | undefined) => {
     const known = error instanceof AntlerError ? error : UnexpectedError()
-    write({ type: 'error', ...(reqId ? { req_id: reqId } : {}), data: wireError(known, newTraceId()) })
+    const traceId = newTraceId()
+    if (known !== error) reports.onUnexpected?.(error, traceId)
+    write({ type: 'error', ...(reqId ? { req_id: reqId } : {}), data: wireError(known, traceId) })
   }
   const shutdown = () => {
     if (!open) return
     open = false
     clearInterval(ping)
+    clearInterval(usageTimer)
+    reportDocuments()
     for (const entry of listeners.values()) {
       entry.output.closed = true
       entry.listener?.close()
@@ -139,10 +167,14 @@ export function serveStreamConnection(
       `{"type":${JSON.stringify(type)}${reqId ? `,"req_id":${JSON.stringify(reqId)}` : ''},"data":`
     const output: StreamOutput = {
       send: (type, data) => {
-        if (!state.closed) write({ type, ...(reqId ? { req_id: reqId } : {}), data })
+        if (state.closed) return
+        unreported++
+        write({ type, ...(reqId ? { req_id: reqId } : {}), data })
       },
       sendRaw: (type, dataJson) => {
-        if (!state.closed) write(`${envelope(type)}${dataJson}}`)
+        if (state.closed) return
+        unreported++
+        write(`${envelope(type)}${dataJson}}`)
       },
       error: (error) => {
         if (!state.closed) errorMessage(error, reqId)
@@ -179,8 +211,14 @@ export function serveStreamConnection(
         const frame = parseFrame(data, isBinary)
         if (frame.pong) return
         if (frame.request.type === 'unlisten') unlisten(frame.request)
-        else await start(frame.request)
+        else {
+          await start(frame.request)
+          usage?.request('ok')
+        }
       } catch (error) {
+        // A refused request is the caller's (a server failure is not counted, as on REST).
+        if (error instanceof AntlerError && error.status < 500)
+          usage?.request(error.status === 429 ? 'rateLimited' : 'clientErrors')
         errorMessage(error, reqId)
       }
     })
