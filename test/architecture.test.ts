@@ -35,7 +35,7 @@ const ALLOWED: Record<string, string[]> = {
   lifecycle: ['antelope', 'store'],
   search: ['antelope', 'store', 'lifecycle'],
   live: ['antelope', 'store'],
-  graphql: ['antelope', 'store', 'lifecycle', 'search', 'live'],
+  graphql: ['antelope', 'store', 'auth', 'lifecycle', 'search', 'live'],
   webhooks: ['antelope', 'store', 'search', 'live', 'graphql'],
   accounts: ['antelope', 'store'],
   api: ['antelope', 'store', 'auth', 'push', 'state', 'lifecycle', 'search', 'live', 'graphql', 'webhooks', 'accounts'],

@@ -58,3 +58,4 @@ export {
   actionReceiptDigest,
 } from './receipt-digest.ts'
 export { signatureText, unpackTransaction, type UnpackedTransaction, type UnpackedAction } from './transactions.ts'
+export { newTraceId, traceIdSource } from './trace-id.ts'

@@ -36,3 +36,4 @@ export {
   type RateLimitRule,
   type RateLimitDecision,
 } from './rate-limit.ts'
+export { authorizationToken } from './presented-token.ts'

@@ -10,7 +10,6 @@ import {
   createRedisRateLimiter,
   createRevocationWatch,
   signingKeyFromSecret,
-  type AuthService,
 } from '../auth/index.ts'
 import { createPushService } from '../push/index.ts'
 import { createStateService } from '../state/index.ts'
@@ -81,18 +80,10 @@ async function startGrpc(args: {
   host: string
   port: number
   graphql: GraphqlRuntime
-  auth: AuthService
-  noAuth: boolean
-  logger: Logger
 }): Promise<{ address: string; close(): Promise<void> }> {
   const server = new Server({ 'grpc.max_receive_message_length': 1024 * 1024 })
-  const graphql = addGraphqlGrpcService(server, {
-    runtime: args.graphql,
-    admit: args.noAuth ? undefined : (admission) => args.auth.admit(admission),
-    onUnexpected: (error, traceId) =>
-      args.logger.error({ err: error, trace_id: traceId }, 'graphql over grpc: unexpected error'),
-    reflectedProtos: [healthProtoPath],
-  })
+  // Admission, the usage meter and the error log are the runtime's (the same as HTTP's and the WebSocket's).
+  const graphql = addGraphqlGrpcService(server, { execution: args.graphql, reflectedProtos: [healthProtoPath] })
   new HealthImplementation({ '': 'SERVING', [GRAPHQL_GRPC_SERVICE]: 'SERVING' }).addToServer(server)
   const bound = await new Promise<number>((resolve, reject) =>
     server.bindAsync(`${args.host}:${args.port}`, ServerCredentials.createInsecure(), (error, p) =>
@@ -191,7 +182,17 @@ export async function startApi(args: {
   const lifecycle = createLifecycleService({ store })
   const cursorKey = await store.secret('cursor_key')
   const search = createSearchService({ store, lifecycle, cursorKey })
-  const graphql = createGraphqlRuntime({ search, store, live, cursorKey })
+  // One GraphQL execution layer for every transport: its admission (none with --no-auth), usage meter and error log.
+  const graphql = createGraphqlRuntime({
+    search,
+    store,
+    live,
+    cursorKey,
+    admit: flags.auth ? (admission) => auth.admit(admission) : undefined,
+    // `usage` is made below; the runtime reports to it only once requests arrive.
+    usage: { request: (...counted) => usage.request(...counted), documents: (...sent) => usage.documents(...sent) },
+    onUnexpected: (error, traceId) => logger.error({ err: error, trace_id: traceId }, 'graphql: unexpected error'),
+  })
   // The portal writes accounts, sessions and usage: not on a read-only SQLite connection (as webhooks).
   const portalWrites = !(args.storeReadOnly && args.storeKind === 'sqlite')
   const recorder = portalWrites
@@ -267,7 +268,7 @@ export async function startApi(args: {
   const address = app.server.address()
   const port = typeof address === 'object' && address ? address.port : flags.port
   const setup = accounts && args.setupTokenDir ? await prepareSetupToken(store, args.setupTokenDir) : undefined
-  const grpc = await startGrpc({ host: args.host, port: flags.grpcPort, graphql, auth, noAuth: !flags.auth, logger })
+  const grpc = await startGrpc({ host: args.host, port: flags.grpcPort, graphql })
   return {
     api: `http://${args.host}:${port}`,
     grpc: grpc.address,

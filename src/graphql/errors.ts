@@ -1,6 +1,6 @@
-import { randomBytes } from 'node:crypto'
 import { GraphQLError } from 'graphql'
-import { AntlerError } from '../antelope/index.ts'
+import { AntlerError, newTraceId } from '../antelope/index.ts'
+import type { OnUnexpected } from './context.ts'
 
 /** gRPC status names, as dfuse put them in `extensions.code`. */
 export type GrpcCodeName =
@@ -42,18 +42,17 @@ export interface GraphqlWireError {
   }
 }
 
-export const newGraphqlTraceId = (): string => randomBytes(16).toString('hex')
-
 /**
  * A thrown error → its wire form. Antler's errors keep their message and code (as `error_code`, the gRPC name of its
  * status as `code`); GraphQL's own (syntax, validation, variables) are `InvalidArgument`; anything else is
- * `Internal` with a fixed message (`onUnexpected` logs it).
+ * `Internal` with a fixed message (`onUnexpected` logs it, once: an error already in wire form is not logged again).
+ * `traceId` is the one the client is told (GraphQL over HTTP: the response's `X-Trace-Id`), else a new one.
  */
 export function graphqlWireError(
   error: unknown,
-  onUnexpected?: (error: unknown, traceId: string) => void,
+  onUnexpected?: OnUnexpected,
+  traceId: string = newTraceId(),
 ): GraphqlWireError {
-  const traceId = newGraphqlTraceId()
   const graphqlError = error instanceof GraphQLError ? error : undefined
   const original = graphqlError ? graphqlError.originalError : error
   const place = {
@@ -96,16 +95,19 @@ export function graphqlWireError(
 }
 
 /** An error as a GraphQLError already in wire form: what a subscription throws, so every transport sends it as is. */
-export function formattedGraphqlError(
-  error: unknown,
-  onUnexpected?: (error: unknown, traceId: string) => void,
-): GraphQLError {
-  const wire = graphqlWireError(error, onUnexpected)
+export function formattedGraphqlError(error: unknown, onUnexpected?: OnUnexpected, traceId?: string): GraphQLError {
+  const wire = graphqlWireError(error, onUnexpected, traceId)
   return new GraphQLError(wire.message, { extensions: wire.extensions as unknown as Record<string, unknown> })
 }
 
-/** A subscription's stream whose errors come out formatted (formattedGraphqlError); return() goes to the stream. */
-export function withFormattedErrors<T>(stream: AsyncIterator<T>): AsyncIterableIterator<T> {
+/**
+ * A subscription's stream whose errors come out formatted (formattedGraphqlError), an unexpected one logged here with
+ * the trace id the client gets; return() goes to the stream.
+ */
+export function withFormattedErrors<T>(
+  stream: AsyncIterator<T>,
+  onUnexpected?: OnUnexpected,
+): AsyncIterableIterator<T> {
   return {
     [Symbol.asyncIterator]() {
       return this
@@ -115,7 +117,7 @@ export function withFormattedErrors<T>(stream: AsyncIterator<T>): AsyncIterableI
         return await stream.next()
       } catch (error) {
         await stream.return?.()
-        throw formattedGraphqlError(error)
+        throw formattedGraphqlError(error, onUnexpected)
       }
     },
     async return() {

@@ -1,99 +1,76 @@
 import {
   createSourceEventStream,
   execute,
-  getOperationAST,
   Kind,
   visit,
-  GraphQLError,
-  parse,
-  subscribe,
-  validate,
   type ASTNode,
-  type DocumentNode,
   type ExecutionResult,
   type GraphQLSchema,
 } from 'graphql'
+import type { Caller, RateLimitDecision } from '../auth/index.ts'
 import { createPayloadMemo } from '../live/index.ts'
-import type { GraphqlContext } from './context.ts'
+import type { GraphqlContext, GraphqlServices, GraphqlUsage, OnUnexpected, TransportBacklog } from './context.ts'
+import { graphqlWireError, type GraphqlWireError } from './errors.ts'
+import {
+  prepareOperation,
+  readGraphqlRequest,
+  type GraphqlRequest,
+  type OperationKind,
+  type PreparedOperation,
+} from './operations.ts'
+import { NO_USAGE } from './usage.ts'
 
-/** One GraphQL request as a transport received it. */
-export interface GraphqlRequest {
-  readonly query: string
-  readonly variables?: Record<string, unknown>
-  readonly operationName?: string
+/** Token admission (AuthService.admit's shape): it throws Antler's 401/403/429 errors (with the refused key's id). */
+export type GraphqlAdmit = (args: { token: string | undefined; caller: Caller }) => Promise<unknown>
+
+/** An admitted caller: the key it counts against and the limit decision (HTTP's `X-RateLimit-*`), when auth is on. */
+export interface Admitted {
+  readonly keyId: string | undefined
+  readonly rate: RateLimitDecision | undefined
 }
 
-/** Why a request was refused before it ran: the transport's "bad input" (gRPC `InvalidArgument`). */
-export class GraphqlRequestError extends Error {
-  constructor(readonly errors: readonly GraphQLError[]) {
-    super(errors.map((e) => e.message).join('; '))
-    this.name = 'GraphqlRequestError'
-  }
+/** How a transport writes a subscription's results: `name` tells encodings apart in the shared memo. */
+export interface PayloadEncoding<T> {
+  readonly name: string
+  encode(result: ExecutionResult): T
 }
 
-/** The most a query text may hold, in characters, and the most tokens graphql-js parses (a hostile query's cost). */
-export const GRAPHQL_QUERY_LIMITS = { maxQueryLength: 100_000, maxTokens: 5_000 } as const
-
-/**
- * Parses a query text within the limits: the document, or the GraphQL error refusing it (too long, too many tokens,
- * nested too deeply for the parser, a syntax error). Every transport checks a query with it before running it.
- */
-export function parseQuery(query: string): DocumentNode | GraphQLError {
-  if (query.length > GRAPHQL_QUERY_LIMITS.maxQueryLength)
-    return new GraphQLError(`query is longer than ${GRAPHQL_QUERY_LIMITS.maxQueryLength} characters`)
-  try {
-    return parse(query, { maxTokens: GRAPHQL_QUERY_LIMITS.maxTokens })
-  } catch (error) {
-    if (error instanceof GraphQLError) return error
-    // graphql-js recurses per nesting level: thousands of levels overflow the stack.
-    if (error instanceof RangeError) return new GraphQLError('query is nested too deeply')
-    throw error
-  }
-}
-
-/** Parses and validates a request; throws GraphqlRequestError with the reasons. */
-export function prepare(schema: GraphQLSchema, request: GraphqlRequest): DocumentNode {
-  if (typeof request.query !== 'string' || request.query.length === 0)
-    throw new GraphqlRequestError([new GraphQLError('query is required')])
-  const document = parseQuery(request.query)
-  if (document instanceof GraphQLError) throw new GraphqlRequestError([document])
-  const errors = validate(schema, document)
-  if (errors.length) throw new GraphqlRequestError(errors)
-  if (!getOperationAST(document, request.operationName))
-    throw new GraphqlRequestError([new GraphQLError('the operation to run is unknown or ambiguous (operationName)')])
-  return document
-}
-
-/** What graphql-js's execute, subscribe and createSourceEventStream take for a prepared request. */
-function executionArgs(
-  schema: GraphQLSchema,
-  document: DocumentNode,
-  request: GraphqlRequest,
-  context: GraphqlContext,
-) {
-  return {
-    schema,
-    document,
-    contextValue: context,
-    variableValues: request.variables,
-    operationName: request.operationName,
-  }
+/** A started subscription: its events, and each event's payload as the encoding makes it (shared per shape). */
+export interface SharedSubscription<T> {
+  readonly events: AsyncIterator<unknown>
+  payload(event: unknown): Promise<T>
 }
 
 /**
- * Runs a request outside mercurius (gRPC): a query answers one result, a subscription an async iterator of results;
- * variable errors come back as a result with `errors`, as graphql-js gives them.
+ * The one execution layer every transport (HTTP, both WebSocket subprotocols, gRPC, webhooks) adapts: it reads and
+ * prepares a request (operations.ts), admits a token, executes a query, starts a subscription whose live events are
+ * executed and encoded once per shape, and turns errors into their wire form (logging an unexpected one once).
  */
-export async function runGraphql(
-  schema: GraphQLSchema,
-  request: GraphqlRequest,
-  context: GraphqlContext,
-): Promise<ExecutionResult | AsyncGenerator<ExecutionResult>> {
-  const document = prepare(schema, request)
-  const operation = getOperationAST(document, request.operationName)
-  const args = executionArgs(schema, document, request, context)
-  if (operation?.operation === 'subscription') return subscribe(args) as Promise<AsyncGenerator<ExecutionResult>>
-  return execute(args) as Promise<ExecutionResult>
+export interface GraphqlExecution {
+  readonly schema: GraphQLSchema
+  /** The context of one operation (or one WebSocket connection's operations). */
+  context(options?: { backlog?: TransportBacklog; traceId?: string }): GraphqlContext
+  /** A request's parameters read and checked, of a kind the transport serves; throws GraphqlRequestError. */
+  prepare(
+    params: unknown,
+    kinds: readonly OperationKind[],
+    refusedKind?: (kind: OperationKind) => string,
+  ): PreparedOperation
+  /** Admits a token (with auth off: anyone); throws the refusal (AntlerError: 401, 403, 429). */
+  admit(token: string | undefined, caller: Caller): Promise<Admitted>
+  /** Runs a prepared query: its result (errors of its execution inside). */
+  execute(operation: PreparedOperation, context: GraphqlContext): Promise<ExecutionResult>
+  /** Starts a prepared subscription: its events, or the result refusing it (variables, arguments). */
+  subscribe<T>(
+    operation: PreparedOperation,
+    context: GraphqlContext,
+    encoding: PayloadEncoding<T>,
+  ): Promise<SharedSubscription<T> | ExecutionResult>
+  /** An error in its wire form; one no one expected is logged here, once, under the trace id sent. */
+  wireError(error: unknown, traceId?: string): GraphqlWireError
+  readonly onUnexpected: OnUnexpected
+  /** The usage meter (one that counts nothing when none was given). */
+  readonly usage: GraphqlUsage
 }
 
 /**
@@ -101,10 +78,9 @@ export async function runGraphql(
  * subscription field itself (where the stream starts, its cursor, its limit), which only choose the events: the root
  * field resolves to its event as it is (schema.ts).
  */
-function resultVariables(document: DocumentNode, request: GraphqlRequest): Record<string, unknown> {
-  const operation = getOperationAST(document, request.operationName)
+function resultVariables({ document, operation, request }: PreparedOperation): Record<string, unknown> {
   const rootArguments = new Set<ASTNode>()
-  for (const selection of operation?.selectionSet.selections ?? [])
+  for (const selection of operation.selectionSet.selections)
     if (selection.kind === Kind.FIELD) for (const argument of selection.arguments ?? []) rootArguments.add(argument)
   const used = new Set<string>()
   visit(document, {
@@ -123,46 +99,69 @@ function resultVariables(document: DocumentNode, request: GraphqlRequest): Recor
   return Object.fromEntries(Object.entries(request.variables ?? {}).filter(([name]) => used.has(name)))
 }
 
-/** A started subscription: its events, and each event's payload as the transport sends it (JSON text by default). */
-export interface SharedSubscription<T = string> {
-  readonly events: AsyncIterator<unknown>
-  payload(event: unknown): Promise<T>
-}
+const executionArgs = (schema: GraphQLSchema, { document, request }: PreparedOperation, context: GraphqlContext) => ({
+  schema,
+  document,
+  contextValue: context,
+  variableValues: request.variables,
+  operationName: request.operationName,
+})
 
 /**
- * Subscriptions whose events are executed and serialized once per event and shape, not once per subscriber: a live
- * step's results are the same objects for every subscription of one query (forward-stream.ts), so the payload is kept
- * by the event (weakly) and by the shape (query text, operation, the variables results depend on). Events a
- * subscription made alone (history pages, catch-up) are its own objects: nothing is shared with them. `format` turns a
- * result into the payload sent (errors in the documented shape), `encode` the payload into what the transport writes
- * (JSON text; gRPC's Response).
+ * The execution layer over a schema and its services. Subscriptions' events are executed and encoded once per event,
+ * shape (query text, operation, the variables results depend on) and encoding, not once per subscriber: a live step's
+ * results are the same objects for every subscription of one query (forward-stream.ts), so the payload is kept by the
+ * event (weakly) in the one memo of this execution layer. Events a subscription made alone (history pages, catch-up)
+ * are its own objects: nothing is shared with them.
  */
-export function createSharedSubscriptions<T = string>(
-  schema: GraphQLSchema,
-  format: (result: ExecutionResult) => unknown,
-  encode: (formatted: unknown) => T = (formatted) => JSON.stringify(formatted) as T,
-) {
-  const memo = createPayloadMemo<T>()
+export function createGraphqlExecution(deps: {
+  schema: GraphQLSchema
+  services: GraphqlServices
+  /** Undefined: auth is off (`--no-auth`), no token is asked for. */
+  admit?: GraphqlAdmit
+  usage?: GraphqlUsage
+  onUnexpected?: OnUnexpected
+}): GraphqlExecution {
+  const { schema, services } = deps
+  const onUnexpected: OnUnexpected = deps.onUnexpected ?? (() => undefined)
+  const memo = createPayloadMemo<unknown>()
   return {
-    /** Starts a subscription (a prepared document): its events, or the result refusing it (variables, arguments). */
-    async subscribe(
-      document: DocumentNode,
-      request: GraphqlRequest,
-      context: GraphqlContext,
-    ): Promise<SharedSubscription<T> | ExecutionResult> {
-      const args = executionArgs(schema, document, request, context)
+    schema,
+    onUnexpected,
+    usage: deps.usage ?? NO_USAGE,
+    context: (options = {}) => ({ services, onUnexpected, ...options }),
+    prepare: (params, kinds, refusedKind) => prepareOperation(schema, readGraphqlRequest(params), kinds, refusedKind),
+    async admit(token, caller) {
+      if (!deps.admit) return { keyId: undefined, rate: undefined }
+      const admission = (await deps.admit({ token, caller })) as
+        { claims?: { aki?: unknown }; rate?: RateLimitDecision } | undefined
+      const aki = admission?.claims?.aki
+      return { keyId: typeof aki === 'string' ? aki : undefined, rate: admission?.rate }
+    },
+    async execute(operation, context) {
+      return execute(executionArgs(schema, operation, context)) as ExecutionResult | Promise<ExecutionResult>
+    },
+    async subscribe<T>(operation: PreparedOperation, context: GraphqlContext, encoding: PayloadEncoding<T>) {
+      const args = executionArgs(schema, operation, context)
       const events = await createSourceEventStream(args)
       if (!(Symbol.asyncIterator in events)) return events as ExecutionResult
-      const shape = JSON.stringify([request.query, request.operationName ?? null, resultVariables(document, request)])
+      const { request } = operation
+      const shape = JSON.stringify([
+        encoding.name,
+        request.query,
+        request.operationName ?? null,
+        resultVariables(operation),
+      ])
       return {
         events: (events as AsyncIterable<unknown>)[Symbol.asyncIterator](),
-        payload: (event) => {
-          const run = async () => encode(format(await execute({ ...args, rootValue: event })))
-          return event !== null && typeof event === 'object' ? memo(event, shape, run) : run()
+        payload: (event: unknown) => {
+          const run = async () => encoding.encode(await execute({ ...args, rootValue: event }))
+          return (event !== null && typeof event === 'object' ? memo(event, shape, run) : run()) as Promise<T>
         },
       }
     },
+    wireError: (error, traceId) => graphqlWireError(error, onUnexpected, traceId),
   }
 }
 
-export type SharedSubscriptions<T = string> = ReturnType<typeof createSharedSubscriptions<T>>
+export type { GraphqlRequest }

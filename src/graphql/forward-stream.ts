@@ -1,5 +1,5 @@
 import { AntlerError } from '../antelope/index.ts'
-import { createPayloadMemo, type LiveStep, type Subscription } from '../live/index.ts'
+import type { LiveStep, Subscription } from '../live/index.ts'
 import { parseSearchQuery, type SearchPosition } from '../search/index.ts'
 import type { SearchExpr, Step, StepPayload } from '../store/index.ts'
 import type { GraphqlServices, TransportBacklog } from './context.ts'
@@ -16,14 +16,6 @@ export interface ForwardStreamArgs extends SearchQueryArgs {
 
 /** One step's results with the rows they came from (a resumed step keeps only some of them). */
 type StepResults = readonly { readonly row: LiveRow; readonly result: SearchResult }[]
-
-/**
- * A live step's results, built once for every subscription that reads that step with the same query, undo flag and LIB
- * (all a result depends on: its cursor names the step, not the subscriber), so subscribers of one shape receive the
- * same result objects, which the transports execute and serialize once (execute.ts). One memo per live matcher (per
- * runtime: its cursors).
- */
-const sharedSteps = new WeakMap<object, ReturnType<typeof createPayloadMemo<StepResults | SearchResult>>>()
 
 /** Transactions per search page while a subscription replays irreversible history. */
 const HISTORY_PAGE = 200
@@ -233,7 +225,7 @@ export class ForwardStream implements AsyncIterableIterator<SearchResult> {
             if (apply && args.liveMarkerInterval > 0 && subscription.state === 'live') {
               if (++sinceMarker >= args.liveMarkerInterval) {
                 sinceMarker = 0
-                yield (await this.shared(payload, `marker|${step.seq}|${lib}`, async () =>
+                yield (await this.services.stepResults<SearchResult>(payload, `marker|${step.seq}|${lib}`, async () =>
                   this.marker(step, payload, lib),
                 )) as SearchResult
               }
@@ -250,13 +242,6 @@ export class ForwardStream implements AsyncIterableIterator<SearchResult> {
     }
   }
 
-  private get shared() {
-    const matcher = this.services.matcher
-    let memo = sharedSteps.get(matcher)
-    if (!memo) sharedSteps.set(matcher, (memo = createPayloadMemo()))
-    return memo
-  }
-
   /** One step's results: the block's matches in execution order, or withdrawn newest first. */
   private async stepResults(
     step: Step,
@@ -267,8 +252,10 @@ export class ForwardStream implements AsyncIterableIterator<SearchResult> {
     exprKey: string,
     partial: (SearchPosition & { step: NonNullable<SearchPosition['step']> }) | undefined,
   ): Promise<SearchResult[]> {
-    let all = (await this.shared(payload, `${step.seq}|${+undo}|${lib}|${exprKey}`, () =>
-      this.buildStepResults(step, payload, undo, lib, expr, exprKey),
+    let all = (await this.services.stepResults<StepResults | SearchResult>(
+      payload,
+      `${step.seq}|${+undo}|${lib}|${exprKey}`,
+      () => this.buildStepResults(step, payload, undo, lib, expr, exprKey),
     )) as StepResults
     if (partial && step.seq === partial.step.seq)
       all = partial.step.undo

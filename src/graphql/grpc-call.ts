@@ -1,19 +1,16 @@
 import { status as Status, type ServerWritableStream } from '@grpc/grpc-js'
-import { getOperationAST, type ExecutionResult } from 'graphql'
+import type { ExecutionResult } from 'graphql'
+import { newTraceId } from '../antelope/index.ts'
+import { refusedKeyId } from '../auth/index.ts'
 import type { TransportBacklog } from './context.ts'
-import { newGraphqlTraceId } from './errors.ts'
-import {
-  createSharedSubscriptions,
-  GraphqlRequestError,
-  prepare,
-  runGraphql,
-  type SharedSubscription,
-} from './execute.ts'
+import type { GraphqlExecution, PayloadEncoding, SharedSubscription } from './execute.ts'
+import { GraphqlRequestError } from './operations.ts'
 import {
   GrpcCallError,
   grpcCaller,
   grpcErrorOf,
-  graphqlRequestOf,
+  grpcErrorOfWire,
+  grpcRequestParams,
   grpcResponseOf,
   grpcStatusOf,
   presentedGrpcToken,
@@ -21,51 +18,25 @@ import {
   responseBytes,
   type GrpcGraphqlRequest,
   type GrpcGraphqlResponse,
-  type OnUnexpected,
 } from './grpc-wire.ts'
-import type { GraphqlRuntime } from './index.ts'
-
-/** Token admission of one call (AuthService.admit's shape); it throws Antler's 401/403/429 errors. */
-export type GrpcAdmit = (args: {
-  token: string | undefined
-  caller: { readonly ip: string; readonly origin?: string }
-}) => Promise<unknown>
+import { answerDocuments, countRequest, usageOutcome } from './usage.ts'
 
 /** What every Execute call shares. */
 export interface GraphqlGrpcDeps {
-  readonly runtime: Pick<GraphqlRuntime, 'schema' | 'context'>
-  /** Undefined with `--no-auth`: no token is asked for. */
-  readonly admit: GrpcAdmit | undefined
+  readonly execution: GraphqlExecution
   /** Bytes a call may hold unsent before its subscription ends as too slow. */
   readonly maxBufferedBytes: number
-  readonly onUnexpected: OnUnexpected | undefined
+  /** How a subscription's results are written: one Response per result (shared per shape by the execution layer). */
+  readonly encoding: PayloadEncoding<GrpcGraphqlResponse>
 }
 
 type Call = ServerWritableStream<GrpcGraphqlRequest, GrpcGraphqlResponse>
 
-/**
- * Subscriptions of a runtime over gRPC: each live event executed and encoded once per shape (execute.ts), whatever the
- * number of calls; one per runtime and error logger.
- */
-const sharedByRuntime = new WeakMap<GraphqlGrpcDeps['runtime'], SharedSubscriptionsOf>()
-type SharedSubscriptionsOf = ReturnType<typeof createSharedSubscriptions<GrpcGraphqlResponse>>
-
-function sharedSubscriptions(deps: GraphqlGrpcDeps): SharedSubscriptionsOf {
-  let found = sharedByRuntime.get(deps.runtime)
-  if (!found)
-    sharedByRuntime.set(
-      deps.runtime,
-      (found = createSharedSubscriptions<GrpcGraphqlResponse>(
-        deps.runtime.schema,
-        (result) => result,
-        (result) => grpcResponseOf(result as ExecutionResult, deps.onUnexpected),
-      )),
-    )
-  return found
-}
-
-const isStream = (outcome: object): outcome is AsyncGenerator<ExecutionResult> =>
-  typeof (outcome as Partial<AsyncIterable<unknown>>)[Symbol.asyncIterator] === 'function'
+/** The encoding of gRPC Responses, errors in wire form (an unexpected one logged once, by the execution layer). */
+export const grpcEncoding = (execution: GraphqlExecution): PayloadEncoding<GrpcGraphqlResponse> => ({
+  name: 'grpc',
+  encode: (result) => grpcResponseOf(result, execution.onUnexpected),
+})
 
 /**
  * One `Execute` call, from admission to its status:
@@ -84,6 +55,9 @@ const isStream = (outcome: object): outcome is AsyncGenerator<ExecutionResult> =
 export class GraphqlGrpcCall {
   private stream: AsyncIterator<unknown> | undefined
   private stopped = false
+  /** The key the call counts against, once admitted or refused. */
+  private keyId: string | undefined
+  private counted = false
   private unsentBytes = 0
   private wake: (() => void) | undefined
   private readonly backlog: TransportBacklog
@@ -116,41 +90,50 @@ export class GraphqlGrpcCall {
 
   private async run(): Promise<void> {
     const { call, deps } = this
-    if (deps.admit)
-      await deps.admit({ token: presentedGrpcToken(call.metadata), caller: grpcCaller(call.getPeer(), call.metadata) })
-    if (this.stopped) return
-    const request = graphqlRequestOf(call.request)
-    let outcome: ExecutionResult | AsyncGenerator<ExecutionResult> | SharedSubscription<GrpcGraphqlResponse>
+    const { execution } = deps
+    let admitted
     try {
-      const document = prepare(deps.runtime.schema, request)
-      outcome =
-        getOperationAST(document, request.operationName)?.operation === 'subscription'
-          ? await sharedSubscriptions(deps).subscribe(document, request, deps.runtime.context(this.backlog))
-          : await runGraphql(deps.runtime.schema, request, deps.runtime.context(this.backlog))
+      admitted = await execution.admit(presentedGrpcToken(call.metadata), grpcCaller(call.getPeer(), call.metadata))
+    } catch (error) {
+      this.keyId = refusedKeyId(error)
+      throw error
+    }
+    this.keyId = admitted.keyId
+    if (this.stopped) return
+    const kinds = ['query', 'subscription'] as const
+    let operation
+    try {
+      operation = execution.prepare(grpcRequestParams(call.request), kinds)
     } catch (error) {
       if (error instanceof GraphqlRequestError)
         throw new GrpcCallError(Status.INVALID_ARGUMENT, refusalDetails(error.errors))
       throw error
     }
-    if ('events' in outcome) return this.follow(outcome)
-    if (!isStream(outcome)) {
-      this.send(grpcResponseOf(outcome, deps.onUnexpected))
-      return this.end()
-    }
-    this.stream = outcome
-    if (this.stopped) this.release(outcome)
-    while (!this.stopped) {
-      let next: IteratorResult<ExecutionResult>
-      try {
-        next = await outcome.next()
-      } catch (error) {
-        this.send({ data: '', errors: [grpcErrorOf(error, deps.onUnexpected)] })
-        break
+    const context = execution.context({ backlog: this.backlog })
+    if (operation.operation.operation === 'subscription') {
+      const started = await execution.subscribe(operation, context, deps.encoding)
+      if ('events' in started) {
+        this.count('ok', 0)
+        return this.follow(started)
       }
-      if (next.done || this.stopped) break
-      if (!this.send(grpcResponseOf(next.value, deps.onUnexpected))) await this.drained()
+      return this.answer(started)
     }
+    return this.answer(await execution.execute(operation, context))
+  }
+
+  /** One Response, then `OK`: counted by its errors. */
+  private answer(result: ExecutionResult): void {
+    const wire = (result.errors ?? []).map((error) => this.deps.execution.wireError(error))
+    this.count(usageOutcome(wire), answerDocuments(result))
+    this.send({ data: result.data === undefined ? '' : JSON.stringify(result.data), errors: wire.map(grpcErrorOfWire) })
     this.end()
+  }
+
+  /** Counts the call once, for the key it was admitted (or refused) with. */
+  private count(outcome: Parameters<typeof countRequest>[2], documents: number): void {
+    if (this.counted) return
+    this.counted = true
+    countRequest(this.deps.execution.usage, this.keyId, outcome, documents)
   }
 
   /** A subscription's events, each as the shared Response of its shape, until it ends or the call does. */
@@ -165,10 +148,11 @@ export class GraphqlGrpcCall {
         if (next.done || this.stopped) break
         response = await subscription.payload(next.value)
       } catch (error) {
-        this.send({ data: '', errors: [grpcErrorOf(error, this.deps.onUnexpected)] })
+        this.send({ data: '', errors: [grpcErrorOf(error, this.deps.execution.onUnexpected)] })
         break
       }
       if (this.stopped) break
+      if (this.keyId !== undefined) this.deps.execution.usage.documents(this.keyId, 1)
       if (!this.send(response)) await this.drained()
     }
     this.end()
@@ -209,10 +193,11 @@ export class GraphqlGrpcCall {
   private fail(error: unknown): void {
     try {
       if (!this.open()) return
-      const { code, details, metadata } = grpcStatusOf(error, this.deps.onUnexpected)
+      const { code, details, metadata, outcome } = grpcStatusOf(error, this.deps.execution.onUnexpected)
+      this.count(outcome, 0)
       this.call.emit('error', { code, details, message: details, metadata })
     } catch (failure) {
-      this.deps.onUnexpected?.(failure, newGraphqlTraceId())
+      this.deps.execution.onUnexpected(failure, newTraceId())
       this.call.destroy()
     }
   }
@@ -227,7 +212,7 @@ export class GraphqlGrpcCall {
 
   private release(stream: AsyncIterator<unknown>): void {
     Promise.resolve(stream.return?.(undefined)).catch((error: unknown) =>
-      this.deps.onUnexpected?.(error, newGraphqlTraceId()),
+      this.deps.execution.onUnexpected(error, newTraceId()),
     )
   }
 }

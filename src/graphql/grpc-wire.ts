@@ -1,8 +1,10 @@
 import { Metadata, status as Status } from '@grpc/grpc-js'
 import type { ExecutionResult, GraphQLError } from 'graphql'
 import { AntlerError } from '../antelope/index.ts'
-import { graphqlWireError, type GrpcCodeName } from './errors.ts'
-import type { GraphqlRequest } from './execute.ts'
+import { authorizationToken } from '../auth/index.ts'
+import type { GraphqlUsageOutcome, OnUnexpected } from './context.ts'
+import { graphqlWireError, type GraphqlWireError, type GrpcCodeName } from './errors.ts'
+import { usageOutcome } from './usage.ts'
 
 /** `antler.graphql.v1.Request` as proto-loader decodes it (proto3: an absent string is ""). */
 export interface GrpcGraphqlRequest {
@@ -22,15 +24,14 @@ export interface GrpcGraphqlResponse {
   }[]
 }
 
-/** Logs an error no one expected (a bug), under the trace id sent to the client. */
-export type OnUnexpected = (error: unknown, traceId: string) => void
-
 /** What a call ends with when it fails: a gRPC status, its details and trailing metadata (`retry-after` on 429). */
 export class GrpcCallError extends Error {
   constructor(
     readonly code: Status,
     readonly details: string,
     readonly metadata: Metadata = new Metadata(),
+    /** How the call counts in its key's usage (a refused request is the caller's mistake). */
+    readonly outcome: GraphqlUsageOutcome | undefined = code === Status.INVALID_ARGUMENT ? 'clientErrors' : undefined,
   ) {
     super(details)
     this.name = 'GrpcCallError'
@@ -55,7 +56,12 @@ export function grpcStatusOf(error: unknown, onUnexpected?: OnUnexpected): GrpcC
   const metadata = new Metadata()
   const retryAfter = error instanceof AntlerError ? error.details.retry_after_seconds : undefined
   if (typeof retryAfter === 'number') metadata.set('retry-after', String(retryAfter))
-  return new GrpcCallError(STATUS_OF[wire.extensions.code] ?? Status.INTERNAL, wire.message, metadata)
+  return new GrpcCallError(
+    STATUS_OF[wire.extensions.code] ?? Status.INTERNAL,
+    wire.message,
+    metadata,
+    usageOutcome([wire]),
+  )
 }
 
 /** GraphQL's refusals (syntax, validation, operation name) as one status message, each with where it is. */
@@ -68,26 +74,12 @@ export function refusalDetails(errors: readonly GraphQLError[]): string {
     .join('; ')
 }
 
-/** A Request as runGraphql takes it; `variables` must be JSON text of an object ("" for none). */
-export function graphqlRequestOf(request: GrpcGraphqlRequest): GraphqlRequest {
-  const text = typeof request.variables === 'string' ? request.variables : ''
-  let variables: unknown
-  if (text.trim() !== '') {
-    try {
-      variables = JSON.parse(text)
-    } catch {
-      throw new GrpcCallError(Status.INVALID_ARGUMENT, 'variables is not JSON text')
-    }
-    if (typeof variables !== 'object' || variables === null || Array.isArray(variables))
-      throw new GrpcCallError(Status.INVALID_ARGUMENT, 'variables must be JSON text of an object')
-  }
-  const operationName = request.operationName || undefined
-  return {
-    query: typeof request.query === 'string' ? request.query : '',
-    ...(variables ? { variables: variables as Record<string, unknown> } : {}),
-    ...(operationName ? { operationName } : {}),
-  }
-}
+/** A Request's fields as the execution layer reads any transport's parameters (`variables` JSON text, "" for none). */
+export const grpcRequestParams = (request: GrpcGraphqlRequest): Record<string, unknown> => ({
+  query: request.query ?? '',
+  variables: request.variables ?? '',
+  operationName: request.operationName ?? '',
+})
 
 /** A result as a Response: `data` as JSON text ("" when the result has none), errors in wire form. */
 export function grpcResponseOf(
@@ -101,8 +93,11 @@ export function grpcResponseOf(
 }
 
 /** One error of a Response (any thrown error, in its wire form: graphqlWireError). */
-export function grpcErrorOf(error: unknown, onUnexpected?: OnUnexpected): GrpcGraphqlResponse['errors'][number] {
-  const wire = graphqlWireError(error, onUnexpected)
+export const grpcErrorOf = (error: unknown, onUnexpected?: OnUnexpected): GrpcGraphqlResponse['errors'][number] =>
+  grpcErrorOfWire(graphqlWireError(error, onUnexpected))
+
+/** An error in wire form as one error of a Response (`path` and `extensions` as JSON text). */
+export function grpcErrorOfWire(wire: GraphqlWireError): GrpcGraphqlResponse['errors'][number] {
   return {
     message: wire.message,
     locations: (wire.locations ?? []).map(({ line, column }) => ({ line, column })),
@@ -118,18 +113,9 @@ export function responseBytes(response: GrpcGraphqlResponse): number {
   return bytes
 }
 
-/**
- * The token of a call's `authorization` metadata: `Bearer <jwt>` or the bare token. More than one value, or a value
- * of another shape, is malformed (the token check refuses it), as on HTTP.
- */
-export function presentedGrpcToken(metadata: Metadata): string | undefined {
-  const values = metadata.get('authorization')
-  if (values.length === 0) return undefined
-  if (values.length > 1 || typeof values[0] !== 'string') return 'malformed'
-  const words = values[0].trim().split(/\s+/)
-  if (words.length === 1) return words[0] === '' ? undefined : words[0]
-  return words.length === 2 && words[0].toLowerCase() === 'bearer' ? words[1] : 'malformed'
-}
+/** The token of a call's `authorization` metadata (the one Bearer rule: src/auth/presented-token.ts). */
+export const presentedGrpcToken = (metadata: Metadata): string | undefined =>
+  authorizationToken(metadata.get('authorization'))
 
 /** The caller of a call: its peer's address without the port, and the `origin` metadata (a grpc-web proxy's). */
 export function grpcCaller(peer: string, metadata: Metadata): { ip: string; origin?: string } {

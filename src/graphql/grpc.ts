@@ -2,17 +2,15 @@ import { fileURLToPath } from 'node:url'
 import { status as Status, type Server, type ServerWritableStream, type ServiceDefinition } from '@grpc/grpc-js'
 import { loadSync } from '@grpc/proto-loader'
 import { ReflectionService } from '@grpc/reflection'
-import { GraphqlGrpcCall, type GraphqlGrpcDeps, type GrpcAdmit } from './grpc-call.ts'
-import { GrpcCallError, type GrpcGraphqlRequest, type GrpcGraphqlResponse, type OnUnexpected } from './grpc-wire.ts'
-
-export type { GrpcAdmit } from './grpc-call.ts'
+import { GRAPHQL_MAX_BUFFERED_BYTES } from './context.ts'
+import type { GraphqlExecution } from './execute.ts'
+import { GraphqlGrpcCall, grpcEncoding, type GraphqlGrpcDeps } from './grpc-call.ts'
+import { GrpcCallError, type GrpcGraphqlRequest, type GrpcGraphqlResponse } from './grpc-wire.ts'
 
 /** The service's name; reflection lists this one only. */
 export const GRAPHQL_GRPC_SERVICE = 'antler.graphql.v1.GraphQL'
 /** dfuse's names of the same service, answered by the same implementation (clients built on dfuse's protos). */
 export const GRAPHQL_GRPC_EARLIER_SERVICES: readonly string[] = ['dfuse.graphql.v1.GraphQL', 'dfuse.eosio.v1.GraphQL']
-/** Bytes one call may hold unsent before its subscription ends as too slow (as a GraphQL WebSocket). */
-export const GRAPHQL_GRPC_MAX_BUFFERED_BYTES = 16 * 1024 * 1024
 
 const PROTO_PATH = fileURLToPath(new URL('./graphql.proto', import.meta.url))
 const PROTO_OPTIONS = { keepCase: true, longs: String, enums: String, defaults: true, oneofs: true } as const
@@ -37,14 +35,13 @@ function renamed(service: ServiceDefinition, name: string): ServiceDefinition {
  * Adds GraphQL over gRPC to `server`: `antler.graphql.v1.GraphQL/Execute` (graphql.proto, loaded once here) and the
  * same implementation under dfuse's names (GRAPHQL_GRPC_EARLIER_SERVICES), plus server reflection over graphql.proto
  * and `reflectedProtos` (e.g. the health service's), which lists the earlier names nowhere. How a call is admitted,
- * run and ended: grpc-call.ts. `admit` undefined: no token is asked for (`--no-auth`).
+ * run and ended: grpc-call.ts, on the runtime's execution layer (its admission, usage meter and error log).
  */
 export function addGraphqlGrpcService(
   server: Pick<Server, 'addService'>,
   options: {
-    runtime: GraphqlGrpcDeps['runtime']
-    admit: GrpcAdmit | undefined
-    onUnexpected?: OnUnexpected
+    execution: GraphqlExecution
+    /** Bytes one call may hold unsent before its subscription ends as too slow (as a GraphQL WebSocket). */
     maxBufferedBytes?: number
     reflectedProtos?: readonly string[]
   },
@@ -52,10 +49,9 @@ export function addGraphqlGrpcService(
   const definition = loadSync([PROTO_PATH, ...(options.reflectedProtos ?? [])], PROTO_OPTIONS)
   const service = definition[GRAPHQL_GRPC_SERVICE] as ServiceDefinition
   const deps: GraphqlGrpcDeps = {
-    runtime: options.runtime,
-    admit: options.admit,
-    maxBufferedBytes: options.maxBufferedBytes ?? GRAPHQL_GRPC_MAX_BUFFERED_BYTES,
-    onUnexpected: options.onUnexpected,
+    execution: options.execution,
+    maxBufferedBytes: options.maxBufferedBytes ?? GRAPHQL_MAX_BUFFERED_BYTES,
+    encoding: grpcEncoding(options.execution),
   }
   const calls = new Set<GraphqlGrpcCall>()
   const implementation = {

@@ -6,6 +6,7 @@ import { searchBackwardStream, type BackwardStreamArgs } from './backward-stream
 import { blockQuery } from './block-query.ts'
 import type { GraphqlContext } from './context.ts'
 import { formattedGraphqlError, withFormattedErrors } from './errors.ts'
+import { failpointError, type GraphqlFailpoint } from './failpoints.ts'
 import { ForwardStream, type ForwardStreamArgs } from './forward-stream.ts'
 import { searchQueryResolvers } from './query-resolvers.ts'
 import { Int64, JSONScalar, Time, Uint32, Uint64 } from './scalars.ts'
@@ -25,9 +26,9 @@ const QUERY: Record<string, Resolver> = {
 const SUBSCRIPTION: Record<string, (source: unknown, args: never, ctx: GraphqlContext) => AsyncIterable<SearchResult>> =
   {
     searchTransactionsForward: (_: unknown, args: ForwardStreamArgs, ctx: GraphqlContext) =>
-      withFormattedErrors(new ForwardStream(ctx.services, args, ctx.backlog)),
+      withFormattedErrors(new ForwardStream(ctx.services, args, ctx.backlog), ctx.onUnexpected),
     searchTransactionsBackward: (_: unknown, args: BackwardStreamArgs, ctx: GraphqlContext) =>
-      withFormattedErrors(searchBackwardStream(args, ctx)),
+      withFormattedErrors(searchBackwardStream(args, ctx), ctx.onUnexpected),
   }
 
 /**
@@ -39,16 +40,23 @@ function withAntlerErrors(resolve: Resolver): Resolver {
     try {
       return await resolve(source, args, ctx)
     } catch (error) {
-      throw error instanceof AntlerError ? formattedGraphqlError(error) : error
+      throw error instanceof AntlerError ? formattedGraphqlError(error, undefined, ctx.traceId) : error
     }
   }
+}
+
+/** A stream failing at its first event (the `resolver` failpoint). */
+async function* failingStream(): AsyncGenerator<never> {
+  yield* []
+  throw failpointError()
 }
 
 /**
  * The executable schema: the SDL (schema-sdl.ts) with the scalars' implementations and the root resolvers; every
  * other field is read from the objects the resolvers return (trace-model.ts: methods take the field's arguments).
+ * `failpoint` (tests only, failpoints.ts) makes every root resolver and stream fail unexpectedly.
  */
-export function createGraphqlSchema(): GraphQLSchema {
+export function createGraphqlSchema(failpoint?: GraphqlFailpoint): GraphQLSchema {
   const schema = buildSchema(SCHEMA_SDL)
   for (const scalar of SCALARS) {
     const declared = schema.getType(scalar.name)
@@ -65,10 +73,18 @@ export function createGraphqlSchema(): GraphQLSchema {
     return type.getFields()
   }
   const query = fields(schema.getQueryType())
-  for (const [name, resolve] of Object.entries(QUERY)) query[name].resolve = withAntlerErrors(resolve) as never
+  const failing = () => {
+    throw failpointError()
+  }
+  for (const [name, resolve] of Object.entries(QUERY))
+    query[name].resolve = withAntlerErrors(failpoint ? failing : resolve) as never
   const subscription = fields(schema.getSubscriptionType())
   for (const [name, subscribe] of Object.entries(SUBSCRIPTION)) {
-    subscription[name].subscribe = subscribe as never
+    subscription[name].subscribe = (
+      failpoint
+        ? (_: unknown, _args: never, ctx: GraphqlContext) => withFormattedErrors(failingStream(), ctx.onUnexpected)
+        : subscribe
+    ) as never
     subscription[name].resolve = (value: unknown) => value
   }
   return schema

@@ -1,6 +1,5 @@
-import type { DocumentNode } from 'graphql'
 import { formatRfc3339 } from '../antelope/index.ts'
-import type { GraphqlRuntime, SharedSubscriptions } from '../graphql/index.ts'
+import type { GraphqlRuntime, PayloadEncoding, PreparedOperation } from '../graphql/index.ts'
 import type { Step, StepReader, WebhookFinality } from '../store/index.ts'
 import { DELIVERY_DOCUMENT, forkedOutAfter, messageBody, messageId, undoneBefore } from './messages.ts'
 
@@ -8,9 +7,10 @@ import { DELIVERY_DOCUMENT, forkedOutAfter, messageBody, messageId, undoneBefore
 export interface MessageSource {
   readonly store: Pick<StepReader, 'stepsOfBlock'>
   readonly graphql: GraphqlRuntime
-  readonly shared: SharedSubscriptions<string>
-  /** DELIVERY_DOCUMENT, parsed once. */
-  readonly document: DocumentNode
+  /** DELIVERY_DOCUMENT, prepared once by the runtime (each subscription gives its variables). */
+  readonly operation: PreparedOperation
+  /** A delivery's payload: the subscription field's result as JSON text (shared per event and shape). */
+  readonly encoding: PayloadEncoding<string>
   /** The step of an event and the steps of its block, shared by the subscriptions that meet the same event. */
   readonly eventSteps: EventSteps
 }
@@ -111,11 +111,8 @@ export async function openDeliveryMessages(
   const variables = from.cursor
     ? { query: from.query, cursor: from.cursor, irreversibleOnly: from.finality === 'irreversible' }
     : { query: from.query, low: from.startBlock, irreversibleOnly: from.finality === 'irreversible' }
-  const started = await source.shared.subscribe(
-    source.document,
-    { query: DELIVERY_DOCUMENT, variables },
-    source.graphql.context(),
-  )
+  const operation = { ...source.operation, request: { query: DELIVERY_DOCUMENT, variables } }
+  const started = await source.graphql.subscribe(operation, source.graphql.context(), source.encoding)
   if (!('events' in started))
     return { refused: started.errors?.map((e) => e.message).join('; ') || 'the subscription could not start' }
   const { events, payload } = started

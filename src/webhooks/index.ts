@@ -1,6 +1,7 @@
 import { performance } from 'node:perf_hooks'
+import type { ExecutionResult } from 'graphql'
 import { AntlerError } from '../antelope/index.ts'
-import { parseQuery, type GraphqlRuntime, createSharedSubscriptions } from '../graphql/index.ts'
+import type { GraphqlRuntime } from '../graphql/index.ts'
 import type { KeyStore, StepReader, StorePosition, WebhookStore } from '../store/index.ts'
 import type { AllowList } from './address-policy.ts'
 import { WebhookDispatcher } from './dispatcher.ts'
@@ -113,16 +114,15 @@ export function createWebhooks(options: WebhooksOptions): Webhooks {
     }
     return sender.send({ ...checked, headers, body, timeoutMs: DELIVERY_TIMEOUT_MS, signal })
   }
-  const document = parseQuery(DELIVERY_DOCUMENT)
-  if (!('kind' in document)) throw document
+  // The delivery subscription goes through the runtime's execution layer as any transport's: prepared once here.
   const messages = {
     store: options.store,
     graphql: options.graphql,
-    shared: createSharedSubscriptions(
-      options.graphql.schema,
-      (result) => result.data?.searchTransactionsForward ?? null,
-    ),
-    document,
+    operation: options.graphql.prepare({ query: DELIVERY_DOCUMENT }, ['subscription']),
+    encoding: {
+      name: 'webhook',
+      encode: (result: ExecutionResult) => JSON.stringify(result.data?.searchTransactionsForward ?? null),
+    },
     eventSteps: createEventSteps(options.stepStamp),
   }
   // Every process runs a dispatcher; the one holding the store's lease delivers.

@@ -7,8 +7,8 @@ import { buildSchema, type GraphQLFieldConfig, type GraphQLObjectType } from 'gr
 import { protoPath as healthProtoPath } from 'grpc-health-check'
 import { AntlerError } from '../../src/antelope/index.ts'
 import { AuthInvalidTokenError, AuthOriginNotAllowedError, RateLimitExceededError } from '../../src/auth/index.ts'
-import type { TransportBacklog } from '../../src/graphql/index.ts'
-import { addGraphqlGrpcService, type GrpcAdmit } from '../../src/graphql/grpc.ts'
+import { createGraphqlExecution, type GraphqlAdmit, type TransportBacklog } from '../../src/graphql/index.ts'
+import { addGraphqlGrpcService } from '../../src/graphql/grpc.ts'
 import { onCleanup } from '../_helpers/cleanup.ts'
 import { reflectedServices } from '../_helpers/grpc-reflection.ts'
 import { pollUntil } from '../_helpers/push.ts'
@@ -98,14 +98,17 @@ function fakeSchema(seen: ReturnType<typeof probe>) {
 }
 
 /** A server with the service on a free port, and clients of its service names. */
-async function serve(t: TestContext, options: { admit?: GrpcAdmit; maxBufferedBytes?: number } = {}) {
+async function serve(t: TestContext, options: { admit?: GraphqlAdmit; maxBufferedBytes?: number } = {}) {
   const seen = probe()
   const server = new grpc.Server()
   const service = addGraphqlGrpcService(server, {
-    runtime: { schema: fakeSchema(seen), context: (backlog) => ({ backlog }) as never },
-    admit: options.admit,
+    execution: createGraphqlExecution({
+      schema: fakeSchema(seen),
+      services: {} as never,
+      admit: options.admit,
+      onUnexpected: (error) => void seen.unexpected.push(error),
+    }),
     maxBufferedBytes: options.maxBufferedBytes,
-    onUnexpected: (error) => void seen.unexpected.push(error),
     reflectedProtos: [healthProtoPath],
   })
   const port = await new Promise<number>((resolve, reject) =>
@@ -212,7 +215,7 @@ test('bad input ends the call with INVALID_ARGUMENT and a message saying why', a
 
 test('admission: each call asks admit with the token of `authorization` and the peer; refusals map to statuses', async (t) => {
   const admitted: { token: string | undefined; ip: string }[] = []
-  const admit: GrpcAdmit = async ({ token, caller }) => {
+  const admit: GraphqlAdmit = async ({ token, caller }) => {
     admitted.push({ token, ip: caller.ip })
     if (token === 'expired') throw AuthInvalidTokenError({ reason: 'expired' })
     if (token === 'malformed' || token === undefined)

@@ -1,8 +1,7 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { randomInt } from 'node:crypto'
-import { parse } from 'graphql'
-import { createGraphqlRuntime, createSharedSubscriptions, type GraphqlRuntime } from '../../src/graphql/index.ts'
+import { createGraphqlRuntime, type GraphqlRuntime } from '../../src/graphql/index.ts'
 import { createLiveHub } from '../../src/live/index.ts'
 import { onCleanup } from '../_helpers/cleanup.ts'
 import { mulberry32 } from '../_helpers/random.ts'
@@ -38,8 +37,8 @@ function sharedRuntime(h: Awaited<ReturnType<typeof startHarness>>, t: Parameter
     cursorKey: h.cursorKey,
   })
   const counted = { executions: 0 }
-  const subscriptions = createSharedSubscriptions(runtime.schema, (result) => (counted.executions++, result))
-  return { hub, runtime, subscriptions, counted }
+  const encoding = { name: 'counted', encode: (result: unknown) => (counted.executions++, JSON.stringify(result)) }
+  return { hub, runtime, encoding, counted }
 }
 
 /** A subscriber recording every payload it is sent, as text. */
@@ -48,12 +47,10 @@ async function subscribe(
   q: string,
   cursor?: string,
 ): Promise<{ payloads: string[]; stop(): Promise<void> }> {
-  const document = parse(QUERY)
-  const started = await on.subscriptions.subscribe(
-    document,
-    { query: QUERY, variables: { q, ...(cursor ? { cursor } : {}) } },
-    on.runtime.context(),
-  )
+  const operation = on.runtime.prepare({ query: QUERY, variables: { q, ...(cursor ? { cursor } : {}) } }, [
+    'subscription',
+  ])
+  const started = await on.runtime.subscribe(operation, on.runtime.context(), on.encoding)
   if (!('events' in started)) throw new Error(JSON.stringify(started.errors))
   const payloads: string[] = []
   const done = (async () => {

@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto'
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { AntlerError } from '../../antelope/index.ts'
@@ -14,25 +13,8 @@ declare module 'fastify' {
   }
 }
 
-/** A trace id: 32 hex characters, unique per request (dfuse's form). */
-export const newTraceId = (): string => randomBytes(16).toString('hex')
-
-/** Trace ids drawn per call to the system's random source (one call per request cost more than the id's use). */
-const TRACE_IDS_PER_DRAW = 256
-
-/** Makes trace ids as {@link newTraceId} does, cut from random bytes drawn {@link TRACE_IDS_PER_DRAW} ids at a time. */
-export function traceIdSource(): () => string {
-  let pool = ''
-  let next = 0
-  return () => {
-    if (next === pool.length) {
-      pool = randomBytes(16 * TRACE_IDS_PER_DRAW).toString('hex')
-      next = 0
-    }
-    next += 32
-    return pool.slice(next - 32, next)
-  }
-}
+/** Trace ids: one generator for every transport (src/antelope/trace-id.ts). */
+export { newTraceId, traceIdSource } from '../../antelope/index.ts'
 
 /** Sends the standard error object for any error, with the headers its code calls for. */
 export function sendError(request: FastifyRequest, reply: FastifyReply, thrown: unknown): FastifyReply {

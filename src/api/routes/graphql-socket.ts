@@ -13,11 +13,10 @@ import type { AuthService } from '../../auth/index.ts'
 import {
   graphqlWireError,
   GraphqlRequestError,
-  prepare,
   type GraphqlContext,
   type GraphqlRuntime,
+  type PayloadEncoding,
   type SharedSubscription,
-  type SharedSubscriptions,
 } from '../../graphql/index.ts'
 import { UnexpectedError, WsTooMuchStreamError } from '../errors.ts'
 import { documentedFrame, errorPayload, readFrame } from './graphql-frames.ts'
@@ -85,7 +84,7 @@ export function guardGraphqlSocket(
     auth: AuthService
     noAuth: boolean
     runtime: GraphqlRuntime
-    subscriptions: SharedSubscriptions
+    subscriptions: PayloadEncoding<string>
     /** The context of this socket's operations (its backlog bound). */
     context: () => GraphqlContext
     /** Deeper subscriptions are left to mercurius, which refuses them. */
@@ -123,10 +122,10 @@ export function guardGraphqlSocket(
       return { errors: [graphqlWireError(new GraphQLError('the payload must be an object with a query string'))] }
     try {
       return {
-        document: prepare(opts.runtime.schema, {
-          query: p.query,
-          operationName: (p.operationName as string) ?? undefined,
-        }),
+        document: opts.runtime.prepare({ query: p.query, operationName: (p.operationName as string) ?? undefined }, [
+          'query',
+          'subscription',
+        ]).document,
       }
     } catch (error) {
       if (error instanceof GraphqlRequestError) return { errors: error.errors.map((e) => graphqlWireError(e)) }
@@ -150,7 +149,7 @@ export function guardGraphqlSocket(
   /** Runs subscription `id` until its events end, it is stopped, or it fails; then its closing frame. */
   async function runSubscription(id: string, document: DocumentNode, payload: Record<string, unknown>): Promise<void> {
     const dataFrame = `{"type":"${legacy ? 'data' : 'next'}","id":${JSON.stringify(id)},"payload":`
-    let started: SharedSubscription | undefined
+    let started: SharedSubscription<string> | undefined
     let stopped = false
     const entry = {
       stop() {
@@ -161,17 +160,19 @@ export function guardGraphqlSocket(
     subscriptions.set(id, entry)
     try {
       const variables = payload.variables
-      const subscribed = await opts.subscriptions.subscribe(
-        document,
-        {
-          query: payload.query as string,
-          variables: variables && typeof variables === 'object' ? (variables as Record<string, unknown>) : undefined,
-          operationName: typeof payload.operationName === 'string' ? payload.operationName : undefined,
-        },
+      const request = {
+        query: payload.query as string,
+        variables: variables && typeof variables === 'object' ? (variables as Record<string, unknown>) : undefined,
+        operationName: typeof payload.operationName === 'string' ? payload.operationName : undefined,
+      }
+      const operation = getOperationAST(document, request.operationName)!
+      const subscribed = await opts.runtime.subscribe(
+        { request, document, operation },
         opts.context(),
+        opts.subscriptions,
       )
       if (!('events' in subscribed)) {
-        const errors = (subscribed.errors ?? []).map((e) => graphqlWireError(e))
+        const errors = (subscribed.errors ?? []).map((e: unknown) => graphqlWireError(e))
         closing({ type: 'error', id, payload: errorPayload(legacy, errors) })
         return
       }

@@ -3,7 +3,7 @@ import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
 import mercurius from 'mercurius'
 import type { WebSocket } from 'ws'
 import type { AuthService } from '../../auth/index.ts'
-import { createSharedSubscriptions, graphqlWireError, type GraphqlRuntime } from '../../graphql/index.ts'
+import { graphqlWireError, type GraphqlRuntime } from '../../graphql/index.ts'
 import { admitRequest, offersToken, rateHeaders } from '../plugins/auth.ts'
 import { toAntlerError, wireError } from '../wire-error.ts'
 import { asRefusal, checkGraphqlRequest, flattenErrors, type MercuriusErrors } from './graphql-request.ts'
@@ -71,15 +71,19 @@ export const graphqlRoutes: FastifyPluginAsync<{
     },
   })
   // Subscriptions over the WebSocket run in the socket guard: one execution and serialization per live step and shape.
-  const subscriptions = createSharedSubscriptions(opts.runtime.schema, (result) =>
-    result.errors?.length ? errorFormatter(result as MercuriusErrors).response : result,
-  )
+  const subscriptions = {
+    name: 'websocket',
+    encode: (result: MercuriusErrors) =>
+      JSON.stringify(result.errors?.length ? errorFormatter(result).response : result),
+  }
   const socketContext = (socket: WebSocket) =>
     opts.runtime.context({
-      bufferedBytes: () => socket.bufferedAmount,
-      maxBufferedBytes: GRAPHQL_MAX_BUFFERED_BYTES,
-      // The error frame could not get through a socket that does not read: the close tells the client.
-      abort: () => socket.terminate(),
+      backlog: {
+        bufferedBytes: () => socket.bufferedAmount,
+        maxBufferedBytes: GRAPHQL_MAX_BUFFERED_BYTES,
+        // The error frame could not get through a socket that does not read: the close tells the client.
+        abort: () => socket.terminate(),
+      },
     })
   app.websocketServer.on('connection', (socket: WebSocket, raw: IncomingMessage) => {
     const request = upgrading.get(raw)
