@@ -1,3 +1,4 @@
+import { createFailureLog, type FailureLogger } from '../antelope/index.ts'
 import type { KeyStore, KeyUsageRecord, PortalStore } from '../store/index.ts'
 import { hourOf } from './usage-windows.ts'
 
@@ -30,27 +31,34 @@ export function createUsageRecorder(deps: {
   store: Pick<PortalStore, 'addKeyUsage'> & Pick<KeyStore, 'touchApiKeys'>
   now?: () => number
   intervalMs?: number
-  onError?: (error: unknown) => void
+  /** Where failed writes are logged: the first of a kind in full, repeats (every 2 s) as a count. */
+  log?: FailureLogger
 }): UsageRecorder {
   const now = deps.now ?? Date.now
+  const writeFailures = createFailureLog({ log: deps.log, label: 'usage: writing key usage' })
   let pending = new Map<string, Counts>()
   let lastUse = new Map<string, number>()
   let flushing: Promise<void> = Promise.resolve()
 
   async function write(rows: Map<string, Counts>, uses: Map<string, number>): Promise<void> {
+    let failed = false
     try {
       if (rows.size > 0) await deps.store.addKeyUsage([...rows.values()])
     } catch (error) {
       // Kept for the next write: counts are added, so nothing is counted twice or lost.
       for (const row of rows.values()) merge(row)
-      deps.onError?.(error)
+      failed = true
+      writeFailures.failed(error)
     }
     try {
       if (uses.size > 0) await deps.store.touchApiKeys([...uses].map(([id, atMs]) => ({ id, atMs })))
     } catch (error) {
       for (const [id, atMs] of uses) lastUse.set(id, Math.max(atMs, lastUse.get(id) ?? 0))
-      deps.onError?.(error)
+      failed = true
+      writeFailures.failed(error)
     }
+    // A flush with nothing to write proves nothing about the store.
+    if (!failed && (rows.size > 0 || uses.size > 0)) writeFailures.recovered()
   }
 
   function merge(row: Counts): void {
@@ -104,6 +112,7 @@ export function createUsageRecorder(deps: {
     async close() {
       clearInterval(timer)
       await flush()
+      writeFailures.close()
     },
   }
 }

@@ -59,3 +59,10 @@ export {
 } from './receipt-digest.ts'
 export { signatureText, unpackTransaction, type UnpackedTransaction, type UnpackedAction } from './transactions.ts'
 export { newTraceId, traceIdSource } from './trace-id.ts'
+export {
+  createFailureLog,
+  FAILURE_LOG_WINDOW_MS,
+  type FailureLog,
+  type FailureLogger,
+  type FailureReport,
+} from './failure-log.ts'

@@ -61,12 +61,6 @@ function chainHeadCache(chainApi: string | undefined, ttlMs = 2000): () => Promi
   })
 }
 
-/** How a live hub's failed read of the step log is logged (it retries by itself). */
-export const liveReadError =
-  (logger: Logger) =>
-  (error: unknown): void =>
-    logger.warn({ reason: (error as Error).message }, 'live hub: reading the step log failed; retrying')
-
 /** How long a stopping gRPC server waits for its calls to end before it cuts them. */
 const GRPC_SHUTDOWN_GRACE_MS = 5_000
 
@@ -120,9 +114,9 @@ async function followStore(
   store: Store,
   logger: Logger,
 ): Promise<{ live: LiveHub; stopListening: (() => Promise<void>) | undefined }> {
-  const onReadError = liveReadError(logger)
-  if (!store.listenForSteps) return { live: createLiveHub({ source: store, onReadError }), stopListening: undefined }
-  const live = createLiveHub({ source: store, onReadError, pollIntervalMs: LISTENING_SAFETY_POLL_MS })
+  // The hub logs its failed reads itself (it retries): the first of a kind in full, repeats as a count.
+  if (!store.listenForSteps) return { live: createLiveHub({ source: store, log: logger }), stopListening: undefined }
+  const live = createLiveHub({ source: store, log: logger, pollIntervalMs: LISTENING_SAFETY_POLL_MS })
   const notifications = await followStepNotifications({
     listen: store.listenForSteps.bind(store),
     wake: () => live.wake(),
@@ -198,7 +192,7 @@ export async function startApi(args: {
   const recorder = portalWrites
     ? createUsageRecorder({
         store,
-        onError: (error) => logger.warn({ reason: (error as Error).message }, 'usage: writing key usage failed'),
+        log: logger,
       })
     : undefined
   // Every transport's usage (REST, GraphQL, gRPC, streams, webhook deliveries) through one meter.
@@ -220,7 +214,7 @@ export async function startApi(args: {
           stepStamp: () => live.lastSeq,
           // Each delivered message is a document of the subscription's key.
           onDelivered: ({ ownerKeyId }) => usage.documents(ownerKeyId, 1),
-          onError: (error) => logger.warn({ reason: (error as Error).message }, 'webhook dispatcher: a scan failed'),
+          log: logger,
         })
   const accounts = portalWrites ? createAccountsService({ store }) : undefined
   const app = await buildApp({

@@ -2,7 +2,7 @@ import { errorDefinitions } from '../antelope/index.ts'
 import { createLiveHub } from '../live/index.ts'
 import type { Store } from '../store/index.ts'
 import type { ApiFlags } from './api-options.ts'
-import { liveReadError, startApi, type RunningApi } from './api-runtime.ts'
+import { startApi, type RunningApi } from './api-runtime.ts'
 import { startIndexerThread, type IndexerThread } from './indexer-thread.ts'
 import type { Logger } from './logger.ts'
 
@@ -22,7 +22,7 @@ export async function startPlatform(args: {
 }): Promise<{ api: RunningApi; indexer: IndexerThread }> {
   const { flags, log } = args
   // The API's live hub learns of new steps from the indexer thread's messages: no polling.
-  const live = createLiveHub({ source: args.store, pollIntervalMs: 0, onReadError: liveReadError(log) })
+  const live = createLiveHub({ source: args.store, pollIntervalMs: 0, log })
   const indexer = startIndexerThread(
     {
       shipUrl: args.ship,

@@ -1,3 +1,4 @@
+import { createFailureLog } from '../antelope/index.ts'
 import { Fifo } from './fifo.ts'
 import { liveStep } from './sizes.ts'
 import { LiveSubscription, type HubCore } from './subscription.ts'
@@ -57,6 +58,7 @@ export function createLiveHub(options: LiveHubOptions): LiveHub {
   )
   const retryDelayMs = positiveInteger('retryDelayMs', options.retryDelayMs ?? LIVE_HUB_DEFAULTS.retryDelayMs, 1)
 
+  const readFailures = createFailureLog({ log: options.log, label: 'live hub: reading the step log' })
   const ring = new Fifo<LiveStep>()
   let ringBytes = 0
   /** The ring holds every step with ringBase < seq <= tail. */
@@ -149,12 +151,13 @@ export function createLiveHub(options: LiveHubOptions): LiveHub {
         again = false
         try {
           await readToEnd()
+          readFailures.recovered()
         } catch (error) {
           failed = true
           try {
-            options.onReadError?.(error)
+            readFailures.failed(error)
           } catch {
-            // A failing error handler must not stop the reader.
+            // A failing logger must not stop the reader.
           }
         }
       } while (again && !failed && !closed)
@@ -223,6 +226,7 @@ export function createLiveHub(options: LiveHubOptions): LiveHub {
       for (const subscription of [...subscriptions]) subscription.close()
       for (const wake of permitWaiters.splice(0)) wake()
       await reading
+      readFailures.close()
     },
   }
 }

@@ -1,3 +1,4 @@
+import type { FailureLogger } from '../antelope/index.ts'
 import type { Step, StepPayload, Store } from '../store/index.ts'
 
 /**
@@ -51,8 +52,11 @@ export interface LiveHubOptions {
   readonly catchUpConcurrency?: number
   /** After a failed shared read, the delay before the hub tries again on its own, in ms. Default 1000. */
   readonly retryDelayMs?: number
-  /** Told of each failed shared read (the hub retries; subscriptions are not told). */
-  readonly onReadError?: (error: unknown) => void
+  /**
+   * Where failed shared reads are logged (the hub retries; subscriptions are not told): the first of a kind in full,
+   * repeats as a count (createFailureLog).
+   */
+  readonly log?: FailureLogger
 }
 
 export interface SubscribeArgs {

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto'
+import { createFailureLog, type FailureLog } from '../antelope/index.ts'
 import type { WebhookRecord } from '../store/index.ts'
 import { runWebhookWorker, type WorkerDeps, type WorkerProgress } from './worker.ts'
 
@@ -40,8 +41,12 @@ export class WebhookDispatcher {
   private loop: Promise<void> | undefined
   private leaseRenewedAt = 0
   private prunedAt = 0
+  /** Failed scans, and workers that stopped on an error (the next scan starts them again). */
+  private readonly failures: FailureLog
 
-  constructor(private readonly deps: WorkerDeps & { readonly onError?: (error: unknown) => void }) {}
+  constructor(private readonly deps: WorkerDeps) {
+    this.failures = createFailureLog({ log: deps.log, label: 'webhook dispatcher' })
+  }
 
   start(): void {
     this.loop ??= this.run()
@@ -60,14 +65,16 @@ export class WebhookDispatcher {
     await this.loop
     await this.stopAll()
     await this.deps.store.releaseWebhookLease(this.holder).catch(() => undefined)
+    this.failures.close()
   }
 
   private async run(): Promise<void> {
     while (!this.stopping.signal.aborted) {
       try {
         await this.scan()
+        this.failures.recovered()
       } catch (error) {
-        this.deps.onError?.(error)
+        this.failures.failed(error)
       }
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, SCAN_INTERVAL_MS)
@@ -122,7 +129,7 @@ export class WebhookDispatcher {
     const abort = new AbortController()
     const progress: WorkerProgress = { cursor: record.cursor }
     const done = runWebhookWorker(id, this.deps, abort.signal, progress)
-      .catch((error: unknown) => this.deps.onError?.(error))
+      .catch((error: unknown) => this.failures.failed(error))
       .finally(() => {
         if (this.workers.get(id)?.abort === abort) this.workers.delete(id)
       })

@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks'
 import type { ExecutionResult } from 'graphql'
-import { AntlerError } from '../antelope/index.ts'
+import { AntlerError, type FailureLogger } from '../antelope/index.ts'
 import type { GraphqlRuntime } from '../graphql/index.ts'
 import type { KeyStore, StepReader, StorePosition, WebhookStore } from '../store/index.ts'
 import type { AllowList } from './address-policy.ts'
@@ -42,7 +42,8 @@ export interface WebhooksOptions {
   readonly limits: WebhookLimits & { readonly deliveriesPerSecondPerKey: number }
   /** The live hub's last step: what an event's steps are kept for (absent: read for each subscription). */
   readonly stepStamp?: () => number
-  readonly onError?: (error: unknown) => void
+  /** Where the dispatcher's and the workers' unexpected failures are logged (repeats as counts). */
+  readonly log?: FailureLogger
   readonly onDelivered?: WorkerDeps['onDelivered']
   readonly now?: () => number
 }
@@ -135,7 +136,7 @@ export function createWebhooks(options: WebhooksOptions): Webhooks {
     ownerRate: new OwnerRate(options.limits.deliveriesPerSecondPerKey, now),
     now,
     onDelivered: options.onDelivered,
-    onError: options.onError,
+    log: options.log,
   })
   dispatcher.start()
   const service = createWebhookService({

@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises'
+import { createFailureLog, type FailureLogger, type FailureReport } from '../antelope/index.ts'
 import type { KeyStore, WebhookRecord, WebhookStore } from '../store/index.ts'
 import { openDeliveryMessages, positionOf, type MessageSource } from './delivery-messages.ts'
 import type { OwnerRate } from './owner-rate.ts'
@@ -16,6 +17,11 @@ export interface WorkerDeps extends MessageSource {
   readonly disableAfterMs: number
   readonly ownerRate: OwnerRate
   readonly now: () => number
+  /**
+   * Where a broken pass (the stream or the store failed, not the endpoint: its failures are attempts) is logged, per
+   * subscription: the first of a kind in full, repeats as a count.
+   */
+  readonly log?: FailureLogger
   /** Called after each 2xx (benchmarks, metrics). */
   readonly onDelivered?: (info: {
     webhookId: string
@@ -58,24 +64,35 @@ export async function runWebhookWorker(
   signal: AbortSignal,
   progress: WorkerProgress = { cursor: '' },
 ): Promise<void> {
+  const passFailures = createFailureLog({
+    log: deps.log,
+    label: 'webhook worker: a delivery pass',
+    fields: { webhook_id: id },
+  })
   let failing: Failing | undefined
-  while (!signal.aborted) {
-    const record = await deps.store.webhook(id)
-    if (!record || record.paused || record.disabled) return
-    progress.cursor = record.cursor
-    let end: PassEnd
-    try {
-      end = await deliverPass(record, deps, signal, failing, progress)
-    } catch {
-      // The stream broke (the live hub dropped a slow pass, the store failed): start again from the cursor.
-      await sleep(STREAM_RETRY_MS, undefined, { signal }).catch(() => undefined)
-      continue
+  try {
+    while (!signal.aborted) {
+      const record = await deps.store.webhook(id)
+      if (!record || record.paused || record.disabled) return
+      progress.cursor = record.cursor
+      let end: PassEnd
+      try {
+        end = await deliverPass(record, deps, signal, failing, progress, passFailures)
+        passFailures.recovered()
+      } catch (error) {
+        // The stream broke (the live hub dropped a slow pass, the store failed): start again from the cursor.
+        if (!signal.aborted) passFailures.failed(error)
+        await sleep(STREAM_RETRY_MS, undefined, { signal }).catch(() => undefined)
+        continue
+      }
+      if (end.kind === 'stop') return
+      if (end.kind === 'failed') {
+        failing = { messageId: end.messageId, failures: end.failures }
+        await sleep(end.delayMs, undefined, { signal }).catch(() => undefined)
+      }
     }
-    if (end.kind === 'stop') return
-    if (end.kind === 'failed') {
-      failing = { messageId: end.messageId, failures: end.failures }
-      await sleep(end.delayMs, undefined, { signal }).catch(() => undefined)
-    }
+  } finally {
+    passFailures.close()
   }
 }
 
@@ -85,6 +102,7 @@ async function deliverPass(
   signal: AbortSignal,
   failing: Failing | undefined,
   progress: WorkerProgress,
+  passFailures: FailureReport,
 ): Promise<PassEnd> {
   const opened = await openDeliveryMessages(deps, { webhookId: record.id, ...record })
   if ('refused' in opened) {
@@ -97,6 +115,8 @@ async function deliverPass(
   try {
     for await (const message of opened.messages) {
       if (signal.aborted) return { kind: 'stop' }
+      // A message arrived: whatever broke the passes before this one works again.
+      passFailures.recovered()
       // A change of the subscription (pause, PATCH, rotation, deletion) reaches this pass through the dispatcher,
       // which stops it; a replay (or another dispatcher) fails the compare-and-set below.
       await deps.ownerRate.take(current.ownerKeyId, signal)

@@ -8,9 +8,11 @@ import {
   USAGE_HISTORY_MS,
   type UsageRecorder,
 } from '../../src/accounts/index.ts'
+import type { FailureLogger } from '../../src/antelope/index.ts'
 import { createApiKeyService } from '../../src/auth/index.ts'
 import type { KeyUsageRecord, Store } from '../../src/store/index.ts'
 import { BASE_MS, fakeClock, openTempStore, type FakeClock } from '../_helpers/accounts.ts'
+import { capturedLog } from '../_helpers/captured-log.ts'
 import { onCleanup } from '../_helpers/cleanup.ts'
 import { until } from '../_helpers/store.ts'
 
@@ -38,9 +40,9 @@ function recorderOn(
   t: TestContext,
   store: Parameters<typeof createUsageRecorder>[0]['store'],
   clock: FakeClock,
-  onError?: (error: unknown) => void,
+  log?: FailureLogger,
 ): UsageRecorder {
-  const recorder = createUsageRecorder({ store, now: clock.now, intervalMs: 24 * HOUR, onError })
+  const recorder = createUsageRecorder({ store, now: clock.now, intervalMs: 24 * HOUR, log })
   onCleanup(t, () => recorder.close())
   return recorder
 }
@@ -178,21 +180,25 @@ test('a failed write keeps the counts for the next flush: nothing lost, nothing 
     },
     touchApiKeys: (used) => store.touchApiKeys(used),
   }
-  const errors: unknown[] = []
-  const recorder = recorderOn(t, failing, clock, (error) => errors.push(error))
+  const log = capturedLog()
+  const recorder = recorderOn(t, failing, clock, log)
   recorder.count('key_a', 'ok', 5)
   recorder.count('key_a', 'clientErrors', 0)
   recorder.count('key_b', 'rateLimited', 0)
   await recorder.flush()
-  assert.equal(errors.length, 1, 'the failure is reported')
-  assert.match((errors[0] as Error).message, /restarting/)
+  assert.equal(log.lines.length, 1, 'the failure is logged')
+  assert.match((log.lines[0].fields.err as Error).message, /restarting/)
   assert.deepEqual(await store.keyUsage(['key_a', 'key_b'], 0), [], 'nothing stored by the failed write')
 
   // Counted between the failure and the next flush: merged with the kept rows.
   recorder.count('key_a', 'ok', 1)
   recorder.count('key_c', 'authFailures', 0)
   await recorder.flush()
-  assert.equal(errors.length, 1)
+  assert.deepEqual(
+    log.lines.slice(1).map((l) => [l.level, l.message]),
+    [['info', 'usage: writing key usage recovered']],
+    'the next write succeeded: one line says so',
+  )
   const expected = [
     row('key_a', BASE_MS, { ok: 2, clientErrors: 1, documents: 6 }),
     row('key_b', BASE_MS, { rateLimited: 1 }),

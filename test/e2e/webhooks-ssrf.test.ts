@@ -14,6 +14,7 @@ import {
   parseRetrySchedule,
   type Resolver,
 } from '../../src/webhooks/index.ts'
+import { capturedLog } from '../_helpers/captured-log.ts'
 import { onCleanup } from '../_helpers/cleanup.ts'
 import { spawnAntler } from '../_helpers/cli.ts'
 import { tempDir, withDevchain } from '../_helpers/devchain.ts'
@@ -227,7 +228,7 @@ test('in process, names: one resolving to a private address is refused at creati
     ['rebind.example', [PUBLIC_ADDRESS]],
   ])
   const resolver = switchableResolver(table)
-  const errors: unknown[] = []
+  const log = capturedLog()
   const webhooks = createWebhooks({
     store: h.store,
     graphql,
@@ -236,7 +237,7 @@ test('in process, names: one resolving to a private address is refused at creati
     retries: parseRetrySchedule(DEFAULT_WEBHOOK_RETRIES),
     disableAfterMs: 5 * 86_400_000,
     limits: { maxSubscriptionsPerKey: 10, deliveriesPerSecondPerKey: 50 },
-    onError: (error) => errors.push(error),
+    log,
   })
   onCleanup(t, () => webhooks.close())
   const { service } = webhooks
@@ -284,5 +285,5 @@ test('in process, names: one resolving to a private address is refused at creati
   assert.equal(stored.cursor, '', 'the cursor did not move past the failed message')
   assert.notEqual(stored.failingSinceMs, undefined, 'the subscription is failing')
   assert.deepEqual(receiver.hits, [], 'nothing reached the receiver')
-  assert.deepEqual(errors, [], 'the dispatcher reported no error')
+  assert.deepEqual(log.lines, [], 'the dispatcher logged no failure')
 })

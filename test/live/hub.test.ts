@@ -8,6 +8,7 @@ import {
   type Subscription,
 } from '../../src/live/index.ts'
 import type { AntlerError } from '../../src/antelope/index.ts'
+import { capturedLog } from '../_helpers/captured-log.ts'
 import { mulberry32 } from '../_helpers/random.ts'
 import { FakeSource, sleep, until } from './fake-source.ts'
 
@@ -363,21 +364,23 @@ test('a subscriber ahead of the shared reader (the store holds steps the hub has
   })
 })
 
-test('a failed shared read is reported and retried after retryDelayMs, without a wake-up', async () => {
+test('a failed shared read is logged (a repeat as a count) and retried after retryDelayMs, without a wake-up', async () => {
   const source = new FakeSource()
   source.add(3)
-  const errors: unknown[] = []
-  await withHub(source, { retryDelayMs: 20, onReadError: (error) => errors.push(error) }, async (hub) => {
+  const log = capturedLog()
+  await withHub(source, { retryDelayMs: 20, log }, async (hub) => {
     await caughtUp(hub, source, 'the first read')
     const got = collect(hub, hub.lastSeq)
     source.failures = 2
     source.add(4)
     hub.notify()
     await until(() => got.seqs.length === 4, 'the steps after two failed reads', 2000)
-    assert.deepEqual(
-      errors.map((e) => (e as Error).message),
-      ['store unavailable', 'store unavailable'],
-    )
+    assert.deepEqual(log.messages(), [
+      'live hub: reading the step log failed: store unavailable',
+      'live hub: reading the step log failed 1 more time in the last N s: store unavailable',
+      'live hub: reading the step log recovered',
+    ])
+    assert.match(String((log.lines[0].fields.err as Error).stack), /store unavailable/)
     assert.deepEqual(got.errors, [])
   })
 })
