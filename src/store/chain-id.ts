@@ -1,6 +1,6 @@
 import { GET_META } from './common-sql.ts'
 import type { StoreWriter } from './port.ts'
-import type { SqlRunner } from './sql-routine.ts'
+import { awaited, rowsOf, type SqlSession } from './sql-routine.ts'
 
 /** Insert-if-absent: the first chain id recorded stays (parameter: chain id). */
 const RECORD_CHAIN_ID = "INSERT INTO meta VALUES ('chain_id', ?) ON CONFLICT (key) DO NOTHING"
@@ -9,13 +9,14 @@ const RECORD_CHAIN_ID = "INSERT INTO meta VALUES ('chain_id', ?) ON CONFLICT (ke
  * The chain id a store's blocks belong to, a meta row both adapters read and write with the same statements: the
  * indexer records its node's before it writes a block and refuses a node of another chain.
  */
-export function createChainIdRecord(sql: SqlRunner): Pick<StoreWriter, 'chainId' | 'recordChainId'> {
-  const chainId = async () => (await sql.rows<{ value: string }>(GET_META, ['chain_id']))[0]?.value
+export function createChainIdRecord(on: SqlSession): Pick<StoreWriter, 'chainId' | 'recordChainId'> {
+  const recorded = rowsOf<{ value: string }>(GET_META, ['chain_id'])
   return {
-    chainId,
-    async recordChainId(id) {
-      await sql.run(RECORD_CHAIN_ID, [id])
-      return (await chainId())!
-    },
+    chainId: async () => (await on.run(recorded))[0]?.value,
+    recordChainId: (id) =>
+      on.run(function* (sql) {
+        yield* awaited(sql.run(RECORD_CHAIN_ID, [id]))
+        return (yield* recorded(sql))[0].value
+      }),
   }
 }

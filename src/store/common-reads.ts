@@ -19,9 +19,7 @@ import {
   TRANSACTIONS_BY_ID_PREFIX,
   TRANSACTION_RECORDS,
 } from './common-sql.ts'
-import type { SqlRunner } from './sql-routine.ts'
-
-type DbRow = Record<string, unknown>
+import { rowsOf, type SqlSession } from './sql-routine.ts'
 
 /** The reads both adapters run as the same statements, one each (two for a history). */
 export type CommonReads = Pick<
@@ -45,9 +43,10 @@ const LIB_BEFORE_STEP = "SELECT block_num FROM steps WHERE seq < ? AND type = 'i
 const STEPS_OF_BLOCK = 'SELECT seq, type, block_num, block_id FROM steps WHERE block_id = ? ORDER BY seq'
 const FORKED_OUT = 'SELECT block_num, block_id FROM forked_transactions WHERE id = ? ORDER BY block_num, block_id'
 
-/** The common reads over a runner (integers may come as numbers or as strings: each is read with Number). */
-export function createCommonReads(sql: SqlRunner): CommonReads {
-  const firstRow = async (text: string, params: readonly unknown[]) => (await sql.rows<DbRow>(text, params))[0]
+/** The common reads on an executor (integers may come as numbers or as strings: each is read with Number). */
+export function createCommonReads(on: SqlSession): CommonReads {
+  const firstRow = async (text: string, params: readonly unknown[]) => (await on.run(rowsOf(text, params)))[0]
+  const allRows = (text: string, params: readonly unknown[]) => on.run(rowsOf(text, params))
   const block = async (text: string, param: unknown) => {
     const row = await firstRow(text, [param])
     return row && blockFromRow(row)
@@ -58,7 +57,7 @@ export function createCommonReads(sql: SqlRunner): CommonReads {
       block(`SELECT * FROM blocks WHERE ${blockByTimeClause(comparator)} LIMIT 1`, timeMs),
     async reversibleBlocks() {
       const lib = Number((await firstRow(GET_META, ['lib']))?.value ?? 0)
-      const rows = await sql.rows<{ num: number | string; id: string }>(BLOCKS_ABOVE, [lib])
+      const rows = await on.run(rowsOf<{ num: number | string; id: string }>(BLOCKS_ABOVE, [lib]))
       return rows.map((r) => ({ blockNum: Number(r.num), blockId: r.id }))
     },
     async transaction(id) {
@@ -68,28 +67,28 @@ export function createCommonReads(sql: SqlRunner): CommonReads {
     async transactionsByIdPrefix(prefix, limit) {
       if (!/^[0-9a-f]{1,64}$/.test(prefix)) return []
       const bounds = [...trxIdKeyRange(prefix), prefix, prefixUpperBound(prefix)]
-      return (await sql.rows<DbRow>(TRANSACTIONS_BY_ID_PREFIX, [...bounds, limit])).map(transactionFromRow)
+      return (await allRows(TRANSACTIONS_BY_ID_PREFIX, [...bounds, limit])).map(transactionFromRow)
     },
     async firstSeqFromBlock(blockNum) {
       const row = await firstRow(FIRST_SEQ_FROM, [blockNum])
       return row ? Number(row.first_seq) : undefined
     },
     async stepsAfter(seq, limit) {
-      return (await sql.rows<StepRow>(STEPS_AFTER, [seq, limit])).map(stepFromRow)
+      return (await on.run(rowsOf<StepRow>(STEPS_AFTER, [seq, limit]))).map(stepFromRow)
     },
     async stepsOfBlock(blockId) {
-      return (await sql.rows<StepRow>(STEPS_OF_BLOCK, [blockId])).map(stepFromRow)
+      return (await on.run(rowsOf<StepRow>(STEPS_OF_BLOCK, [blockId]))).map(stepFromRow)
     },
     async libBeforeStep(seq) {
       const row = await firstRow(LIB_BEFORE_STEP, [seq])
       return row ? Number(row.block_num) : undefined
     },
     async transactionHistory(id) {
-      const records = (await sql.rows<DbRow>(TRANSACTION_RECORDS, [trxIdKey(id), id])).map(transactionFromRow)
-      return { records, forkedOut: (await sql.rows<DbRow>(FORKED_OUT, [id])).map(forkedOutFromRow) }
+      const records = (await allRows(TRANSACTION_RECORDS, [trxIdKey(id), id])).map(transactionFromRow)
+      return { records, forkedOut: (await allRows(FORKED_OUT, [id])).map(forkedOutFromRow) }
     },
     async rowChanges(blockNum) {
-      return (await sql.rows<DbRow>(ROW_CHANGES_OF_BLOCK, [blockNum])).map(rowChangeFromRow)
+      return (await allRows(ROW_CHANGES_OF_BLOCK, [blockNum])).map(rowChangeFromRow)
     },
   }
 }

@@ -247,8 +247,12 @@ export interface KeyStore {
  * PostgreSQL a read-only store writes these too; on SQLite a read-only connection cannot) and by the dispatcher.
  */
 export interface WebhookStore {
-  /** Throws an AntlerError `store_webhook_exists_error` if the id is taken. */
-  insertWebhook(record: WebhookRecord): Promise<void>
+  /**
+   * Stores a subscription; throws an AntlerError `store_webhook_exists_error` if the id is taken. With `limit`, stores
+   * it only while its owner has fewer than `limit` subscriptions, counted and inserted atomically (concurrent inserts
+   * of one owner, from any process, take turns): false, nothing stored, when the owner is at the limit.
+   */
+  insertWebhook(record: WebhookRecord, limit?: number): Promise<boolean>
   webhook(id: string): Promise<WebhookRecord | undefined>
   /** An owner's subscriptions, oldest first (created_at, then id). */
   webhooksOf(ownerKeyId: string): Promise<WebhookRecord[]>

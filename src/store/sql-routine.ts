@@ -17,20 +17,20 @@ export type SqlRoutine<R> = Generator<unknown, R, unknown>
 export interface SqlRunner extends ValueBinding {
   /** The rows a statement returns. */
   rows<T>(sql: string, params?: readonly unknown[]): Maybe<T[]>
-  /** Runs a statement for its effect. */
-  run(sql: string, params?: readonly unknown[]): Maybe<unknown>
+  /** Runs a statement for its effect; answers how many rows it changed. */
+  run(sql: string, params?: readonly unknown[]): Maybe<number>
 }
 
 /** A runner answering at once (SQLite). */
 export interface SyncSqlRunner extends SqlRunner {
   rows<T>(sql: string, params?: readonly unknown[]): T[]
-  run(sql: string, params?: readonly unknown[]): unknown
+  run(sql: string, params?: readonly unknown[]): number
 }
 
 /** A runner answering with promises (PostgreSQL). */
 export interface AsyncSqlRunner extends SqlRunner {
   rows<T>(sql: string, params?: readonly unknown[]): Promise<T[]>
-  run(sql: string, params?: readonly unknown[]): Promise<unknown>
+  run(sql: string, params?: readonly unknown[]): Promise<number>
 }
 
 /** Inside a routine: `yield* awaited(x)` is x's value, x being an answer of either kind. */
@@ -63,3 +63,36 @@ export async function runAsync<R>(routine: SqlRoutine<R>): Promise<R> {
   }
   return step.value
 }
+
+/** A routine over the runner it is given: what an executor runs on a connection of its choosing. */
+export type SqlProcedure<R> = (sql: SqlRunner) => SqlRoutine<R>
+
+/** Where procedures run a statement at a time: a connection, or a pool's connections. */
+export interface SqlSession {
+  /** Runs each statement of `procedure` on its own (one statement: atomic by itself). */
+  run<R>(procedure: SqlProcedure<R>): Promise<R>
+}
+
+/**
+ * Where an adapter runs procedures: SQLite on its one connection, synchronously; PostgreSQL on a pool (the store's, or
+ * one kept for some writes), awaiting each answer.
+ */
+export interface SqlExecutor extends SqlSession {
+  /**
+   * Runs `procedure` in one write transaction: all of its writes or none, and the writes of concurrent ones wait for
+   * it (SQLite: BEGIN IMMEDIATE, synchronous; PostgreSQL: one client of the pool, rolled back on a throw).
+   */
+  transaction<R>(procedure: SqlProcedure<R>): Promise<R>
+}
+
+/** The rows of one statement. */
+export const rowsOf =
+  <T = Record<string, unknown>>(text: string, params: readonly unknown[] = []): SqlProcedure<T[]> =>
+  (sql) =>
+    awaited(sql.rows<T>(text, params))
+
+/** How many rows one statement changed. */
+export const changesOf =
+  (text: string, params: readonly unknown[] = []): SqlProcedure<number> =>
+  (sql) =>
+    awaited(sql.run(text, params))

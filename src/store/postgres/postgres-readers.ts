@@ -5,7 +5,7 @@ import { GET_META, PERMISSIONS_AT, PERMISSION_LINKS_AT, numbered } from '../comm
 import type pg from 'pg'
 import type { BlockRecord, StorePosition } from '../types.ts'
 import type { Queryable } from './column-insert.ts'
-import { createPostgresRunner } from './postgres-runner.ts'
+import { createPostgresSession } from './postgres-runner.ts'
 
 /**
  * Rows of scopes at a height (`where` picks the scopes of `k`): the keys they had by then, from the
@@ -139,7 +139,7 @@ export function createPostgresSnapshotReader(q: Queryable): SnapshotReader {
     return snapshotPosition
   }
 
-  const { blockById, blockByTime } = createCommonReads(createPostgresRunner(q))
+  const { blockById, blockByTime } = createCommonReads(createPostgresSession(q))
   return {
     position: readPosition,
     async tableRows({ code, table, scope, blockNum }) {

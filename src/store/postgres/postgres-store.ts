@@ -1,5 +1,8 @@
 import { createChainIdRecord } from '../chain-id.ts'
 import { createCommonReads } from '../common-reads.ts'
+import { createKeyStore } from '../key-store.ts'
+import { createPortalStore } from '../portal-store.ts'
+import { createWebhookStore } from '../webhook-store.ts'
 import { INTEGRITY_CHECKS } from '../integrity-checks.ts'
 import type { Store } from '../port.ts'
 import { readOnlyStore, type OpenStoreOptions } from '../read-only.ts'
@@ -11,13 +14,11 @@ import { openDeliveryWritesPool, openPostgresPool, openWebhookWritesPool } from 
 import { createPlannerStatistics } from './planner-statistics.ts'
 import { createPostgresBatchReaders } from './postgres-batch-readers.ts'
 import { readStepPayloads } from './postgres-block-content.ts'
-import { createPostgresKeys } from './postgres-keys.ts'
-import { createPostgresWebhooks } from './postgres-webhooks.ts'
-import { createPostgresPortal } from './postgres-portal.ts'
 import { listenForSteps } from './postgres-listen.ts'
 import { createPostgresPostingSource } from './postgres-postings.ts'
 import { createPostgresSnapshotReader } from './postgres-readers.ts'
-import { createPostgresRunner } from './postgres-runner.ts'
+import { postgresRecordsDialect } from './postgres-records.ts'
+import { createPostgresExecutor } from './postgres-runner.ts'
 import { createPostgresWriter } from './postgres-writes.ts'
 
 /**
@@ -37,15 +38,17 @@ export async function openPostgresStore(url: string, options: OpenStoreOptions =
   const deliveryWrites = openDeliveryWritesPool(url)
   const writer = createPostgresWriter(pool, createPlannerStatistics(pool))
   const postingSource = createPostgresPostingSource(pool)
+  const records = postgresRecordsDialect({ reads: pool, writes: webhookWrites, deliveries: deliveryWrites })
+  const onPool = createPostgresExecutor(pool)
 
   const store: Store = {
-    ...createPostgresKeys(pool, webhookWrites),
-    ...createPostgresWebhooks(pool, webhookWrites, deliveryWrites),
-    ...createPostgresPortal(pool, webhookWrites),
+    ...createKeyStore(records),
+    ...createWebhookStore(records),
+    ...createPortalStore(records),
     ...createPostgresSnapshotReader(pool),
     ...createPostgresBatchReaders(pool),
-    ...createCommonReads(createPostgresRunner(pool)),
-    ...createChainIdRecord(createPostgresRunner(pool)),
+    ...createCommonReads(onPool),
+    ...createChainIdRecord(onPool),
     snapshot: (read) => inTransaction(pool, (client) => read(createPostgresSnapshotReader(client)), READ_SNAPSHOT),
     applyBlock: (batch, lib) => writer.applyBlocks([batch], lib),
     applyBlocks: writer.applyBlocks,

@@ -1,5 +1,8 @@
 import { createChainIdRecord } from '../chain-id.ts'
 import { createCommonReads } from '../common-reads.ts'
+import { createKeyStore } from '../key-store.ts'
+import { createPortalStore } from '../portal-store.ts'
+import { createWebhookStore } from '../webhook-store.ts'
 import { failpoint, writtenBlocks } from '../failpoints.ts'
 import type { Store } from '../port.ts'
 import { readOnlyStore, type OpenStoreOptions } from '../read-only.ts'
@@ -13,12 +16,10 @@ import { sqliteIntegrityFindings } from './integrity.ts'
 import { openSqliteDatabase } from './open-database.ts'
 import { createSqliteBatchReaders } from './sqlite-batch-readers.ts'
 import { createSqliteBlockContent } from './sqlite-block-content.ts'
-import { createSqliteKeys } from './sqlite-keys.ts'
-import { createSqliteWebhooks } from './sqlite-webhooks.ts'
-import { createSqlitePortal } from './sqlite-portal.ts'
 import { createSqlitePostingSource } from './sqlite-postings.ts'
 import { createSqliteStateReader } from './sqlite-readers.ts'
-import { createSqliteRunner } from './sqlite-runner.ts'
+import { sqliteRecordsDialect } from './sqlite-records.ts'
+import { createSqliteExecutor, createSqliteRunner } from './sqlite-runner.ts'
 import { createSqliteWriter } from './sqlite-writes.ts'
 
 type DbRow = Record<string, unknown>
@@ -40,6 +41,8 @@ export function openSqliteStore(path: string, options: OpenStoreOptions = {}): S
   }
 
   const sql = createSqliteRunner(db)
+  const connection = createSqliteExecutor(db, sql)
+  const records = sqliteRecordsDialect(connection)
   const s = {
     blockByNum: db.prepare('SELECT * FROM blocks WHERE num = ?'),
     trxById: db.prepare(LATEST_TRANSACTION_RECORD),
@@ -60,13 +63,13 @@ export function openSqliteStore(path: string, options: OpenStoreOptions = {}): S
   let openSnapshots = 0
   const commit = db.prepare('COMMIT')
   const store: Store = {
-    ...createSqliteKeys(db),
-    ...createSqliteWebhooks(db),
-    ...createSqlitePortal(db),
+    ...createKeyStore(records),
+    ...createWebhookStore(records),
+    ...createPortalStore(records),
     ...createSqliteStateReader(db, position),
     ...createSqliteBatchReaders(db),
-    ...createCommonReads(sql),
-    ...createChainIdRecord(sql),
+    ...createCommonReads(connection),
+    ...createChainIdRecord(connection),
     async snapshot(read) {
       // A read transaction: every statement of `read` sees the same committed state. `read` awaits
       // only this store's methods, which run synchronously, so it normally ends before any other
