@@ -130,9 +130,6 @@ export function createWebhookService(deps: WebhookServiceDeps) {
       checkQuery(input.query)
       if (input.cursor !== undefined) checkCursor(deps.cursors, 'cursor', input.cursor)
       await deps.checkTarget(input.url)
-      const limit = deps.limits.maxSubscriptionsPerKey
-      if ((await store.webhookCount(owner)) >= limit)
-        throw new AntlerError('webhook_limit_exceeded_error', { kind: 'webhook subscriptions', limit })
       const now = deps.now()
       const head = (await store.position())?.head.blockNum ?? 0
       const record: WebhookRecord = {
@@ -148,7 +145,10 @@ export function createWebhookService(deps: WebhookServiceDeps) {
         createdAtMs: now,
         updatedAtMs: now,
       }
-      await store.insertWebhook(record)
+      // The store counts and inserts atomically: concurrent creates (two replicas) never pass the limit together.
+      const limit = deps.limits.maxSubscriptionsPerKey
+      if (!(await store.insertWebhook(record, limit)))
+        throw new AntlerError('webhook_limit_exceeded_error', { kind: 'webhook subscriptions', limit })
       deps.notify()
       return record
     },
