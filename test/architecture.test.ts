@@ -3,6 +3,7 @@ import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path'
 import ts from 'typescript'
+import { MEMO_MARKER, moduleState } from './_helpers/module-state.ts'
 import { REPO_ROOT, codeFiles, lineCount, parseCode, type ParsedCode } from './_helpers/source-tree.ts'
 
 // The area rules docs/ARCHITECTURE.md describes: what each folder of src/ may import, only through
@@ -130,14 +131,42 @@ test('src/ imports follow the area rules (allowed edges only, through an area in
   assert.deepEqual(problems, [])
 })
 
-test(`src/ files stay within ${MAX_SOURCE_LINES} formatted lines and hold no module-level mutable state`, () => {
+/**
+ * TEMPORARY (issue 34): module-level state that work in flight removes, as `file:name`. Delete each entry once its
+ * file has landed without it; the list should end empty.
+ */
+const STATE_BEING_REMOVED: ReadonlySet<string> = new Set([
+  // The statement-numbering memo, moving onto the runner (the store's work).
+  'src/store/postgres/postgres-runner.ts:texts',
+  // Constant tables to type ReadonlySet (the portal's and the store's files).
+  'src/api/portal/session-cookie.ts:LOOPBACK_HOSTS',
+  'src/store/sqlite/sqlite-records.ts:TAKEN',
+])
+
+test(`src/ files stay within ${MAX_SOURCE_LINES} formatted lines`, () => {
   const problems: string[] = []
   for (const file of codeFiles(SRC)) {
-    const text = readFileSync(file, 'utf8')
-    const lines = lineCount(text)
+    const lines = lineCount(readFileSync(file, 'utf8'))
     if (lines > MAX_SOURCE_LINES) problems.push(`${relative(REPO_ROOT, file)} has ${lines} lines`)
-    if (/^export let |globalThis/m.test(text))
-      problems.push(`${relative(REPO_ROOT, file)} has module-level mutable state`)
   }
   assert.deepEqual(problems, [])
+})
+
+// State shared by every caller of a module outlives tests and requests and couples them: state belongs to an
+// instance its owner creates. Constant tables are typed Readonly; a bounded memo cache of a pure function may stay
+// with a `module-memo:` comment saying why.
+test('src/ holds no module-level mutable state (let, var, a container, a literal the module changes, globalThis)', () => {
+  const problems: string[] = []
+  for (const file of codeFiles(SRC)) {
+    const code = parseCode(file)
+    const where = relative(REPO_ROOT, file)
+    for (const state of moduleState(code))
+      if (!STATE_BEING_REMOVED.has(`${where}:${state.name}`))
+        problems.push(`${where}:${state.line} ${state.name} is module-level mutable state: ${state.what}`)
+    if (/globalThis/.test(code.text)) problems.push(`${where} uses globalThis`)
+  }
+  const fixes =
+    'move the state onto an instance its owner creates; type a constant table ReadonlySet/ReadonlyMap; mark a ' +
+    `bounded memo cache of a pure function with a comment "// ${MEMO_MARKER} why it is safe to share"`
+  assert.deepEqual(problems, [], fixes)
 })

@@ -9,20 +9,24 @@ export function hashPassword(password: string): Promise<string> {
   return hash(password)
 }
 
-/**
- * A hash of nothing anyone types, verified when the sign-in name is unknown: an unknown name then costs the same
- * time as a wrong password, so timing does not tell them apart.
- */
-let decoy: Promise<string> | undefined
+/** Whether a password matches a stored hash; with no hash (an unknown account), a decoy verification, always false. */
+export type PasswordCheck = (passwordHash: string | undefined, password: string) => Promise<boolean>
 
-/** Whether `password` matches `passwordHash`; with no hash (unknown account), a decoy verification, always false. */
-export async function checkPassword(passwordHash: string | undefined, password: string): Promise<boolean> {
-  if (passwordHash === undefined) {
-    decoy ??= hash('antler decoy: no account has this password')
-    await verify(await decoy, password).catch(() => false)
-    return false
+/**
+ * A password check owning its decoy: a hash of nothing anyone types, made at the first unknown sign-in name and
+ * verified for every one, so an unknown name costs the same time as a wrong password and timing does not tell them
+ * apart. One per accounts service (no module state).
+ */
+export function createPasswordCheck(): PasswordCheck {
+  let decoy: Promise<string> | undefined
+  return async (passwordHash, password) => {
+    if (passwordHash === undefined) {
+      decoy ??= hash('antler decoy: no account has this password')
+      await verify(await decoy, password).catch(() => false)
+      return false
+    }
+    return verify(passwordHash, password).catch(() => false)
   }
-  return verify(passwordHash, password).catch(() => false)
 }
 
 /** Why a new password is refused, or undefined when it is acceptable. */

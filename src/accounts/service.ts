@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { AntlerError } from '../antelope/index.ts'
 import type { AccountRecord, AuditEntry, PortalStore, SessionRecord } from '../store/index.ts'
-import { checkPassword, hashPassword, passwordProblem } from './passwords.ts'
+import { createPasswordCheck, hashPassword, passwordProblem } from './passwords.ts'
 import { createSignInThrottle, SIGN_IN_FAILURES_PER_MINUTE, type SignInThrottle } from './sign-in-throttle.ts'
 import { randomToken, tokenHash } from './tokens.ts'
 
@@ -67,6 +67,7 @@ export function createAccountsService(deps: {
   const { store } = deps
   const now = deps.now ?? Date.now
   const throttle = deps.throttle ?? createSignInThrottle(now)
+  const checkPassword = createPasswordCheck()
   const audit = (entry: Omit<AuditEntry, 'atMs' | 'seq'>) => store.appendAudit({ ...entry, atMs: now() })
 
   async function newAccount(login: string, password: string): Promise<AccountRecord> {

@@ -5,7 +5,9 @@ import { bigIntToName } from './names.ts'
 
 // Names and keys repeat heavily in chain data; rendering one costs microseconds, a lookup far less.
 const CACHE_LIMIT = 50_000
+// module-memo: uint64 → name text is a pure function; shared and bounded, no caller can tell it is there.
 const names = new Map<bigint, string>()
+// module-memo: packed key → key text is a pure function; shared and bounded, no caller can tell it is there.
 const publicKeys = new Map<string, string>()
 
 /** Reads a `name` and renders it, through a bounded cache. */

@@ -10,6 +10,7 @@ export function isValidName(value: string): boolean {
 
 // Names repeat heavily (accounts, tables, scopes); parsing one costs microseconds, a lookup far less.
 const NAME_CACHE_LIMIT = 100_000
+// module-memo: name text → uint64 is a pure function; shared and bounded, no caller can tell it is there.
 const nameCache = new Map<string, bigint>()
 
 /** The uint64 value of a name; throws `invalid_chain_value_error` for a non-canonical name. */

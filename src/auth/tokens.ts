@@ -62,7 +62,7 @@ export interface TokenVerifier {
   verify(token: string | undefined): Promise<TokenClaims>
 }
 
-const KEY_TYPES = new Set<string>(['mobile', 'web', 'server'])
+const KEY_TYPES: ReadonlySet<string> = new Set(['mobile', 'web', 'server'])
 
 function claimsOf(payload: Record<string, unknown>): TokenClaims | undefined {
   const { iss, sub, aki, usg, iat, exp, jti, origin, stblk } = payload

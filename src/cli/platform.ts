@@ -55,7 +55,9 @@ export async function startPlatform(args: {
 }
 
 /** Codes a restart would meet again (the registry calls them not retryable). */
-const REFUSALS = new Set(errorDefinitions().flatMap(([code, definition]) => (definition.retryable ? [] : [code])))
+const REFUSALS: ReadonlySet<string> = new Set(
+  errorDefinitions().flatMap(([code, definition]) => (definition.retryable ? [] : [code])),
+)
 
 /**
  * Whether the process outlives its stopped indexer: only once it has applied a block (a failure at start ends the
@@ -65,7 +67,7 @@ const REFUSALS = new Set(errorDefinitions().flatMap(([code, definition]) => (def
  */
 function keepsServing(error: unknown, indexer: IndexerThread): boolean {
   const code = (error as { code?: unknown }).code
-  return indexer.lastBlock() !== undefined && typeof code === 'string' && REFUSALS.has(code as never)
+  return indexer.lastBlock() !== undefined && typeof code === 'string' && REFUSALS.has(code)
 }
 
 /** Logs a status line every `everyMs`: head, LIB, blocks/s and requests/s. */

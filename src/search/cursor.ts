@@ -36,7 +36,7 @@ const PAYLOAD_BYTES = 45
 const STEP_BYTES = 9
 const MAC_BYTES = 16
 /** base64url, no padding, of each version's bytes. */
-const CURSOR_LENGTHS = new Map([
+const CURSOR_LENGTHS: ReadonlyMap<number, number> = new Map([
   [Math.ceil(((PAYLOAD_BYTES + MAC_BYTES) * 4) / 3), PAYLOAD_BYTES],
   [Math.ceil(((PAYLOAD_BYTES + STEP_BYTES + MAC_BYTES) * 4) / 3), PAYLOAD_BYTES + STEP_BYTES],
 ])

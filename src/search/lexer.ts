@@ -14,7 +14,7 @@ export type Token =
 const SPACE = /\s/
 const FIELD_CHAR = /[A-Za-z0-9_.]/
 /** Characters a bare value cannot hold (dfuse's rule), besides whitespace and quotes. */
-const NOT_IN_BARE_VALUE = new Set([':', '<', '>', '(', ')', '=', '!', '"', "'"])
+const NOT_IN_BARE_VALUE: ReadonlySet<string> = new Set([':', '<', '>', '(', ')', '=', '!', '"', "'"])
 
 /** The word at `i` is exactly `word`, followed by a space, a parenthesis or the end. */
 function isWord(query: string, i: number, word: string): boolean {

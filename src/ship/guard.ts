@@ -38,7 +38,7 @@ interface Index {
   readonly tables: Map<string, string>
 }
 
-const BUILTINS = new Set(
+const BUILTINS: ReadonlySet<string> = new Set(
   'bool int8 uint8 int16 uint16 int32 uint32 int64 uint64 int128 uint128 varint32 varuint32 float32 float64 float128 time_point time_point_sec block_timestamp_type name bytes string checksum160 checksum256 checksum512 public_key signature symbol symbol_code asset extended_asset'.split(
     ' ',
   ),
@@ -60,7 +60,7 @@ const READ_BY_HAND = [
 /** Spring-only layouts the decoders read when a node has them (older nodes never send them). */
 const READ_WHEN_PRESENT = ['finality_extension', 'finality_data']
 /** Variants whose newer alternatives are only sent when asked for (the request/result envelope). */
-const OPEN_VARIANTS = new Set(['request', 'result'])
+const OPEN_VARIANTS: ReadonlySet<string> = new Set(['request', 'result'])
 /** Delta tables the indexer reads by name. */
 const READ_TABLES = ['contract_row', 'account', 'permission', 'permission_link', 'generated_transaction']
 

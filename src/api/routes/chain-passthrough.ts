@@ -81,7 +81,11 @@ function upstreamPath(basePath: string, requestUrl: string): string {
 }
 
 /** Undici's codes for a chain that took longer than the time-out to answer. */
-const TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT'])
+const TIMEOUT_CODES: ReadonlySet<string> = new Set([
+  'UND_ERR_HEADERS_TIMEOUT',
+  'UND_ERR_BODY_TIMEOUT',
+  'UND_ERR_CONNECT_TIMEOUT',
+])
 
 /** The error a failed upstream call stands for: time-out, refused connection, or our own (body too large). */
 function upstreamError(error: unknown, timeoutMs: number): AntlerError {

@@ -13,7 +13,7 @@ import { limitedBody } from './chain-passthrough.ts'
 /** Why a guaranteed push waiting at shutdown is answered 503: the chain may still include what it was sent. */
 const PUSH_CUT_REASON = 'shutting down before the guarantee was met; the transaction may still be included'
 
-const PUSH_PATHS = new Set(['/v1/chain/push_transaction', '/v1/chain/send_transaction'])
+const PUSH_PATHS: ReadonlySet<string> = new Set(['/v1/chain/push_transaction', '/v1/chain/send_transaction'])
 
 /** A push with an `X-Eos-Push-Guarantee` header (the only passthrough call that always needs a token). */
 export function isGuaranteedPush(request: FastifyRequest): boolean {

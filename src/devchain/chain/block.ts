@@ -37,6 +37,7 @@ export function blockIdOf(header: BlockHeader, blockNum: number): string {
   return blockIdFromPackedHeader(packHeader(header), blockNum)
 }
 
+// module-memo: signature text → packed bytes is a pure function; shared and bounded, no caller can tell.
 const signatureCache = new Map<string, Uint8Array>()
 export function signatureBytes(text: string): Uint8Array {
   let bytes = signatureCache.get(text)

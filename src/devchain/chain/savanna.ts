@@ -89,10 +89,14 @@ export function savannaActionMroot(traces: readonly TransactionTrace[]): Uint8Ar
   return savannaMerkleRoot(executed.map(actionDigestSavanna))
 }
 
+// module-memo: key text → packed bytes is a pure function; shared and bounded, no caller can tell it is there.
 const publicKeyBytes = new Map<string, Uint8Array>()
 function packedPublicKey(text: string): Uint8Array {
   let bytes = publicKeyBytes.get(text)
-  if (!bytes) publicKeyBytes.set(text, (bytes = Serializer.encode({ object: PublicKey.from(text) }).array))
+  if (!bytes) {
+    if (publicKeyBytes.size >= 10_000) publicKeyBytes.clear()
+    publicKeyBytes.set(text, (bytes = Serializer.encode({ object: PublicKey.from(text) }).array))
+  }
   return bytes
 }
 

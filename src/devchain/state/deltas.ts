@@ -3,11 +3,15 @@ import { BinaryWriter, fromHex, nameToBigInt } from '../../antelope/index.ts'
 import { SHIP_TABLE_ORDER, type Authority, type StateTables, type TableName } from './rows.ts'
 import type { RowChange } from './state-db.ts'
 
+// module-memo: key text → packed bytes is a pure function; shared and bounded, no caller can tell it is there.
 const publicKeyBytes = new Map<string, Uint8Array>()
 
 function writePublicKey(w: BinaryWriter, key: string): void {
   let bytes = publicKeyBytes.get(key)
-  if (!bytes) publicKeyBytes.set(key, (bytes = Serializer.encode({ object: PublicKey.from(key) }).array))
+  if (!bytes) {
+    if (publicKeyBytes.size >= 10_000) publicKeyBytes.clear()
+    publicKeyBytes.set(key, (bytes = Serializer.encode({ object: PublicKey.from(key) }).array))
+  }
   w.raw(bytes)
 }
 
