@@ -1,10 +1,11 @@
 import type { ValueBinding } from './record-rows.ts'
 
 /**
- * Write paths both adapters share, written once for a synchronous driver (better-sqlite3, whose
- * transactions must not await) and an asynchronous one (pg). A routine is a generator: it yields
- * each adapter call's answer (a value or a promise) and resumes with the value; `runSync` drives it
- * inside a SQLite transaction, `runAsync` awaits each answer on PostgreSQL.
+ * The one way both adapters share code (reads, writes, undo, keys, webhooks, the portal): a statement sequence written
+ * once for a synchronous driver (better-sqlite3, whose transactions must not await) and an asynchronous one (pg). A
+ * routine is a generator: it yields each adapter call's answer (a value or a promise) and resumes with the value;
+ * `runSync` drives it on SQLite (inside a transaction where it must be atomic), `runAsync` awaits each answer on
+ * PostgreSQL. An executor (SqlExecutor) is where an adapter runs a routine: a statement at a time or in a transaction.
  */
 
 /** An answer now (SQLite) or later (PostgreSQL). */
@@ -79,8 +80,8 @@ export interface SqlSession {
  */
 export interface SqlExecutor extends SqlSession {
   /**
-   * Runs `procedure` in one write transaction: all of its writes or none, and the writes of concurrent ones wait for
-   * it (SQLite: BEGIN IMMEDIATE, synchronous; PostgreSQL: one client of the pool, rolled back on a throw).
+   * Runs `procedure` in one transaction: all of its writes or none (SQLite: BEGIN IMMEDIATE, holding the write lock
+   * throughout; PostgreSQL: on one client of the pool, READ COMMITTED, rolled back on a throw).
    */
   transaction<R>(procedure: SqlProcedure<R>): Promise<R>
 }
