@@ -135,6 +135,10 @@ export async function buildApp(args: {
     // 1,500 twelve-character scopes has a ~23 KB request line.
     http: { requireHostHeader: false, maxHeaderSize: 64 * 1024 },
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 1000 },
+    // Fastify's Ajv drops the fields a schema with `additionalProperties: false` does not name; such a schema means
+    // "no other field" (a misspelt `{"pause": true}` must not pass as a no-op), so it refuses them instead:
+    // request_validation_error naming the field (src/api/wire-error.ts). Fastify's other defaults stay.
+    ajv: { customOptions: { removeAdditional: false } },
   }).withTypeProvider<TypeBoxTypeProvider>()
 
   app.addSchema(ErrorObject)
@@ -211,7 +215,7 @@ export async function buildApp(args: {
   await app.register(async (graphql) => {
     graphql.removeContentTypeParser(['application/json', 'text/plain'])
     graphql.addContentTypeParser('*', { parseAs: 'string' }, parseJsonBody)
-    await graphql.register(graphqlRoutes, { runtime: services.graphql, auth: services.auth, noAuth: config.noAuth })
+    await graphql.register(graphqlRoutes, { runtime: services.graphql })
     await graphql.register(graphqlProtoRoutes)
     await graphql.register(graphiqlRoutes)
   })

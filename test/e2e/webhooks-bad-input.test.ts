@@ -540,7 +540,7 @@ test('/v1/webhooks of a real antler dev: every route refuses bad tokens, bad bod
             token: tokenA,
             ...json({ url: receiver.url('/x'), query: QUERY, x: 1 }),
           },
-          ...invalid('x', 'body'),
+          ...invalid('x'),
         },
         {
           name: 'create: start_blok misspelt',
@@ -550,12 +550,12 @@ test('/v1/webhooks of a real antler dev: every route refuses bad tokens, bad bod
             token: tokenA,
             ...json({ url: receiver.url('/x'), query: QUERY, start_blok: 5 }),
           },
-          ...invalid('start_blok', 'body'),
+          ...invalid('start_blok'),
         },
         {
           name: 'patch: pause misspelt',
           call: { method: 'PATCH', path: `/v1/webhooks/${a1.id}`, token: tokenA, ...json({ pause: true }) },
-          ...invalid('pause', 'body'),
+          ...invalid('pause'),
         },
         {
           name: 'replay: an extra field',
@@ -565,7 +565,7 @@ test('/v1/webhooks of a real antler dev: every route refuses bad tokens, bad bod
             token: tokenA,
             ...json({ from_block: 1, reset: true }),
           },
-          ...invalid('reset', 'body'),
+          ...invalid('reset'),
         },
       ]
       failures.push(...(await runCases(api, extra)))
@@ -638,20 +638,16 @@ test('/v1/webhooks of a real antler dev: every route refuses bad tokens, bad bod
   })
 
   await t.test(
-    'attempts?before= a leap second (valid RFC 3339, passes the schema): the attempts before it or a 400, not an empty page',
+    'attempts?before= a leap second (valid RFC 3339, passes the schema, no JavaScript date): 400 naming before, not an empty page',
     async () => {
       const path = `/v1/webhooks/${a1.id}/attempts`
       const all = await call(api, { method: 'GET', path, token: tokenA })
       assert.equal(all.status, 200, all.text)
       assert.ok((all.body as { attempts: unknown[] }).attempts.length >= 1, `an attempt to list: ${all.text}`)
+      // `before` takes an `at` of a page, which never holds a leap second; the route refuses what Date cannot read.
       const leap = await call(api, { method: 'GET', path: `${path}?before=2099-12-31T23:59:60Z`, token: tokenA })
-      if (leap.status === 400) {
-        const body = expectError(leap, 400, 'request_validation_error')
-        assert.ok('before' in ((body.details?.errors as object | undefined) ?? {}), leap.text)
-      } else {
-        assert.equal(leap.status, 200, leap.text)
-        assert.deepEqual(leap.body, all.body, 'every attempt is before the last second of 2099')
-      }
+      const body = expectError(leap, 400, 'request_validation_error')
+      assert.deepEqual(Object.keys((body.details?.errors as object | undefined) ?? {}), ['before'], leap.text)
     },
   )
 
