@@ -68,8 +68,12 @@ function run(client: Client, variables: Record<string, unknown>, lib: () => Prom
   return { results, done, stop: () => stop() }
 }
 
+/** Blocks between head and LIB on the platform of this file (100 ms blocks). */
+const LIB_DEPTH = 30
+
 test('GraphQL subscriptions via graphql-ws (graphql-transport-ws): live, highBlockNum, irreversible', async (t) => {
-  const p = await startPlatform(t, ['--lib-depth', '6'])
+  // LIB 30 blocks (3 s) behind head: a block stays reversible long enough to look at it before it is final.
+  const p = await startPlatform(t, ['--lib-depth', String(LIB_DEPTH)])
   const chain = new APIClient({ url: p.chainApi })
   const token = await issueToken(p, p.apiKey)
   const client = modernClient(t, p, token)
@@ -132,12 +136,17 @@ test('GraphQL subscriptions via graphql-ws (graphql-transport-ws): live, highBlo
       await pushActions(chain, [transfer('carol', 'irr 2')]),
     ]
     assert.ok(live[0].blockNum > head, 'live transfers')
-    // Nothing of a block comes before it is irreversible: results read while LIB was still below it.
-    for (;;) {
+    // Nothing of a block comes before it is irreversible: while LIB is below the first live transfer's block, only
+    // the history result has arrived. LIB lags head by LIB_DEPTH blocks (3 s), so the first look is always before
+    // LIB reaches that block (asserted, not assumed); a server sending live results at once fails it.
+    const deadline = Date.now() + 30_000
+    for (let look = 0; ; look++) {
       const seen = results.length
       const now = await lib()
-      if (now >= live[0].blockNum) break
+      if (look === 0) assert.ok(now < live[0].blockNum, `LIB ${now} still below block ${live[0].blockNum}`)
+      else if (now >= live[0].blockNum) break
       assert.ok(seen <= 1, `a live result before LIB ${now} reached block ${live[0].blockNum}`)
+      assert.ok(Date.now() < deadline, `LIB reached block ${live[0].blockNum} within 30 s`)
       await new Promise((resolve) => setTimeout(resolve, 20))
     }
     await pollUntil(
