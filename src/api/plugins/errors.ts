@@ -16,8 +16,13 @@ declare module 'fastify' {
 /** Trace ids: one generator for every transport (src/antelope/trace-id.ts). */
 export { newTraceId, traceIdSource } from '../../antelope/index.ts'
 
-/** Sends the standard error object for any error, with the headers its code calls for. */
-export function sendError(request: FastifyRequest, reply: FastifyReply, thrown: unknown): FastifyReply {
+/**
+ * The app's one decision about an error, whatever shows it: the AntlerError it stands for, its log line (an unexpected
+ * error once, at error level, with the trace id the client gets), `reply.failure` (metrics, usage, the request's log
+ * line), the status, and the headers its code calls for (`Retry-After`, `X-RateLimit-*`, `X-Trace-Id`). The body is
+ * the renderer's ({@link ErrorRenderer}).
+ */
+export function resolveError(request: FastifyRequest, reply: FastifyReply, thrown: unknown): AntlerError {
   const contentEncoding = request.headers['content-encoding']
   const { error, unexpected } = toAntlerError(thrown, {
     bodyLimitBytes: request.routeOptions.bodyLimit,
@@ -32,12 +37,35 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, thrown: 
   const decision = (thrown as { decision?: RateLimitDecision } | undefined)?.decision
   if (decision) rateHeaders(reply, decision)
   // Also set here: errors Fastify raises before any hook runs (a malformed URL) have no header yet.
-  reply
-    .code(error.status)
-    .header('x-trace-id', String(request.id))
-    .header('content-type', 'application/json; charset=utf-8')
-  return reply.send(wireError(error, String(request.id)))
+  reply.code(error.status).header('x-trace-id', String(request.id))
+  return error
 }
+
+/**
+ * How an error is shown, once {@link resolveError} set the reply up (status and headers): the standard error object
+ * here; the portal shows its pages ({@link errorHandlerWith}).
+ */
+export type ErrorRenderer = (request: FastifyRequest, reply: FastifyReply, error: AntlerError) => FastifyReply
+
+/** The standard error object `{code, trace_id, message, details?}` as the JSON body. */
+export const renderErrorObject: ErrorRenderer = (request, reply, error) =>
+  reply.header('content-type', 'application/json; charset=utf-8').send(wireError(error, String(request.id)))
+
+/** Answers any error: the app's decisions ({@link resolveError}), shown by `render` (the standard error object). */
+export function sendError(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  thrown: unknown,
+  render: ErrorRenderer = renderErrorObject,
+): FastifyReply {
+  return render(request, reply, resolveError(request, reply, thrown))
+}
+
+/** The error handler of a scope that shows errors its own way: the app's decisions, `render`'s body. */
+export const errorHandlerWith =
+  (render: ErrorRenderer) =>
+  (thrown: unknown, request: FastifyRequest, reply: FastifyReply): FastifyReply =>
+    sendError(request, reply, thrown, render)
 
 /** A route path as a pattern over request paths (`:param` and `*`), for telling 404 from 405. */
 function pathPattern(url: string): RegExp {

@@ -17,6 +17,14 @@ declare module 'fastify' {
   }
 }
 
+/** The route config of each kind of portal route (public to the API's auth: the portal checks its own session). */
+export const PORTAL_ROUTE = {
+  open: { public: true, portal: 'open' },
+  page: { public: true, portal: 'page' },
+  data: { public: true, portal: 'data' },
+  action: { public: true, portal: 'action' },
+} as const
+
 /** Where a page sends a visitor without a session. */
 export const SIGN_IN_PATH = '/portal/login'
 

@@ -1,34 +1,13 @@
-import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
-import { Type } from '@fastify/type-provider-typebox'
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { AntlerError } from '../../antelope/index.ts'
 import { hourOf, USAGE_HISTORY_MS } from '../../accounts/index.ts'
-import type { ApiKeyLimits, ApiKeyRecord, ApiKeyType } from '../../store/index.ts'
+import type { ApiKeyLimits, ApiKeyRecord } from '../../store/index.ts'
 import { frame, sendFormError, type PortalContext } from './context.ts'
+import { PORTAL_ROUTE } from './guard.ts'
 import { keyRow, keyState, usageRows } from './key-view.ts'
+import { CreateKeyBody, EditKeyBody, KeyParams, RevokeKeyBody, RotateKeyBody } from './schemas.ts'
 import { formatTime, sendPage } from './views.ts'
-
-const page = { public: true, portal: 'page' as const }
-const action = { public: true, portal: 'action' as const }
-const Csrf = { _csrf: Type.Optional(Type.String({ maxLength: 256 })) }
-const KeyParams = Type.Object({ id: Type.String({ maxLength: 64 }) })
-const CreateBody = Type.Object({
-  ...Csrf,
-  name: Type.String({ maxLength: 256 }),
-  type: Type.Union([Type.Literal('server'), Type.Literal('web'), Type.Literal('mobile')]),
-  origins: Type.Optional(Type.String({ maxLength: 8192 })),
-})
-const EditBody = Type.Object({
-  ...Csrf,
-  name: Type.String({ maxLength: 256 }),
-  origins: Type.Optional(Type.String({ maxLength: 8192 })),
-  callsPerMinute: Type.Optional(Type.String({ maxLength: 16 })),
-  tokensPerHour: Type.Optional(Type.String({ maxLength: 16 })),
-})
-const RotateBody = Type.Object({
-  ...Csrf,
-  grace: Type.Union([Type.Literal('0'), Type.Literal('3600'), Type.Literal('86400')]),
-})
-const RevokeBody = Type.Object({ ...Csrf, confirm: Type.Literal('yes') })
 
 /** One origin per line (or separated by spaces or commas); blank lines dropped. */
 const originList = (text: string | undefined): string[] =>
@@ -47,7 +26,7 @@ function limitField(field: string, text: string | undefined): number | undefined
 }
 
 /** The portal's key pages: list and create, one key's page (usage, edit, rotate, revoke), its usage as JSON. */
-export const keyRoutes: FastifyPluginAsync<PortalContext> = async (app, context) => {
+export const keyRoutes: FastifyPluginAsyncTypebox<PortalContext> = async (app, context) => {
   const now = context.now ?? Date.now
 
   /** The signed-in account's key with this id: another account's key (or none) is a 404, the same for both. */
@@ -75,53 +54,59 @@ export const keyRoutes: FastifyPluginAsync<PortalContext> = async (app, context)
     }
   }
 
-  app.get('/portal/keys', { config: page, schema: { hide: true } }, async (request, reply) =>
+  app.get('/portal/keys', { config: PORTAL_ROUTE.page, schema: { hide: true } }, async (request, reply) =>
     sendPage(reply, './keys', await keysPage(request, reply)),
   )
 
-  app.post('/portal/keys', { config: action, schema: { body: CreateBody, hide: true } }, async (request, reply) => {
-    const body = request.body as { name: string; type: ApiKeyType; origins?: string }
-    const account = request.portalSession!.account
-    try {
-      const origins = originList(body.origins)
-      if (body.type === 'web' && origins.length === 0)
-        throw new AntlerError('request_validation_error', {
-          errors: { origins: ['a web key needs at least one origin'] },
+  app.post(
+    '/portal/keys',
+    { config: PORTAL_ROUTE.action, schema: { body: CreateKeyBody, hide: true } },
+    async (request, reply) => {
+      const body = request.body
+      const account = request.portalSession!.account
+      try {
+        const origins = originList(body.origins)
+        if (body.type === 'web' && origins.length === 0)
+          throw new AntlerError('request_validation_error', {
+            errors: { origins: ['a web key needs at least one origin'] },
+          })
+        const created = await context.keys.create({ type: body.type, name: body.name, origins, accountId: account.id })
+        await context.accounts.audit({
+          accountId: account.id,
+          action: 'key_create',
+          ip: request.ip,
+          keyId: created.record.id,
+          detail: JSON.stringify({
+            name: created.record.name,
+            type: created.record.type,
+            origins: created.record.origins,
+          }),
         })
-      const created = await context.keys.create({ type: body.type, name: body.name, origins, accountId: account.id })
-      await context.accounts.audit({
-        accountId: account.id,
-        action: 'key_create',
-        ip: request.ip,
-        keyId: created.record.id,
-        detail: JSON.stringify({
-          name: created.record.name,
-          type: created.record.type,
-          origins: created.record.origins,
-        }),
-      })
-      return sendPage(reply, './key-created', {
-        ...frame(context, request, 'Key created', 'keys'),
-        heading: 'Key created',
-        key: created.record,
-        secret: created.key,
-      })
-    } catch (error) {
-      return sendFormError(reply, './keys', await keysPage(request, reply, { form: body }), error)
-    }
-  })
+        return sendPage(reply, './key-created', {
+          ...frame(context, request, 'Key created', 'keys'),
+          heading: 'Key created',
+          key: created.record,
+          secret: created.key,
+        })
+      } catch (error) {
+        return sendFormError(reply, './keys', await keysPage(request, reply, { form: body }), error)
+      }
+    },
+  )
 
-  app.get('/portal/keys/:id', { config: page, schema: { params: KeyParams, hide: true } }, async (request, reply) => {
-    const key = await ownKey(request, (request.params as { id: string }).id)
-    return sendPage(reply, './key', await keyPage(request, key))
-  })
+  app.get(
+    '/portal/keys/:id',
+    { config: PORTAL_ROUTE.page, schema: { params: KeyParams, hide: true } },
+    async (request, reply) =>
+      sendPage(reply, './key', await keyPage(request, await ownKey(request, request.params.id))),
+  )
 
   app.post(
     '/portal/keys/:id',
-    { config: action, schema: { params: KeyParams, body: EditBody, hide: true } },
+    { config: PORTAL_ROUTE.action, schema: { params: KeyParams, body: EditKeyBody, hide: true } },
     async (request, reply) => {
-      const key = await ownKey(request, (request.params as { id: string }).id)
-      const body = request.body as { name: string; origins?: string; callsPerMinute?: string; tokensPerHour?: string }
+      const key = await ownKey(request, request.params.id)
+      const body = request.body
       try {
         const callsPerMinute = limitField('callsPerMinute', body.callsPerMinute)
         const tokensPerHour = limitField('tokensPerHour', body.tokensPerHour)
@@ -155,10 +140,10 @@ export const keyRoutes: FastifyPluginAsync<PortalContext> = async (app, context)
 
   app.post(
     '/portal/keys/:id/rotate',
-    { config: action, schema: { params: KeyParams, body: RotateBody, hide: true } },
+    { config: PORTAL_ROUTE.action, schema: { params: KeyParams, body: RotateKeyBody, hide: true } },
     async (request, reply) => {
-      const key = await ownKey(request, (request.params as { id: string }).id)
-      const graceSeconds = Number((request.body as { grace: string }).grace)
+      const key = await ownKey(request, request.params.id)
+      const graceSeconds = Number(request.body.grace)
       const rotated = await context.keys.rotate(key.id, graceSeconds * 1000)
       if (graceSeconds === 0) await context.refreshRevocations()
       await context.accounts.audit({
@@ -184,9 +169,9 @@ export const keyRoutes: FastifyPluginAsync<PortalContext> = async (app, context)
 
   app.post(
     '/portal/keys/:id/revoke',
-    { config: action, schema: { params: KeyParams, body: RevokeBody, hide: true } },
+    { config: PORTAL_ROUTE.action, schema: { params: KeyParams, body: RevokeKeyBody, hide: true } },
     async (request, reply) => {
-      const key = await ownKey(request, (request.params as { id: string }).id)
+      const key = await ownKey(request, request.params.id)
       if (!keyState(key, now()).revoked) {
         await context.keys.revoke(key.id)
         await context.refreshRevocations()
@@ -205,9 +190,9 @@ export const keyRoutes: FastifyPluginAsync<PortalContext> = async (app, context)
   // The key page's chart: requests per hour over the last 7 days, by outcome (JSON, the standard error on failure).
   app.get(
     '/portal/keys/:id/usage.json',
-    { config: { public: true, portal: 'data' }, schema: { params: KeyParams, hide: true } },
+    { config: PORTAL_ROUTE.data, schema: { params: KeyParams, hide: true } },
     async (request) => {
-      const key = await ownKey(request, (request.params as { id: string }).id)
+      const key = await ownKey(request, request.params.id)
       const since = hourOf(now()) - 7 * 24 * 3_600_000
       const rows = await context.store.keyUsage([key.id], since)
       return {

@@ -1,26 +1,16 @@
 import { rm } from 'node:fs/promises'
-import type { FastifyPluginAsync } from 'fastify'
-import { Type } from '@fastify/type-provider-typebox'
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { SESSION_TTL_MS } from '../../accounts/index.ts'
 import { frame, sendFormError, type PortalContext } from './context.ts'
+import { PORTAL_ROUTE } from './guard.ts'
+import { CsrfBody, SetupBody, SignInBody } from './schemas.ts'
 import { clearSessionCookie, sessionCookie, setSessionCookie } from './session-cookie.ts'
 import { sendPage } from './views.ts'
 
-const SignInBody = Type.Object({
-  login: Type.String({ maxLength: 256 }),
-  password: Type.String({ maxLength: 1024 }),
-})
-const SetupBody = Type.Object({
-  token: Type.String({ maxLength: 256 }),
-  login: Type.String({ maxLength: 256 }),
-  password: Type.String({ maxLength: 1024 }),
-})
-const CsrfBody = Type.Object({ _csrf: Type.Optional(Type.String({ maxLength: 256 })) })
-
-const open = { public: true, portal: 'open' as const }
+const open = PORTAL_ROUTE.open
 
 /** `/portal` (where to go), `/portal/setup` (the first account, with the setup token), sign-in and sign-out. */
-export const signInRoutes: FastifyPluginAsync<PortalContext> = async (app, context) => {
+export const signInRoutes: FastifyPluginAsyncTypebox<PortalContext> = async (app, context) => {
   const setupPending = async () => (await context.store.accountCount()) === 0 && (await context.store.hasSetupToken())
 
   app.get('/portal', { config: open, schema: { hide: true } }, async (request, reply) => {
@@ -34,7 +24,7 @@ export const signInRoutes: FastifyPluginAsync<PortalContext> = async (app, conte
     return sendPage(reply, './setup', frame(context, request, 'Set up'))
   })
   app.post('/portal/setup', { config: open, schema: { body: SetupBody, hide: true } }, async (request, reply) => {
-    const { token, login, password } = request.body as { token: string; login: string; password: string }
+    const { token, login, password } = request.body
     try {
       const started = await context.accounts.setUp({ token: token.trim(), login, password, ip: request.ip })
       // The spent token is worthless, but no reason to leave it lying in the data dir.
@@ -50,7 +40,7 @@ export const signInRoutes: FastifyPluginAsync<PortalContext> = async (app, conte
     sendPage(reply, './login', { ...frame(context, request, 'Sign in'), setupPending: await setupPending() }),
   )
   app.post('/portal/login', { config: open, schema: { body: SignInBody, hide: true } }, async (request, reply) => {
-    const { login, password } = request.body as { login: string; password: string }
+    const { login, password } = request.body
     try {
       const started = await context.accounts.signIn({ login, password, ip: request.ip })
       setSessionCookie(request, reply, started.cookie, SESSION_TTL_MS)
@@ -63,7 +53,7 @@ export const signInRoutes: FastifyPluginAsync<PortalContext> = async (app, conte
   // Ends the session on the server (its row is deleted), then the cookie.
   app.post(
     '/portal/logout',
-    { config: { public: true, portal: 'action' }, schema: { body: CsrfBody, hide: true } },
+    { config: PORTAL_ROUTE.action, schema: { body: CsrfBody, hide: true } },
     async (request, reply) => {
       await context.accounts.signOut(sessionCookie(request) ?? '', request.ip)
       clearSessionCookie(request, reply)

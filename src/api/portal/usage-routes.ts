@@ -1,12 +1,12 @@
-import type { FastifyPluginAsync } from 'fastify'
-import { Type } from '@fastify/type-provider-typebox'
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { hourOf, rowsByKey, USAGE_HISTORY_MS } from '../../accounts/index.ts'
 import { frame, type PortalContext } from './context.ts'
+import { PORTAL_ROUTE } from './guard.ts'
 import { keyRow, usageRows } from './key-view.ts'
+import { AuditQuery } from './schemas.ts'
 import { formatTime, sendPage } from './views.ts'
 
-const page = { public: true, portal: 'page' as const }
-const AuditQuery = Type.Object({ before: Type.Optional(Type.Integer({ minimum: 1 })) })
+const page = PORTAL_ROUTE.page
 
 /** Audit entries per page. */
 const AUDIT_PAGE = 100
@@ -15,7 +15,7 @@ const AUDIT_PAGE = 100
  * `/portal/usage`: every key of the account with its usage over 24 h, 7 d and 30 d (two reads whatever the number of
  * keys: the keys, then all their hourly rows at once); `/portal/audit`: the account's audit log, newest first, paged.
  */
-export const usageRoutes: FastifyPluginAsync<PortalContext> = async (app, context) => {
+export const usageRoutes: FastifyPluginAsyncTypebox<PortalContext> = async (app, context) => {
   const now = context.now ?? Date.now
 
   app.get('/portal/usage', { config: page, schema: { hide: true } }, async (request, reply) => {
@@ -35,7 +35,7 @@ export const usageRoutes: FastifyPluginAsync<PortalContext> = async (app, contex
     '/portal/audit',
     { config: page, schema: { querystring: AuditQuery, hide: true } },
     async (request, reply) => {
-      const { before } = request.query as { before?: number }
+      const { before } = request.query
       const entries = await context.store.auditEntries({
         accountId: request.portalSession!.account.id,
         limit: AUDIT_PAGE,

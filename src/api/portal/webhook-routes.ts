@@ -1,40 +1,43 @@
-import type { FastifyPluginAsync, FastifyRequest } from 'fastify'
-import { Type } from '@fastify/type-provider-typebox'
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { AntlerError } from '../../antelope/index.ts'
-import type { ApiKeyRecord, WebhookFinality, WebhookRecord } from '../../store/index.ts'
+import type { ApiKeyRecord, WebhookRecord } from '../../store/index.ts'
 import type { WebhookService } from '../../webhooks/index.ts'
 import { attemptView, webhookView } from '../routes/webhooks.ts'
 import { frame, sendFormError, type PortalContext } from './context.ts'
+import { PORTAL_ROUTE } from './guard.ts'
 import { keyState } from './key-view.ts'
+import { CreateWebhookBody, CsrfBody, ReplayWebhookBody, WebhookParams } from './schemas.ts'
 import { sendPage } from './views.ts'
-
-const page = { public: true, portal: 'page' as const }
-const action = { public: true, portal: 'action' as const }
-const Csrf = { _csrf: Type.Optional(Type.String({ maxLength: 256 })) }
-const WebhookParams = Type.Object({ id: Type.String({ maxLength: 64 }) })
-const CreateBody = Type.Object({
-  ...Csrf,
-  key_id: Type.String({ maxLength: 64 }),
-  url: Type.String({ maxLength: 2048 }),
-  query: Type.String({ maxLength: 4096 }),
-  finality: Type.Union([Type.Literal('reversible'), Type.Literal('irreversible')]),
-})
-const CsrfBody = Type.Object(Csrf)
-const ReplayBody = Type.Object({ ...Csrf, from_block: Type.String({ maxLength: 12 }) })
 
 /** Attempts shown on a subscription's page. */
 const ATTEMPTS_SHOWN = 50
+
+/** A change of one subscription, made with the key that owns it. */
+type WebhookChange = (webhooks: WebhookService, key: ApiKeyRecord, id: string) => Promise<unknown>
+
+/** The block a replay form names: a whole number, 1 or more (shown again in the form otherwise). */
+function replayBlock(text: string): number {
+  const block = Number(text)
+  if (!/^\d{1,10}$/.test(text.trim()) || block < 1)
+    throw new AntlerError('request_validation_error', { errors: { from_block: ['must be a block number, 1 or more'] } })
+  return block
+}
 
 /**
  * The portal's webhooks: the subscriptions of the account's keys (list, create with the secret shown once), one
  * subscription's page (state, recent attempts) with pause/resume, test and replay. Through the webhook service, as
  * `/v1/webhooks` is: the same checks (SSRF, query, limits) and errors.
  */
-export const webhookRoutes: FastifyPluginAsync<PortalContext> = async (app, context) => {
+export const webhookRoutes: FastifyPluginAsyncTypebox<PortalContext> = async (app, context) => {
   const now = context.now ?? Date.now
-  const service = context.webhooks
-  const unavailable = () =>
-    new AntlerError('service_unavailable_error', { reason: 'webhooks need a writable store (see docs/WEBHOOKS.md)' })
+  /** The webhook service; without one (a read-only store) every webhook page is 503. */
+  const service = (): WebhookService => {
+    if (context.webhooks) return context.webhooks
+    throw new AntlerError('service_unavailable_error', {
+      reason: 'webhooks need a writable store (see docs/WEBHOOKS.md)',
+    })
+  }
 
   const accountKeys = (request: FastifyRequest) => context.keys.listOf(request.portalSession!.account.id)
 
@@ -71,86 +74,93 @@ export const webhookRoutes: FastifyPluginAsync<PortalContext> = async (app, cont
     }
   }
 
-  app.get('/portal/webhooks', { config: page, schema: { hide: true } }, async (request, reply) => {
-    if (!service) throw unavailable()
-    return sendPage(reply, './webhooks', await listPage(request, service))
-  })
+  app.get('/portal/webhooks', { config: PORTAL_ROUTE.page, schema: { hide: true } }, async (request, reply) =>
+    sendPage(reply, './webhooks', await listPage(request, service())),
+  )
 
-  app.post('/portal/webhooks', { config: action, schema: { body: CreateBody, hide: true } }, async (request, reply) => {
-    if (!service) throw unavailable()
-    const body = request.body as { key_id: string; url: string; query: string; finality: WebhookFinality }
-    try {
-      const key = (await accountKeys(request)).find((k) => k.id === body.key_id && !keyState(k, now()).revoked)
-      if (!key) throw new AntlerError('portal_key_not_found_error', { id: body.key_id })
-      const record = await service.create(key.id, { url: body.url, query: body.query, finality: body.finality })
-      await context.accounts.audit({
-        accountId: key.accountId,
-        action: 'webhook_create',
-        ip: request.ip,
-        keyId: key.id,
-        detail: JSON.stringify({ webhook_id: record.id, url: record.url, query: record.query }),
-      })
-      return sendPage(reply, './webhook', {
-        ...(await detailPage(request, service, record.id)),
-        secret: record.secret,
-      })
-    } catch (error) {
-      return sendFormError(reply, './webhooks', await listPage(request, service, { form: body }), error)
-    }
-  })
-
-  app.get(
-    '/portal/webhooks/:id',
-    { config: page, schema: { params: WebhookParams, hide: true } },
+  app.post(
+    '/portal/webhooks',
+    { config: PORTAL_ROUTE.action, schema: { body: CreateWebhookBody, hide: true } },
     async (request, reply) => {
-      if (!service) throw unavailable()
-      return sendPage(reply, './webhook', await detailPage(request, service, (request.params as { id: string }).id))
+      const webhooks = service()
+      const body = request.body
+      try {
+        const key = (await accountKeys(request)).find((k) => k.id === body.key_id && !keyState(k, now()).revoked)
+        if (!key) throw new AntlerError('portal_key_not_found_error', { id: body.key_id })
+        const record = await webhooks.create(key.id, { url: body.url, query: body.query, finality: body.finality })
+        await context.accounts.audit({
+          accountId: key.accountId,
+          action: 'webhook_create',
+          ip: request.ip,
+          keyId: key.id,
+          detail: JSON.stringify({ webhook_id: record.id, url: record.url, query: record.query }),
+        })
+        return sendPage(reply, './webhook', {
+          ...(await detailPage(request, webhooks, record.id)),
+          secret: record.secret,
+        })
+      } catch (error) {
+        return sendFormError(reply, './webhooks', await listPage(request, webhooks, { form: body }), error)
+      }
     },
   )
 
-  /** A POST on one subscription: done through the service with the owning key, audited, then back to its page. */
-  const change = (
-    path: string,
-    body: typeof CsrfBody | typeof ReplayBody,
-    work: (webhooks: WebhookService, key: ApiKeyRecord, id: string, body: Record<string, string>) => Promise<unknown>,
-  ) =>
-    app.post(
-      `/portal/webhooks/:id/${path}`,
-      { config: action, schema: { params: WebhookParams, body, hide: true } },
-      async (request, reply) => {
-        if (!service) throw unavailable()
-        const id = (request.params as { id: string }).id
-        const { key } = await ownWebhook(request, id)
-        try {
-          const outcome = await work(service, key, id, request.body as Record<string, string>)
-          await context.accounts.audit({
-            accountId: key.accountId,
-            action: `webhook_${path}`,
-            ip: request.ip,
-            keyId: key.id,
-            detail: JSON.stringify({ webhook_id: id }),
-          })
-          return path === 'test'
-            ? sendPage(reply, './webhook', await detailPage(request, service, id, { tested: outcome }))
-            : reply.redirect(`/portal/webhooks/${id}`, 303)
-        } catch (error) {
-          return sendFormError(reply, './webhook', await detailPage(request, service, id), error)
-        }
-      },
-    )
+  app.get(
+    '/portal/webhooks/:id',
+    { config: PORTAL_ROUTE.page, schema: { params: WebhookParams, hide: true } },
+    async (request, reply) => sendPage(reply, './webhook', await detailPage(request, service(), request.params.id)),
+  )
 
-  change('pause', CsrfBody, (webhooks, key, id) => webhooks.change(key.id, id, { paused: true }))
-  change('resume', CsrfBody, (webhooks, key, id) => webhooks.change(key.id, id, { paused: false }))
-  change('test', CsrfBody, async (webhooks, key, id) => {
-    const { messageId, outcome } = await webhooks.test(key.id, id)
-    return { messageId, ok: outcome.ok, status: outcome.status, error: outcome.ok ? null : outcome.error }
-  })
-  change('replay', ReplayBody, (webhooks, key, id, body) => {
-    const block = Number(body.from_block)
-    if (!/^\d{1,10}$/.test(body.from_block.trim()) || block < 1)
-      throw new AntlerError('request_validation_error', {
-        errors: { from_block: ['must be a block number, 1 or more'] },
+  /** A POST on one subscription: done through the service with the owning key, audited, then back to its page. */
+  async function changeWebhook(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    id: string,
+    action: 'pause' | 'resume' | 'test' | 'replay',
+    work: WebhookChange,
+  ): Promise<FastifyReply> {
+    const webhooks = service()
+    const { key } = await ownWebhook(request, id)
+    try {
+      const outcome = await work(webhooks, key, id)
+      await context.accounts.audit({
+        accountId: key.accountId,
+        action: `webhook_${action}`,
+        ip: request.ip,
+        keyId: key.id,
+        detail: JSON.stringify({ webhook_id: id }),
       })
-    return webhooks.replay(key.id, id, { block })
-  })
+      return action === 'test'
+        ? sendPage(reply, './webhook', await detailPage(request, webhooks, id, { tested: outcome }))
+        : reply.redirect(`/portal/webhooks/${id}`, 303)
+    } catch (error) {
+      return sendFormError(reply, './webhook', await detailPage(request, webhooks, id), error)
+    }
+  }
+
+  const csrfOnly = { config: PORTAL_ROUTE.action, schema: { params: WebhookParams, body: CsrfBody, hide: true } }
+  app.post('/portal/webhooks/:id/pause', csrfOnly, (request, reply) =>
+    changeWebhook(request, reply, request.params.id, 'pause', (webhooks, key, id) =>
+      webhooks.change(key.id, id, { paused: true }),
+    ),
+  )
+  app.post('/portal/webhooks/:id/resume', csrfOnly, (request, reply) =>
+    changeWebhook(request, reply, request.params.id, 'resume', (webhooks, key, id) =>
+      webhooks.change(key.id, id, { paused: false }),
+    ),
+  )
+  app.post('/portal/webhooks/:id/test', csrfOnly, (request, reply) =>
+    changeWebhook(request, reply, request.params.id, 'test', async (webhooks, key, id) => {
+      const { messageId, outcome } = await webhooks.test(key.id, id)
+      return { messageId, ok: outcome.ok, status: outcome.status, error: outcome.ok ? null : outcome.error }
+    }),
+  )
+  app.post(
+    '/portal/webhooks/:id/replay',
+    { config: PORTAL_ROUTE.action, schema: { params: WebhookParams, body: ReplayWebhookBody, hide: true } },
+    (request, reply) =>
+      changeWebhook(request, reply, request.params.id, 'replay', (webhooks, key, id) =>
+        webhooks.replay(key.id, id, { block: replayBlock(request.body.from_block) }),
+      ),
+  )
 }
