@@ -215,7 +215,7 @@ export async function buildApp(args: {
   await app.register(async (graphql) => {
     graphql.removeContentTypeParser(['application/json', 'text/plain'])
     graphql.addContentTypeParser('*', { parseAs: 'string' }, parseJsonBody)
-    await graphql.register(graphqlRoutes, { runtime: services.graphql, auth: services.auth, noAuth: config.noAuth })
+    await graphql.register(graphqlRoutes, { runtime: services.graphql })
     await graphql.register(graphqlProtoRoutes)
     await graphql.register(graphiqlRoutes)
   })
