@@ -1,7 +1,10 @@
+import { execFile } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { networkInterfaces } from 'node:os'
+import type { TestContext } from 'node:test'
+import { promisify } from 'node:util'
 import { chromium, type Browser, type BrowserContext, type BrowserContextOptions, type Page } from 'playwright-core'
-import { within } from './cleanup.ts'
+import { onCleanup, within } from './cleanup.ts'
 
 /*
  * Real headless Chromium for browser tests: Debian's `chromium` package driven by playwright-core (no browser
@@ -47,6 +50,70 @@ export function lanAddress(): string | undefined {
     if (found) return found.address
   }
   return undefined
+}
+
+const run = promisify(execFile)
+const IP_TIMEOUT_MS = 10_000
+
+/** Runs `ip …` (iproute2); answers its error output when it fails, undefined when it worked. */
+async function ip(args: readonly string[]): Promise<string | undefined> {
+  try {
+    await run('ip', args, { timeout: IP_TIMEOUT_MS })
+    return undefined
+  } catch (error) {
+    const stderr = (error as { stderr?: string }).stderr?.trim()
+    return `ip ${args.join(' ')}: ${stderr || (error as Error).message}`
+  }
+}
+
+/**
+ * Adds an address of this machine on an interface of the test's own, removed after the test: a `dummy` interface, or
+ * where the kernel has no dummy driver (some VMs) a `bridge` with no port, which holds a local address the same way.
+ * Root only. Answers the address, or why it could not.
+ */
+async function addTestLanAddress(t: TestContext): Promise<{ address: string } | { reason: string }> {
+  if (process.getuid?.() !== 0) return { reason: `not root (uid ${process.getuid?.()}): cannot add an interface` }
+  // One interface per test process (≤ 15 characters), its /32 address from the pid: parallel test files never clash.
+  const name = `antler${process.pid}`
+  const address = `10.213.${(process.pid >> 8) & 255}.${process.pid & 255}`
+  const tried: string[] = []
+  for (const kind of ['dummy', 'bridge']) {
+    const failed = await ip(['link', 'add', name, 'type', kind])
+    if (failed) {
+      tried.push(failed)
+      continue
+    }
+    onCleanup(t, async () => {
+      const left = await ip(['link', 'del', name])
+      if (left) throw new Error(`the test's interface is left: ${left}`)
+    })
+    const configured =
+      (await ip(['addr', 'add', `${address}/32`, 'dev', name])) ?? (await ip(['link', 'set', name, 'up']))
+    if (configured) return { reason: configured }
+    return { address }
+  }
+  return { reason: tried.join('; ') }
+}
+
+/**
+ * A non-internal IPv4 address for a test's LAN checks (a server bound to 0.0.0.0 answers on it): the machine's own,
+ * else one added for the test (`addTestLanAddress`; always so with ANTLER_TEST_LAN=own). Without either, `reason` says
+ * the LAN checks are NOT RUN and why, for the test's skip; under CI (which runs as root) that is an error instead.
+ */
+export async function lanAddressFor(
+  t: TestContext,
+): Promise<{ address: string } | { address?: never; reason: string }> {
+  const own = process.env.ANTLER_TEST_LAN === 'own'
+  const existing = own ? undefined : lanAddress()
+  if (existing) return { address: existing }
+  const added = await addTestLanAddress(t)
+  if ('address' in added) {
+    t.diagnostic(`LAN checks on ${added.address}, an address added for this test`)
+    return added
+  }
+  const reason = `LAN checks NOT RUN: no non-internal IPv4 address${own ? ' (ANTLER_TEST_LAN=own)' : ''} and none could be added (${added.reason})`
+  if (process.env.CI) throw new Error(reason)
+  return { reason }
 }
 
 export interface LaunchOptions {
