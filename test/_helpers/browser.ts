@@ -98,12 +98,14 @@ async function addTestLanAddress(t: TestContext): Promise<{ address: string } | 
 /**
  * A non-internal IPv4 address for a test's LAN checks (a server bound to 0.0.0.0 answers on it): the machine's own,
  * else one added for the test (`addTestLanAddress`; always so with ANTLER_TEST_LAN=own). Without either, `reason` says
- * the LAN checks are NOT RUN and why, for the test's skip; under CI (which runs as root) that is an error instead.
+ * the LAN checks are NOT RUN and why, for the test's skip; with ANTLER_TEST_LAN=required (.ci/run, which runs as root)
+ * or CI set, that is an error instead. ANTLER_TEST_LAN takes both, comma-separated.
  */
 export async function lanAddressFor(
   t: TestContext,
 ): Promise<{ address: string } | { address?: never; reason: string }> {
-  const own = process.env.ANTLER_TEST_LAN === 'own'
+  const modes = (process.env.ANTLER_TEST_LAN ?? '').split(',')
+  const own = modes.includes('own')
   const existing = own ? undefined : lanAddress()
   if (existing) return { address: existing }
   const added = await addTestLanAddress(t)
@@ -112,7 +114,7 @@ export async function lanAddressFor(
     return added
   }
   const reason = `LAN checks NOT RUN: no non-internal IPv4 address${own ? ' (ANTLER_TEST_LAN=own)' : ''} and none could be added (${added.reason})`
-  if (process.env.CI) throw new Error(reason)
+  if (process.env.CI || modes.includes('required')) throw new Error(reason)
   return { reason }
 }
 
