@@ -18,10 +18,10 @@ const FORM_LIMIT_BYTES = 16 * 1024
 
 /**
  * The management portal at `/portal`: server-rendered pages (Eta) for account holders, signed in with a session cookie;
- * every state change is a POST carrying the session's CSRF token. Errors go the app's one way (plugins/errors.ts decides
- * status, log line, headers and trace id); the portal only shows them: a page for a browser, the standard error object
- * for the page's own JSON requests. Its own scope: its cookies, form parser, security headers and error pages apply to
- * nothing else. Every request's fields are its route's schema (schemas.ts).
+ * every state change is a POST carrying the session's CSRF token. Errors go the app's one way (plugins/errors.ts
+ * decides status, log line, headers and trace id); the portal only shows them: a page for a browser, the standard
+ * error object for the page's own JSON requests. Its own scope: its cookies, form parser, security headers and error
+ * pages apply to nothing else. Every request's fields are its route's schema (schemas.ts).
  */
 export const portalRoutes: FastifyPluginAsyncTypebox<PortalServices> = async (app, services) => {
   await app.register(cookie)
