@@ -1,6 +1,12 @@
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import type { Admission, AuthService, RateLimitDecision, TokenClaims } from '../../auth/index.ts'
+import {
+  authorizationToken,
+  type Admission,
+  type AuthService,
+  type RateLimitDecision,
+  type TokenClaims,
+} from '../../auth/index.ts'
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -26,8 +32,8 @@ function authorizationCount(rawHeaders: readonly string[]): number {
 }
 
 /**
- * The token a request presents: `Authorization: Bearer <jwt>`, else `?token=` (browsers cannot set
- * headers on a WebSocket). A header that is not exactly `Bearer <token>` counts as malformed
+ * The token a request presents: `Authorization: Bearer <jwt>` (or the bare token, the one rule of every transport),
+ * else `?token=` (browsers cannot set headers on a WebSocket). A header of another shape counts as malformed
  * unless the query carries a token (dfuse's fallback). Repeated Authorization headers or `token`
  * parameters are malformed: which one a proxy in front of this server honoured is anyone's guess.
  */
@@ -36,10 +42,11 @@ export function presentedToken(request: FastifyRequest): { token: string | undef
   const query = (request.query as Record<string, unknown> | undefined)?.token
   if (authorizationCount(request.raw.rawHeaders) > 1 || Array.isArray(query))
     return { token: undefined, malformed: true }
-  const words = typeof header === 'string' ? header.trim().split(/\s+/) : []
-  if (words.length === 2 && words[0].toLowerCase() === 'bearer') return { token: words[1], malformed: false }
+  // The one Bearer rule of every transport (src/auth/presented-token.ts).
+  const fromHeader = typeof header === 'string' ? authorizationToken([header]) : undefined
+  if (fromHeader !== undefined && fromHeader !== 'malformed') return { token: fromHeader, malformed: false }
   const fromQuery = typeof query === 'string' && query !== '' ? query : undefined
-  return { token: fromQuery, malformed: header !== undefined && header !== '' && fromQuery === undefined }
+  return { token: fromQuery, malformed: fromHeader === 'malformed' && fromQuery === undefined }
 }
 
 /** Whether a request offers a token at all (a malformed one included). */
