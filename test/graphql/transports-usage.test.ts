@@ -1,102 +1,15 @@
-import { test, type TestContext } from 'node:test'
+import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import * as grpc from '@grpc/grpc-js'
-import { loadSync } from '@grpc/proto-loader'
-import websocket from '@fastify/websocket'
-import Fastify from 'fastify'
-import { buildSchema, type GraphQLFieldConfig, type GraphQLObjectType } from 'graphql'
 import WebSocket from 'ws'
-import { AuthInvalidTokenError, RateLimitExceededError } from '../../src/auth/index.ts'
-import { graphqlRoutes } from '../../src/api/routes/graphql.ts'
-import {
-  addGraphqlGrpcService,
-  createGraphqlExecution,
-  GRAPHQL_PROTO_PATH,
-  type GraphqlAdmit,
-  type GraphqlRuntime,
-  type GraphqlUsageOutcome,
-} from '../../src/graphql/index.ts'
+import type { GraphqlUsageOutcome } from '../../src/graphql/index.ts'
 import { onCleanup } from '../_helpers/cleanup.ts'
 import { pollUntil } from '../_helpers/push.ts'
+import { serveFakeGraphql, type Counted } from './fake-graphql.ts'
 
 // How each GraphQL transport counts a key's usage through the runtime (the meter's calls), on a schema of its own:
 // one request per HTTP request, WebSocket operation or gRPC call by its real outcome, each subscription message one
 // document, an unexpected error not counted, a refusal for the key it names.
-
-type Counted = { keyId: string; outcome: GraphqlUsageOutcome | 'documents'; documents: number }
-
-function fakeSchema() {
-  const schema = buildSchema(`
-    type Page { results: [Int!]! }
-    type Query { hello: String, page: Page, crash: String }
-    type Subscription { ticks(count: Int!): Int }
-  `)
-  const set = (
-    type: GraphQLObjectType | null | undefined,
-    field: string,
-    config: Partial<GraphQLFieldConfig<unknown, never>>,
-  ) => Object.assign(type!.getFields()[field], config)
-  set(schema.getQueryType(), 'hello', { resolve: () => 'hello' })
-  set(schema.getQueryType(), 'page', { resolve: () => ({ results: [1, 2, 3] }) })
-  set(schema.getQueryType(), 'crash', {
-    resolve: () => {
-      throw new Error('a bug')
-    },
-  })
-  set(schema.getSubscriptionType(), 'ticks', {
-    subscribe: async function* (_: unknown, args: { count: number }) {
-      for (let i = 1; i <= args.count; i++) yield i
-    } as never,
-    resolve: (value: unknown) => value,
-  })
-  return schema
-}
-
-/** Tokens: `good` is key k1's; `limited` and `revoked` are refusals naming k1; anything else names no key. */
-const admit: GraphqlAdmit = async ({ token }) => {
-  if (token === 'good') return { claims: { aki: 'k1' }, rate: { allowed: true, limit: 9, remaining: 8, resetAtMs: 0 } }
-  const refusal =
-    token === 'limited'
-      ? RateLimitExceededError({ scope: 'calls', limit: 1, retryAfterSeconds: 1 })
-      : AuthInvalidTokenError({ reason: token ? 'revoked' : 'missing' })
-  throw token === 'limited' || token === 'revoked' ? Object.assign(refusal, { keyId: 'k1' }) : refusal
-}
-
-async function serve(t: TestContext) {
-  const counted: Counted[] = []
-  const unexpected: unknown[] = []
-  const runtime = {
-    ...createGraphqlExecution({
-      schema: fakeSchema(),
-      services: {} as never,
-      admit,
-      usage: {
-        request: (keyId, outcome, documents) => void counted.push({ keyId, outcome, documents }),
-        documents: (keyId, documents) => void counted.push({ keyId, outcome: 'documents', documents }),
-      },
-      onUnexpected: (error) => void unexpected.push(error),
-    }),
-    services: {} as never,
-  } satisfies GraphqlRuntime
-  const app = Fastify()
-  app.decorateRequest('usageCounted', false)
-  await app.register(websocket)
-  await app.register(graphqlRoutes, { runtime })
-  const api = await app.listen({ host: '127.0.0.1', port: 0 })
-  onCleanup(t, () => app.close())
-  const server = new grpc.Server()
-  addGraphqlGrpcService(server, { execution: runtime })
-  const port = await new Promise<number>((resolve, reject) =>
-    server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (e, p) => (e ? reject(e) : resolve(p))),
-  )
-  onCleanup(t, () => server.forceShutdown())
-  const loaded = grpc.loadPackageDefinition(loadSync(GRAPHQL_PROTO_PATH, { keepCase: true })) as unknown as {
-    antler: { graphql: { v1: { GraphQL: grpc.ServiceClientConstructor } } }
-  }
-  const client = new loaded.antler.graphql.v1.GraphQL(`127.0.0.1:${port}`, grpc.credentials.createInsecure())
-  onCleanup(t, () => client.close())
-  return { api, client, counted, unexpected }
-}
 
 /** The meter's calls made by `run`, once they stop changing for a moment (counting may follow the answer). */
 async function countedBy(counted: Counted[], run: () => Promise<unknown>, expected: number): Promise<Counted[]> {
@@ -111,7 +24,7 @@ async function countedBy(counted: Counted[], run: () => Promise<unknown>, expect
 }
 
 test('usage per GraphQL transport: real outcomes, documents, refusals for their key, unexpected errors uncounted', async (t) => {
-  const { api, client, counted } = await serve(t)
+  const { api, client, counted } = await serveFakeGraphql(t)
   const ok = (documents: number): Counted => ({ keyId: 'k1', outcome: 'ok', documents })
   const as = (outcome: GraphqlUsageOutcome): Counted => ({ keyId: 'k1', outcome, documents: 0 })
   const docs = (n: number): Counted[] =>

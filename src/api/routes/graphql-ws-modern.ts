@@ -22,7 +22,7 @@ const modernFrames = (runtime: GraphqlRuntime): OperationFrames => ({
  *   error object, as on the legacy protocol: the socket stays open); `subscribe` is refused with an error frame;
  * - admitted: `subscribe` runs an operation (an id already running is refused), `complete` stops one;
  * - always: `ping` is answered `pong`, `pong` is dropped, and any other frame (not JSON, not an object, an unknown
- *   type, no id) is answered with an error frame: the socket serves on, as it did under mercurius.
+ *   type, no id) is answered with an error frame: the socket serves on (where the graphql-ws library would close it).
  */
 export function serveModernSocket(
   socket: WebSocket,

@@ -15,7 +15,7 @@ async function requireUpgrade(request: FastifyRequest, reply: FastifyReply): Pro
 /**
  * The `/v1/stream` upgrade: it needs a token at the upgrade (`?token=`, or the Authorization header), refused with
  * HTTP 401 before any upgrade. A token is checked once per connection: its expiry never closes an open socket. (The
- * `/graphql` upgrade is mercurius's: routes/graphql.ts.)
+ * `/graphql` upgrade is routes/graphql.ts's: a token there is optional, `connection_init` may bring it.)
  */
 export const streamUpgradeRoutes: FastifyPluginAsync<{
   auth: AuthService
