@@ -11,13 +11,7 @@ import type { Caller, RateLimitDecision } from '../auth/index.ts'
 import { createPayloadMemo } from '../live/index.ts'
 import type { GraphqlContext, GraphqlServices, GraphqlUsage, OnUnexpected, TransportBacklog } from './context.ts'
 import { graphqlWireError, type GraphqlWireError } from './errors.ts'
-import {
-  prepareOperation,
-  readGraphqlRequest,
-  type GraphqlRequest,
-  type OperationKind,
-  type PreparedOperation,
-} from './operations.ts'
+import { prepareOperation, readGraphqlRequest, type OperationKind, type PreparedOperation } from './operations.ts'
 import { NO_USAGE } from './usage.ts'
 
 /** Token admission (AuthService.admit's shape): it throws Antler's 401/403/429 errors (with the refused key's id). */
@@ -163,5 +157,3 @@ export function createGraphqlExecution(deps: {
     wireError: (error, traceId) => graphqlWireError(error, onUnexpected, traceId),
   }
 }
-
-export type { GraphqlRequest }

@@ -36,7 +36,7 @@ export {
   type OperationKind,
   type PreparedOperation,
 } from './operations.ts'
-export { answerDocuments, countRequest, usageOutcome } from './usage.ts'
+export { answerDocuments, countRequest, refusalOutcome, usageOutcome } from './usage.ts'
 export { SCHEMA_SDL } from './schema-sdl.ts'
 export {
   addGraphqlGrpcService,

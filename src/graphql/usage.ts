@@ -1,6 +1,7 @@
 import type { ExecutionResult } from 'graphql'
+import { AntlerError } from '../antelope/index.ts'
 import type { GraphqlUsage, GraphqlUsageOutcome } from './context.ts'
-import type { GraphqlWireError, GrpcCodeName } from './errors.ts'
+import { grpcCodeName, type GraphqlWireError, type GrpcCodeName } from './errors.ts'
 
 /** How an error's gRPC code counts in a key's usage; undefined: not the caller's doing (not counted). */
 const OUTCOME_OF: Record<GrpcCodeName, GraphqlUsageOutcome | undefined> = {
@@ -23,6 +24,10 @@ export function usageOutcome(errors: readonly Pick<GraphqlWireError, 'extensions
   if (errors.some((e) => OUTCOME_OF[e.extensions.code] === undefined)) return undefined
   return OUTCOME_OF[errors[0].extensions.code]
 }
+
+/** The usage outcome of a thrown refusal (an admission's): Antler's by its status; anything else not counted. */
+export const refusalOutcome = (error: unknown): GraphqlUsageOutcome | undefined =>
+  error instanceof AntlerError ? OUTCOME_OF[grpcCodeName(error.status)] : undefined
 
 /**
  * Documents a query's answer served, as the REST routes count them: a search page's results, 1 for any other answer

@@ -1,6 +1,7 @@
 import type { FastifyRequest } from 'fastify'
 import { GraphQLError } from 'graphql'
 import type { WebSocket } from 'ws'
+import { newTraceId } from '../../antelope/index.ts'
 import { authorizationToken } from '../../auth/index.ts'
 import type { GraphqlRuntime, PayloadEncoding } from '../../graphql/index.ts'
 import { tokenForAdmission } from '../plugins/auth.ts'
@@ -44,6 +45,7 @@ export class SocketConnection {
   /** Whether a `connection_init` was admitted (operations may start). */
   admitted = false
   readonly operations: SocketOperations
+  private readonly caller: { readonly ip: string; readonly origin?: string }
 
   constructor(
     readonly socket: WebSocket,
@@ -52,13 +54,10 @@ export class SocketConnection {
     frames: OperationFrames,
     encoding: PayloadEncoding<string>,
   ) {
-    const caller = { ip: request.ip, origin: request.headers.origin }
+    this.caller = { ip: request.ip, origin: request.headers.origin }
     this.token = tokenForAdmission(request)
-    this.operations = new SocketOperations(socket, runtime, frames, encoding, caller)
-    this.caller = caller
+    this.operations = new SocketOperations(socket, runtime, frames, encoding, this.caller)
   }
-
-  private readonly caller: { readonly ip: string; readonly origin?: string }
 
   /**
    * A `connection_init`: its token (else the upgrade's) admitted; the refusal as the standard error object (the
@@ -93,7 +92,7 @@ export function serveFrames(connection: SocketConnection, receive: (text: string
     const text = Array.isArray(data) ? Buffer.concat(data).toString() : Buffer.from(data as Buffer).toString()
     queue = queue.then(() =>
       receive(text).catch((error: unknown) => {
-        runtime.wireError(error)
+        runtime.onUnexpected(error, newTraceId())
         socket.terminate()
       }),
     )

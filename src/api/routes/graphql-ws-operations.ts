@@ -7,6 +7,7 @@ import {
   countRequest,
   GRAPHQL_MAX_BUFFERED_BYTES,
   GraphqlRequestError,
+  refusalOutcome,
   usageOutcome,
   type GraphqlContext,
   type GraphqlRuntime,
@@ -124,7 +125,7 @@ export class SocketOperations {
       keyId = (await runtime.admit(token, this.caller)).keyId
     } catch (error) {
       const refusal = this.frames.refusal(error)
-      countRequest(runtime.usage, refusedKeyId(error), usageOutcome([runtime.wireError(error)]), 0)
+      countRequest(runtime.usage, refusedKeyId(error), refusalOutcome(error), 0)
       return this.write(this.frames.error(id, [refusal]))
     }
     const refuse = (errors: readonly GraphqlWireError[]) => {
