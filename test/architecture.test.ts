@@ -131,16 +131,6 @@ test('src/ imports follow the area rules (allowed edges only, through an area in
   assert.deepEqual(problems, [])
 })
 
-/**
- * TEMPORARY (issue 34): module-level state that work in flight removes, as `file:name`. Delete each entry once its
- * file has landed without it; the list should end empty.
- */
-const STATE_BEING_REMOVED: ReadonlySet<string> = new Set([
-  // Constant tables to type ReadonlySet (the portal's and the store's files).
-  'src/api/portal/session-cookie.ts:LOOPBACK_HOSTS',
-  'src/store/sqlite/sqlite-records.ts:TAKEN',
-])
-
 test(`src/ files stay within ${MAX_SOURCE_LINES} formatted lines`, () => {
   const problems: string[] = []
   for (const file of codeFiles(SRC)) {
@@ -159,8 +149,7 @@ test('src/ holds no module-level mutable state (let, var, a container, a literal
     const code = parseCode(file)
     const where = relative(REPO_ROOT, file)
     for (const state of moduleState(code))
-      if (!STATE_BEING_REMOVED.has(`${where}:${state.name}`))
-        problems.push(`${where}:${state.line} ${state.name} is module-level mutable state: ${state.what}`)
+      problems.push(`${where}:${state.line} ${state.name} is module-level mutable state: ${state.what}`)
     if (/globalThis/.test(code.text)) problems.push(`${where} uses globalThis`)
   }
   const fixes =

@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 
 /** Host names that are this machine: browsers treat plain-HTTP pages on them as secure contexts. */
-const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]', '::1'])
+const LOOPBACK_HOSTS: ReadonlySet<string> = new Set(['localhost', '127.0.0.1', '[::1]', '::1'])
 
 /**
  * Whether the browser keeps a `Secure` (and `__Host-`) cookie for this request: over HTTPS, and on loopback even over

@@ -3,7 +3,7 @@ import type { RecordsDialect } from '../records-dialect.ts'
 import type { SqlExecutor } from '../sql-routine.ts'
 
 /** The driver's codes for a taken primary key (an id) or unique column (a key hash, a login). */
-const TAKEN = new Set(['SQLITE_CONSTRAINT_PRIMARYKEY', 'SQLITE_CONSTRAINT_UNIQUE'])
+const TAKEN: ReadonlySet<string> = new Set(['SQLITE_CONSTRAINT_PRIMARYKEY', 'SQLITE_CONSTRAINT_UNIQUE'])
 
 /** keyUsage's read: the keys arrive as one JSON array parameter, so one prepared statement serves any number. */
 const USAGE_OF_KEYS = `SELECT ${USAGE_COLUMNS} FROM key_usage WHERE key_id IN (SELECT value FROM json_each(?)) AND hour_ms >= ?
