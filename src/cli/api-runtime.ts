@@ -176,17 +176,6 @@ export async function startApi(args: {
   const lifecycle = createLifecycleService({ store })
   const cursorKey = await store.secret('cursor_key')
   const search = createSearchService({ store, lifecycle, cursorKey })
-  // One GraphQL execution layer for every transport: its admission (none with --no-auth), usage meter and error log.
-  const graphql = createGraphqlRuntime({
-    search,
-    store,
-    live,
-    cursorKey,
-    admit: flags.auth ? (admission) => auth.admit(admission) : undefined,
-    // `usage` is made below; the runtime reports to it only once requests arrive.
-    usage: { request: (...counted) => usage.request(...counted), documents: (...sent) => usage.documents(...sent) },
-    onUnexpected: (error, traceId) => logger.error({ err: error, trace_id: traceId }, 'graphql: unexpected error'),
-  })
   // The portal writes accounts, sessions and usage: not on a read-only SQLite connection (as webhooks).
   const portalWrites = !(args.storeReadOnly && args.storeKind === 'sqlite')
   const recorder = portalWrites
@@ -197,6 +186,16 @@ export async function startApi(args: {
     : undefined
   // Every transport's usage (REST, GraphQL, gRPC, streams, webhook deliveries) through one meter.
   const usage = createUsageMeter(recorder)
+  // One GraphQL execution layer for every transport: its admission (none with --no-auth), usage meter and error log.
+  const graphql = createGraphqlRuntime({
+    search,
+    store,
+    live,
+    cursorKey,
+    admit: flags.auth ? (admission) => auth.admit(admission) : undefined,
+    usage,
+    onUnexpected: (error, traceId) => logger.error({ err: error, trace_id: traceId }, 'graphql: unexpected error'),
+  })
   // A read-only SQLite connection cannot write subscriptions: webhooks on `antler api` need PostgreSQL.
   const webhooks =
     args.storeReadOnly && args.storeKind === 'sqlite'

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict'
 import { startPlatform } from '../_helpers/platform.ts'
 import { startWebhookReceiver } from '../_helpers/webhook-receiver.ts'
 import { csrfIn, eventually, portalFetch, setUpWithFetch } from '../_helpers/portal.ts'
+import { keyMetrics, portalKeyUsage } from '../_helpers/usage.ts'
 
 const OPTIONS = { timeout: 180_000 }
 
@@ -18,19 +19,6 @@ async function createServerKey(base: string, cookie: string, name: string): Prom
   const id = /\/portal\/keys\/(key_[0-9a-f]+)/.exec(created.text)?.[1]
   assert.ok(key && id)
   return { id, key }
-}
-
-/** The `antler_key_*` series of one key on /metrics, by outcome, and its documents. */
-async function metricsOf(base: string, keyId: string): Promise<Record<string, number>> {
-  const text = await (await fetch(`${base}/metrics`)).text()
-  const out: Record<string, number> = {}
-  for (const [, outcome, value] of text.matchAll(
-    new RegExp(`^antler_key_requests_total\\{key_id="${keyId}",outcome="([a-zA-Z]+)"\\} (\\d+)$`, 'gm'),
-  ))
-    out[outcome] = Number(value)
-  const documents = new RegExp(`^antler_key_documents_total\\{key_id="${keyId}"\\} (\\d+)$`, 'm').exec(text)?.[1]
-  out.documents = Number(documents ?? 0)
-  return out
 }
 
 test(
@@ -66,22 +54,13 @@ test(
 
     // 1 issuance + 4 searches ok; 2 bad queries; 2 × 429; 1 revoked token. Search answers held no transaction, so each
     // counts one document.
-    const expected = { ok: 5, clientErrors: 2, rateLimited: 2, authFailures: 1, documents: 5 }
+    const expected = { ok: 5, clientErrors: 2, authFailures: 1, rateLimited: 2, documents: 5 }
     const usage = await eventually('the usage reaches the store', async () => {
-      const json = (await portalFetch(base, `/portal/keys/${id}/usage.json`, { cookie })).text
-      const hours = (JSON.parse(json) as { hours: Record<string, number>[] }).hours
-      const sum = (field: string) => hours.reduce((total, h) => total + h[field], 0)
-      const seen = {
-        ok: sum('ok'),
-        clientErrors: sum('client_errors'),
-        rateLimited: sum('rate_limited'),
-        authFailures: sum('auth_failures'),
-        documents: sum('documents'),
-      }
+      const seen = await portalKeyUsage(base, cookie, id)
       return seen.authFailures === 1 ? seen : undefined
     })
     assert.deepEqual(usage, expected)
-    assert.deepEqual(await metricsOf(base, id), expected, '/metrics counts the same')
+    assert.deepEqual(await keyMetrics(base, id), expected, '/metrics counts the same')
     const page = (await portalFetch(base, `/portal/usage`, { cookie })).text
     assert.match(page, /24 h<\/th><td>5<\/td><td>2<\/td><td>1<\/td><td>2<\/td><td>5<\/td>/)
   },
