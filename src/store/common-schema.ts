@@ -16,6 +16,21 @@ CREATE INDEX IF NOT EXISTS blocks_ts ON blocks (ts);
 `
 
 /**
+ * API keys (only the SHA-256 of a key string is kept) and server secrets, declared alike in both schemas but for the
+ * names of the 64-bit integer and byte string types.
+ */
+export const keysDdl = (
+  integer: 'BIGINT' | 'INTEGER',
+  bytes: 'BYTEA' | 'BLOB',
+) => `CREATE TABLE IF NOT EXISTS api_keys (
+  id TEXT PRIMARY KEY, key_hash TEXT NOT NULL UNIQUE, name TEXT NOT NULL, type TEXT NOT NULL, origins TEXT NOT NULL,
+  created_at_ms ${integer} NOT NULL, revoked_at_ms ${integer}, account_id TEXT, key_prefix TEXT,
+  last_used_at_ms ${integer}, limits TEXT
+);
+CREATE INDEX IF NOT EXISTS api_keys_revoked ON api_keys (id) WHERE revoked_at_ms IS NOT NULL;
+CREATE TABLE IF NOT EXISTS secrets (name TEXT PRIMARY KEY, value ${bytes} NOT NULL);`
+
+/**
  * The indexes undo needs on a versioned table, the same in both schemas: by the block that wrote a version and by the
  * one that closed it.
  */

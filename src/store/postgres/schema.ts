@@ -1,4 +1,4 @@
-import { blocksDdl, versionIndexes } from '../common-schema.ts'
+import { blocksDdl, keysDdl, versionIndexes } from '../common-schema.ts'
 import { API_KEY_ADDED_COLUMNS } from '../api-keys-sql.ts'
 import { portalTablesDdl } from '../portal-sql.ts'
 import { webhookTablesDdl } from '../webhooks-sql.ts'
@@ -115,14 +115,8 @@ CREATE TABLE IF NOT EXISTS forked_transactions (id TEXT NOT NULL, block_num BIGI
 CREATE TABLE IF NOT EXISTS forked_blocks (block_id TEXT PRIMARY KEY, block_num BIGINT NOT NULL, payload BYTEA NOT NULL);
 CREATE INDEX IF NOT EXISTS forked_blocks_num ON forked_blocks (block_num);
 
--- API keys (only the SHA-256 of a key string is kept) and server secrets (sqlite/schema.ts).
-CREATE TABLE IF NOT EXISTS api_keys (
-  id TEXT PRIMARY KEY, key_hash TEXT NOT NULL UNIQUE, name TEXT NOT NULL, type TEXT NOT NULL, origins TEXT NOT NULL,
-  created_at_ms BIGINT NOT NULL, revoked_at_ms BIGINT, account_id TEXT, key_prefix TEXT, last_used_at_ms BIGINT,
-  limits TEXT
-);
-CREATE INDEX IF NOT EXISTS api_keys_revoked ON api_keys (id) WHERE revoked_at_ms IS NOT NULL;
-CREATE TABLE IF NOT EXISTS secrets (name TEXT PRIMARY KEY, value BYTEA NOT NULL);
+-- API keys (only the SHA-256 of a key string is kept) and server secrets (common-schema.ts, sqlite/schema.ts).
+${keysDdl('BIGINT', 'BYTEA')}
 
 -- Webhook subscriptions, their delivery attempts and the delivery lease (webhooks-sql.ts).
 ${webhookTablesDdl('BIGINT', 'BIGSERIAL PRIMARY KEY')}

@@ -1,4 +1,4 @@
-import { blocksDdl, versionIndexes } from '../common-schema.ts'
+import { blocksDdl, keysDdl, versionIndexes } from '../common-schema.ts'
 import { API_KEY_ADDED_COLUMNS } from '../api-keys-sql.ts'
 import { portalTablesDdl } from '../portal-sql.ts'
 import { webhookTablesDdl } from '../webhooks-sql.ts'
@@ -145,13 +145,7 @@ CREATE INDEX IF NOT EXISTS forked_blocks_num ON forked_blocks (block_num);
 -- API keys (only the SHA-256 of a key string is kept) and server secrets: written by \`antler keys\`, the portal
 -- and at schema creation, read by the API. Revoked ids are one read of the partial index. A key's \`limits\` are
 -- JSON; an account's keys are found by api_keys_account (API_KEYS_ACCOUNT_INDEX, created once the columns exist).
-CREATE TABLE IF NOT EXISTS api_keys (
-  id TEXT PRIMARY KEY, key_hash TEXT NOT NULL UNIQUE, name TEXT NOT NULL, type TEXT NOT NULL, origins TEXT NOT NULL,
-  created_at_ms INTEGER NOT NULL, revoked_at_ms INTEGER, account_id TEXT, key_prefix TEXT, last_used_at_ms INTEGER,
-  limits TEXT
-);
-CREATE INDEX IF NOT EXISTS api_keys_revoked ON api_keys (id) WHERE revoked_at_ms IS NOT NULL;
-CREATE TABLE IF NOT EXISTS secrets (name TEXT PRIMARY KEY, value BLOB NOT NULL);
+${keysDdl('INTEGER', 'BLOB')}
 
 -- Webhook subscriptions, their delivery attempts and the delivery lease (webhooks-sql.ts): written by the API and
 -- the dispatcher. An attempt's key is its rowid.
