@@ -1,8 +1,13 @@
-import { spawn, type ChildProcess } from 'node:child_process'
+import { fork, spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
-import { closeSync, openSync, readFileSync, rmSync } from 'node:fs'
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { basename, dirname, join } from 'node:path'
 import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
+import { openPostgresStore, openSqliteStore, type Store } from '../src/store/index.ts'
+import type { LoadConfig, LoadRequest, LoadResult } from './load-process.ts'
+import { loadAverage, loop, percentiles, takeTurns, type Figures } from './timing.ts'
 
 /**
  * Every child process: stopped at the end, on error, and killed (and `dir` removed) if the bench process exits or is
@@ -64,6 +69,31 @@ export function cpuSeconds(pid: number | undefined): number | undefined {
     return (Number(fields[11]) + Number(fields[12])) / 100 // utime + stime, in USER_HZ (100 on Linux)
   } catch {
     return undefined
+  }
+}
+
+/** Resident memory of a process, MiB (Linux /proc); undefined elsewhere or once it has gone. */
+export function rssMiB(pid: number | undefined): number | undefined {
+  try {
+    const match = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))
+    return match ? Number(match[1]) / 1024 : undefined
+  } catch {
+    return undefined
+  }
+}
+
+/** Samples a process's RSS every 100 ms until `stop()`, which answers the peak (MiB). */
+export function peakRss(pid: number | undefined): { stop(): number | undefined } {
+  let peak = rssMiB(pid)
+  const sampler = setInterval(() => {
+    const rss = rssMiB(pid)
+    if (rss !== undefined) peak = Math.max(peak ?? 0, rss)
+  }, 100)
+  return {
+    stop: () => {
+      clearInterval(sampler)
+      return peak
+    },
   }
 }
 
@@ -140,4 +170,212 @@ export async function startApiServer(
   const args = ['api', ...storeArgs, '--no-auth', '--port', '0', '--grpc-port', '0']
   const { child, ready } = await startAntler(children, args, logPath, 120_000, 60 * 60_000)
   return { label, child, api: ready.api }
+}
+
+/** Limits high enough that nothing in a run is refused: the figures measure cost, not refusals. */
+export const LIFTED_LIMITS = JSON.stringify({
+  callsPerIp: { server: { limit: 100_000_000, windowMs: 60_000 } },
+  issuancePerKey: { server: { limit: 100_000_000, windowMs: 60_000 } },
+  issuancePerIp: { limit: 100_000_000, windowMs: 60_000 },
+})
+
+/** An `antler dev` of a bench: its process, the fields of its ready line, a token of its key ('' with --no-auth). */
+export interface Antler {
+  readonly child: ChildProcess
+  readonly ready: Record<string, string>
+  readonly token: string
+}
+
+export async function issueToken(api: string, apiKey: string): Promise<string> {
+  const response = await fetch(`${api}/v1/auth/issue`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ api_key: apiKey }),
+    signal: AbortSignal.timeout(30_000),
+  })
+  if (!response.ok) throw new Error(`token issuance: HTTP ${response.status} ${await response.text()}`)
+  return ((await response.json()) as { token: string }).token
+}
+
+/**
+ * `antler dev --block-time 500` on ports of its own, limits lifted, in `dir`/`name`: the demo workload (one transfer
+ * every 500 ms) unless another is named; a token of its key unless `--no-auth` is among `flags`.
+ */
+export async function startDev(
+  children: Children,
+  dir: string,
+  name: string,
+  { workload = 'demo', flags = [] as string[] } = {},
+): Promise<Antler> {
+  const logPath = join(dir, `${name}.log`)
+  const args = ['dev', '--data-dir', join(dir, name), '--port', '0', '--grpc-port', '0', '--chain-port', '0']
+  args.push('--ship-port', '0', '--block-time', '500', '--workload', workload, '--rate-limits', LIFTED_LIMITS)
+  const { child, ready } = await startAntler(children, [...args, ...flags], logPath, 180_000)
+  try {
+    return { child, ready, token: flags.includes('--no-auth') ? '' : await issueToken(ready.api, ready.apiKey) }
+  } catch (error) {
+    await children.stop(child)
+    throw new Error(`${(error as Error).message}; its log ends:\n${logTail(logPath)}`, { cause: error })
+  }
+}
+
+const LOAD = fileURLToPath(new URL('./load-process.ts', import.meta.url))
+
+/** A load run (bench/load-process.ts) as the benches read it. */
+export interface Cannon extends Omit<LoadResult, 'times'> {
+  /** Per request of the run: the good answers' percentiles (ms) and rate. */
+  readonly latencies: readonly { readonly p50: number; readonly p99: number; readonly perSecond: number }[]
+  /** CPU the server process (`pid`) used per good answer during the run, ms; undefined without /proc. */
+  readonly serverCpuMs?: number
+}
+
+/**
+ * One autocannon run against `url` in a process of its own (never on the event loop of a server under test). The load
+ * process runs without tsx (Node strips its types): it starts sooner, a second less per run on a busy machine.
+ */
+export async function cannon(
+  children: Children,
+  url: string,
+  requests: readonly LoadRequest[],
+  run: { seconds: number; connections: number; rate?: number; pid?: number; stopAfter?: number },
+): Promise<Cannon> {
+  const { connections, seconds, rate, stopAfter } = run
+  const config: LoadConfig = { url, requests, connections, seconds, rate, stopAfter }
+  const cpuBefore = cpuSeconds(run.pid)
+  const child = children.track(
+    fork(LOAD, [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], execArgv: [] }),
+    (run.seconds + 60) * 1000,
+  )
+  const result = new Promise<LoadResult>((resolve, reject) => {
+    child.once('message', (message: LoadResult) => resolve(message))
+    child.once('exit', (code, signal) => reject(new Error(`load process (${url}) exited (${code ?? signal})`)))
+  })
+  child.send(config)
+  const { times, ...r } = await result
+  const cpuAfter = cpuSeconds(run.pid)
+  return {
+    ...r,
+    latencies: times.map((t) => ({ ...percentiles(t), perSecond: t.length / r.seconds })),
+    serverCpuMs:
+      cpuBefore !== undefined && cpuAfter !== undefined && r.answered > 0
+        ? ((cpuAfter - cpuBefore) * 1000) / r.answered
+        : undefined,
+  }
+}
+
+/** What a bench that runs processes works with. */
+export interface BenchRun {
+  readonly dir: string
+  readonly children: Children
+  readonly figures: Figures
+  /** What went wrong: each makes the bench's figures invalid, and the bench fail (exit code 1). */
+  readonly failures: string[]
+  /** Notes a failure if the run had failed requests or no good answer. */
+  check(label: string, run: { failed: number; answered: number; failures: readonly string[] }): void
+}
+
+/**
+ * Runs `body` with a temporary directory and the child processes it starts (all stopped, the directory removed, at
+ * the end), between the load averages at the start and at the end; then the failures (`failuresName`: 0 or what
+ * failed). A bench with failures sets the exit code to 1.
+ */
+export async function inProcesses(name: string, failuresName: string, body: (run: BenchRun) => Promise<void>) {
+  const dir = mkdtempSync(join(tmpdir(), `antler-${name}-`))
+  const children = new Children(dir)
+  const figures: Figures = { 'load average (1, 5, 15 min) at the start': loadAverage() }
+  const failures: string[] = []
+  const check: BenchRun['check'] = (label, r) => {
+    if (r.failed > 0 || r.answered === 0)
+      failures.push(`${label}: ${r.failed} failed, ${r.answered} answered ${r.failures.join(' | ')}`)
+  }
+  try {
+    await body({ dir, children, figures, failures, check })
+  } finally {
+    await children.close()
+    rmSync(dir, { recursive: true, force: true })
+  }
+  figures['load average (1, 5, 15 min) at the end'] = loadAverage()
+  figures[failuresName] = failures.length === 0 ? 0 : failures.join('; ')
+  if (failures.length > 0) {
+    console.error(`\n!!! ${name} bench: ${failures.join('\n!!! ')}\n`)
+    process.exitCode = 1
+  }
+  return figures
+}
+
+/** A load on an `antler api`, measured through HTTP next to the same reads in this process (the limit) if any. */
+export interface Configuration<R extends LoadRequest = LoadRequest> {
+  readonly key: string
+  readonly name: string
+  readonly server: ApiServer
+  readonly requests: readonly R[]
+  readonly connections: number
+  /** Length of its runs when not the others' (answers that take seconds). */
+  readonly seconds?: number
+  /** The in-process reads of the same requests, cycled; each answers what it read (rows). */
+  readonly local?: readonly (() => Promise<number>)[]
+}
+
+export interface Measured {
+  readonly http: Cannon[]
+  readonly local: Awaited<ReturnType<typeof loop>>[]
+}
+
+/**
+ * Every configuration warmed up (HTTP `warmupSeconds`, in-process 1 s), then `rounds` rounds of them taking turns,
+ * each run followed by its in-process loop of the same length; every run checked.
+ */
+export async function measureTurns(
+  { children, check }: BenchRun,
+  configurations: readonly Configuration[],
+  o: { readonly rounds: number; readonly seconds: number; readonly warmupSeconds: number },
+): Promise<Map<string, Measured>> {
+  const measured = new Map<string, Measured>()
+  const load = (c: Configuration, seconds: number) =>
+    cannon(children, c.server.api, c.requests, { seconds, connections: c.connections, pid: c.server.child.pid })
+  for (const c of configurations) {
+    check(`${c.name} (warm-up)`, await load(c, o.warmupSeconds))
+    if (c.local) await loop(c.local, 1)
+    measured.set(c.key, { http: [], local: [] })
+  }
+  await takeTurns(configurations, o.rounds, async (c, round) => {
+    const run = await load(c, c.seconds ?? o.seconds)
+    check(`${c.name}, round ${round + 1}`, run)
+    measured.get(c.key)!.http.push(run)
+    if (c.local) measured.get(c.key)!.local.push(await loop(c.local, c.seconds ?? o.seconds))
+  })
+  return measured
+}
+
+/** A store kept by the ingest bench (`--keep-sqlite` or `--keep-postgres`), as the benches on one open it. */
+export interface KeptStore {
+  readonly label: 'SQLite' | 'PostgreSQL'
+  /** Its file or URL. */
+  readonly where: string
+  open(readOnly: boolean): Promise<Store>
+  /** `antler api`'s arguments for it. */
+  readonly storeArgs: string[]
+}
+
+/** The kept stores given (a SQLite one must be named store.sqlite: what `antler api --data-dir` opens). */
+export function keptStores(o: { readonly sqlite?: string; readonly postgres?: string }, dir: string): KeptStore[] {
+  const stores: KeptStore[] = []
+  const { sqlite, postgres } = o
+  if (sqlite && basename(sqlite) !== 'store.sqlite')
+    throw new Error(`--sqlite ${sqlite}: antler api opens DIR/store.sqlite; name the kept file store.sqlite`)
+  if (sqlite)
+    stores.push({
+      label: 'SQLite',
+      where: sqlite,
+      open: async (readOnly) => openSqliteStore(sqlite, { readOnly }),
+      storeArgs: ['--store', 'sqlite', '--data-dir', dirname(sqlite)],
+    })
+  if (postgres)
+    stores.push({
+      label: 'PostgreSQL',
+      where: postgres,
+      open: (readOnly) => openPostgresStore(postgres, { readOnly }),
+      storeArgs: ['--store', postgres, '--data-dir', join(dir, 'pg-data')],
+    })
+  return stores
 }

@@ -1,7 +1,9 @@
 import { credentials, loadPackageDefinition, Metadata, type ClientReadableStream, type GrpcObject } from '@grpc/grpc-js'
 import { loadSync } from '@grpc/proto-loader'
 import WebSocket from 'ws'
+import { setTimeout as delay } from 'node:timers/promises'
 import { decodeResult, encodeRequest } from '../src/ship/codec.ts'
+import { percentiles, type Percentiles } from './timing.ts'
 
 /**
  * The subscriber process of bench/graphql.ts: `node graphql-subscribers.ts '<SubscribersConfig JSON>'`, forked with an
@@ -32,13 +34,6 @@ export type SubscribersMessage =
   | { readonly kind: 'subscribed'; readonly connectSeconds: number }
   | { readonly kind: 'result'; readonly result: SubscribersResult }
   | { readonly kind: 'failed'; readonly error: string }
-
-export interface Percentiles {
-  readonly p50: number
-  readonly p99: number
-  readonly max: number
-  readonly samples: number
-}
 
 export interface SubscribersResult {
   /** Receipt time minus the block's timestamp, ms (devchain timestamps precede production by a drifting offset). */
@@ -315,14 +310,6 @@ function shipReference(url: string): { arrivals: Map<number, number>; walls: Map
   return { arrivals, walls, close: () => socket.terminate() }
 }
 
-function percentiles(xs: number[]): Percentiles {
-  if (xs.length === 0) return { p50: NaN, p99: NaN, max: NaN, samples: 0 }
-  const sorted = Float64Array.from(xs).sort()
-  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * q))]
-  return { p50: at(0.5), p99: at(0.99), max: sorted[sorted.length - 1], samples: sorted.length }
-}
-
-const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
 const send = (message: SubscribersMessage) => new Promise<void>((resolve) => process.send!(message, () => resolve()))
 
 function fail(error: string): never {

@@ -5,6 +5,7 @@ import { join } from 'node:path'
 import pg from 'pg'
 import { currentRoot, prepareAgainstTree } from './against-tree.ts'
 import { startBenchFeed } from './ship-feed.ts'
+import { fmt, median } from './timing.ts'
 
 export interface IngestAgainstOptions {
   /** The older commit (any git revision). */
@@ -40,13 +41,7 @@ async function runChild(root: string, shipUrl: string, end: number, kind: string
   return JSON.parse(line) as Run
 }
 
-const median = (values: readonly number[]) => {
-  const sorted = [...values].sort((a, b) => a - b)
-  const mid = sorted.length >> 1
-  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2
-}
 const rate = (r: Run) => r.actions / r.seconds
-const thousands = (n: number) => Math.round(n).toLocaleString('en-US')
 
 /**
  * This build against an older commit, on the same bench chain in one run: both sides ingest the same SHiP feed (one
@@ -99,7 +94,7 @@ export async function benchIngestAgainst(options: IngestAgainstOptions): Promise
         const counts =
           current.actions === against.actions ? '' : ` (action traces differ: ${current.actions} / ${against.actions})`
         const first = sides[0] === 'current' ? 'this build' : short
-        const rates = `this build ${thousands(rate(current))}, ${short} ${thousands(rate(against))} action traces/s`
+        const rates = `this build ${fmt(rate(current))}, ${short} ${fmt(rate(against))} action traces/s`
         const ratio = (rate(current) / rate(against)).toFixed(3)
         const cpu = `indexer CPU ${current.cpuSeconds.toFixed(1)} / ${against.cpuSeconds.toFixed(1)} s`
         console.log(
@@ -118,8 +113,8 @@ export async function benchIngestAgainst(options: IngestAgainstOptions): Promise
     for (const [label] of stores) {
       const { current, against } = runs.get(label)!
       const ratio = median(current.map((c, i) => rate(c) / rate(against[i])))
-      figures[`${label}: this build, median of ${options.pairs}: action traces/s`] = thousands(medianRate(current))
-      figures[`${label}: ${short}, median of ${options.pairs}: action traces/s`] = thousands(medianRate(against))
+      figures[`${label}: this build, median of ${options.pairs}: action traces/s`] = fmt(medianRate(current))
+      figures[`${label}: ${short}, median of ${options.pairs}: action traces/s`] = fmt(medianRate(against))
       figures[`${label}: this build / ${short}, median of the pairs' ratios`] = ratio.toFixed(3)
       figures[`${label}: bar (≥ 0.95 × ${short})`] = ratio >= 0.95 ? 'met' : 'NOT met'
       // CPU per trace, the older commit's over this build's: above 1 when this build costs less CPU per trace.

@@ -1,16 +1,11 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { Children } from './children.ts'
-import { startDev } from './graphql.ts'
+import { inProcesses, startDev } from './children.ts'
+import { percentile, type Figures } from './timing.ts'
 
 /** Issue 28's bar: an account's keys (200 of them) and its usage page load in under 2 s. */
 const BAR_MS = 2_000
 const PASSWORD = 'bench-portal-password'
-
-/** Percentile (0–100) of sorted durations. */
-const percentile = (sorted: readonly number[], p: number) =>
-  sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]
 
 /** A signed-in portal session: its cookie header and CSRF token. */
 interface Session {
@@ -58,38 +53,27 @@ async function timeLoads(url: string, cookie: string, rounds: number): Promise<n
  * usage rows exist), then `rounds` loads each of `/portal/keys` and `/portal/usage` from this process, one at a time,
  * next to `/healthz` (the limit: the cheapest route, loaded alike in the same run).
  */
-export async function benchPortal(options: { keys: number; rounds: number }): Promise<Record<string, string>> {
-  const dir = mkdtempSync(join(tmpdir(), 'antler-portal-'))
-  const children = new Children(dir)
-  try {
-    const antler = await startDev(children, dir, 'dev')
-    const api = antler.ready.api
+export async function benchPortal(options: { keys: number; rounds: number }): Promise<Figures> {
+  return inProcesses('portal', 'failures', async ({ dir, children, figures }) => {
+    const api = (await startDev(children, dir, 'dev')).ready.api
     const session = await setUp(api, join(dir, 'dev'))
     for (let i = 0; i < options.keys; i++) {
-      const created = await form(
-        `${api}/portal/keys`,
-        { _csrf: session.csrf, name: `key ${i}`, type: 'server' },
-        session.cookie,
-      )
+      const fields = { _csrf: session.csrf, name: `key ${i}`, type: 'server' }
+      const created = await form(`${api}/portal/keys`, fields, session.cookie)
       const key = /id="new-key" readonly value="([^"]+)"/.exec(await created.text())?.[1]
       if (!key) throw new Error(`portal: key ${i} was not created (HTTP ${created.status})`)
       if (i % 10 === 0) await fetch(`${api}/v1/auth/issue`, { method: 'POST', body: JSON.stringify({ api_key: key }) })
     }
     // Usage is written every 2 s.
     await new Promise((resolve) => setTimeout(resolve, 2_500))
-    const figures: Record<string, string> = {}
     const limit = await timeLoads(`${api}/healthz`, '', options.rounds)
     for (const page of ['keys', 'usage']) {
       const loads = await timeLoads(`${api}/portal/${page}`, session.cookie, options.rounds)
-      const p99 = percentile(loads, 99)
+      const p99 = percentile(loads, 0.99)
       figures[`/portal/${page} with ${options.keys} keys`] =
-        `p50 ${percentile(loads, 50).toFixed(1)} ms, p99 ${p99.toFixed(1)} ms over ${options.rounds} loads ` +
-        `(/healthz alike: p50 ${percentile(limit, 50).toFixed(1)} ms); bar p99 < ${BAR_MS} ms: ` +
+        `p50 ${percentile(loads, 0.5).toFixed(1)} ms, p99 ${p99.toFixed(1)} ms over ${options.rounds} loads ` +
+        `(/healthz alike: p50 ${percentile(limit, 0.5).toFixed(1)} ms); bar p99 < ${BAR_MS} ms: ` +
         (p99 < BAR_MS ? 'holds' : 'NOT HELD')
     }
-    return figures
-  } finally {
-    await children.close()
-    rmSync(dir, { recursive: true, force: true })
-  }
+  })
 }

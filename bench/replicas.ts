@@ -1,11 +1,9 @@
-import { mkdtempSync } from 'node:fs'
-import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { setTimeout as delay } from 'node:timers/promises'
 import pg from 'pg'
 import WebSocket from 'ws'
-import { Children, startAntler, type ApiServer } from './children.ts'
-import { cannon, type Cannon } from './search-api.ts'
-import { percentile } from './timing.ts'
+import { cannon, inProcesses, startAntler, type ApiServer, type Children } from './children.ts'
+import { median, percentile, type Figures } from './timing.ts'
 
 export interface ReplicasBenchOptions {
   /** A PostgreSQL server URL; the bench creates its own database there and drops it at the end. */
@@ -16,6 +14,7 @@ export interface ReplicasBenchOptions {
   readonly connections: number
   /** Length of the stream latency run, seconds (one head a block, 500 ms blocks). */
   readonly streamSeconds: number
+  readonly warmupSeconds: number
 }
 
 /** The bar of issue 26: a replica sees a block within this long of the all-in-one process, p99. */
@@ -25,8 +24,6 @@ const LOADS = {
   'state read (1 row)': '/v0/state/table?account=eosio.token&scope=alice&table=accounts&json=true',
   'search (10 a page)': '/v0/search/transactions?q=receiver:eosio.token&limit=10',
 } as const
-
-const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref())
 
 /** Heads as they arrive on a `get_head_info` listen stream: block number → arrival time (ms since the epoch). */
 async function headArrivals(api: string): Promise<{ arrivals: Map<number, number>; close: () => void }> {
@@ -52,8 +49,8 @@ async function loadAll(
   connections: number,
 ) {
   const each = Math.max(1, Math.floor(connections / servers.length))
-  const runs: Cannon[] = await Promise.all(
-    servers.map((server) => cannon(children, server, [{ path }], { seconds, connections: each })),
+  const runs = await Promise.all(
+    servers.map((server) => cannon(children, server.api, [{ path }], { seconds, connections: each })),
   )
   return {
     perSecond: runs.reduce((sum, r) => sum + r.perSecond, 0),
@@ -70,9 +67,7 @@ async function loadAll(
  * replicas), taking turns; and for each block, when a `get_head_info` stream on a replica received it, less when the
  * stream on the all-in-one process did (the replica learns of it by LISTEN/NOTIFY).
  */
-export async function benchReplicas(options: ReplicasBenchOptions): Promise<Record<string, string | number>> {
-  const dir = mkdtempSync(join(tmpdir(), 'antler-bench-replicas-'))
-  const children = new Children(dir)
+export async function benchReplicas(options: ReplicasBenchOptions): Promise<Figures> {
   const database = `antler_bench_replicas_${process.pid}_${Date.now().toString(36)}`
   const admin = new pg.Client({ connectionString: options.postgresUrl })
   await admin.connect()
@@ -80,72 +75,58 @@ export async function benchReplicas(options: ReplicasBenchOptions): Promise<Reco
   const storeUrl = new URL(options.postgresUrl)
   storeUrl.pathname = `/${database}`
   const store = storeUrl.toString()
-  const figures: Record<string, string | number> = {}
   try {
-    const log = (name: string) => join(dir, `${name}.log`)
-    const common = ['--no-auth', '--port', '0', '--grpc-port', '0', '--log-level', 'warn']
-    const devchain = await startAntler(
-      children,
-      ['devchain', '--data-dir', join(dir, 'chain'), '--chain-port', '0', '--ship-port', '0', '--workload', 'demo'],
-      log('devchain'),
-    )
-    const allInOne = await startAntler(
-      children,
-      ['serve', '--ship', devchain.ready.ship, '--chain-api', devchain.ready.chainApi, '--store', store, ...common],
-      log('serve'),
-    )
-    const replicas: ApiServer[] = []
-    for (const name of ['replica-a', 'replica-b']) {
-      const started = await startAntler(
-        children,
-        ['api', '--store', store, '--data-dir', join(dir, name), ...common],
-        log(name),
-      )
-      replicas.push({ label: name, child: started.child, api: started.ready.api })
-    }
-    // Some history for the search to page through, and the demo's balances for the state read.
-    await delay(10_000)
-
-    const streams = await Promise.all([headArrivals(allInOne.ready.api), headArrivals(replicas[0].api)])
-    await delay(options.streamSeconds * 1000)
-    for (const s of streams) s.close()
-    const [atAllInOne, atReplica] = streams.map((s) => s.arrivals)
-    const lags = [...atReplica].filter(([num]) => atAllInOne.has(num)).map(([num, at]) => at - atAllInOne.get(num)!)
-    lags.sort((a, b) => a - b)
-    figures['replica stream: blocks compared'] = lags.length
-    figures['replica stream: replica − all-in-one p50 (ms)'] = percentile(lags, 0.5)
-    figures['replica stream: replica − all-in-one p99 (ms)'] = percentile(lags, 0.99)
-    figures['replica stream: bar'] = `p99 ≤ ${BAR_STREAM_P99_MS} ms`
-
-    for (const [name, path] of Object.entries(LOADS)) {
-      await loadAll(children, replicas, path, 3, options.connections) // warm-up of both
-      const one: number[] = []
-      const two: number[] = []
-      const p99One: number[] = []
-      const p99Two: number[] = []
-      for (let round = 0; round < options.rounds; round++) {
-        const single = await loadAll(children, replicas.slice(0, 1), path, options.seconds, options.connections)
-        const both = await loadAll(children, replicas, path, options.seconds, options.connections)
-        if (single.failed + both.failed > 0) throw new Error(`${name}: ${single.failed + both.failed} failed requests`)
-        one.push(single.perSecond)
-        two.push(both.perSecond)
-        p99One.push(single.p99)
-        p99Two.push(both.p99)
+    return await inProcesses('replicas', 'failed requests', async ({ dir, children, figures, failures }) => {
+      const log = (name: string) => join(dir, `${name}.log`)
+      const common = ['--no-auth', '--port', '0', '--grpc-port', '0', '--log-level', 'warn']
+      const chainArgs = ['devchain', '--data-dir', join(dir, 'chain'), '--chain-port', '0', '--ship-port', '0']
+      const devchain = await startAntler(children, [...chainArgs, '--workload', 'demo'], log('devchain'))
+      const { ship, chainApi } = devchain.ready
+      const serveArgs = ['serve', '--ship', ship, '--chain-api', chainApi, '--store', store, ...common]
+      const allInOne = await startAntler(children, serveArgs, log('serve'))
+      const replicas: ApiServer[] = []
+      for (const name of ['replica-a', 'replica-b']) {
+        const args = ['api', '--store', store, '--data-dir', join(dir, name), ...common]
+        const started = await startAntler(children, args, log(name))
+        replicas.push({ label: name, child: started.child, api: started.ready.api })
       }
-      const median = (values: number[]) =>
-        percentile(
-          [...values].sort((a, b) => a - b),
-          0.5,
-        )
-      figures[`${name}: one replica req/s (median)`] = Math.round(median(one))
-      figures[`${name}: one replica p99 ms (median)`] = median(p99One)
-      figures[`${name}: two replicas req/s (median)`] = Math.round(median(two))
-      figures[`${name}: two replicas p99 ms (median)`] = median(p99Two)
-      figures[`${name}: two / one`] = (median(two) / median(one)).toFixed(2)
-    }
-    return figures
+      // Some history for the search to page through, and the demo's balances for the state read.
+      await delay(10_000)
+
+      const streams = await Promise.all([headArrivals(allInOne.ready.api), headArrivals(replicas[0].api)])
+      await delay(options.streamSeconds * 1000)
+      for (const s of streams) s.close()
+      const [atAllInOne, atReplica] = streams.map((s) => s.arrivals)
+      const lags = [...atReplica].filter(([num]) => atAllInOne.has(num)).map(([num, at]) => at - atAllInOne.get(num)!)
+      lags.sort((a, b) => a - b)
+      figures['replica stream: blocks compared'] = lags.length
+      figures['replica stream: replica − all-in-one p50 (ms)'] = percentile(lags, 0.5)
+      figures['replica stream: replica − all-in-one p99 (ms)'] = percentile(lags, 0.99)
+      figures['replica stream: bar'] = `p99 ≤ ${BAR_STREAM_P99_MS} ms`
+
+      for (const [name, path] of Object.entries(LOADS)) {
+        await loadAll(children, replicas, path, options.warmupSeconds, options.connections) // warm-up of both
+        const one: number[] = []
+        const two: number[] = []
+        const p99One: number[] = []
+        const p99Two: number[] = []
+        for (let round = 0; round < options.rounds; round++) {
+          const single = await loadAll(children, replicas.slice(0, 1), path, options.seconds, options.connections)
+          const both = await loadAll(children, replicas, path, options.seconds, options.connections)
+          if (single.failed + both.failed > 0) failures.push(`${name}: ${single.failed + both.failed} failed requests`)
+          one.push(single.perSecond)
+          two.push(both.perSecond)
+          p99One.push(single.p99)
+          p99Two.push(both.p99)
+        }
+        figures[`${name}: one replica req/s (median)`] = Math.round(median(one))
+        figures[`${name}: one replica p99 ms (median)`] = median(p99One)
+        figures[`${name}: two replicas req/s (median)`] = Math.round(median(two))
+        figures[`${name}: two replicas p99 ms (median)`] = median(p99Two)
+        figures[`${name}: two / one`] = (median(two) / median(one)).toFixed(2)
+      }
+    })
   } finally {
-    await children.close()
     await admin.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`)
     await admin.end()
   }

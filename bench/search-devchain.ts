@@ -1,8 +1,5 @@
-import { mkdtempSync, rmSync } from 'node:fs'
-import os, { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { Children, startAntler, type ApiServer } from './children.ts'
-import { cannon, type Cannon } from './search-api.ts'
+import { cannon, inProcesses, startDev, type Cannon } from './children.ts'
+import { median, takeTurns, type Figures } from './timing.ts'
 
 export interface SearchDevchainBenchOptions {
   /** Length of each measured run, seconds. */
@@ -10,19 +7,13 @@ export interface SearchDevchainBenchOptions {
   /** Runs of each route (taking turns). */
   readonly rounds: number
   readonly connections: number
+  readonly warmupSeconds: number
 }
 
 /** Issue 26's bar: search at least this fraction of `/healthz`'s requests/s, and its p99 at most BAR_P99_MS. */
 const BAR_RATIO = 0.25
 const BAR_P99_MS = 50
-const WARMUP_SECONDS = 3
 const SEARCH_PATH = '/v0/search/transactions?q=receiver:eosio.token&limit=10'
-
-const median = (xs: readonly number[]) => {
-  const sorted = [...xs].sort((a, b) => a - b)
-  const mid = Math.floor(sorted.length / 2)
-  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2
-}
 
 /** The page's length and transactions, once 11 irreversible transactions match (LIB trails a fresh chain's head). */
 async function probe(api: string): Promise<{ length: number; transactions: number }> {
@@ -46,20 +37,10 @@ async function probe(api: string): Promise<{ length: number; transactions: numbe
  * autocannon in a process of its own, `connections` connections, `rounds` runs of `seconds` each after a warm-up of
  * each. Every search answer must be 200 with the length of the first (the page of irreversible blocks never changes).
  */
-export async function benchSearchDevchain(options: SearchDevchainBenchOptions): Promise<Record<string, string>> {
-  const dir = mkdtempSync(join(tmpdir(), 'antler-search-devchain-'))
-  const children = new Children(dir)
-  const figures: Record<string, string> = {}
-  const failures: string[] = []
-  figures['load average (1, 5, 15 min) at the start'] = os
-    .loadavg()
-    .map((l) => l.toFixed(1))
-    .join(' ')
-  try {
-    const args = ['dev', '--data-dir', join(dir, 'dev'), '--port', '0', '--grpc-port', '0', '--chain-port', '0']
-    args.push('--ship-port', '0', '--block-time', '500', '--workload', 'demo', '--no-auth')
-    const { child, ready } = await startAntler(children, args, join(dir, 'dev.log'), 180_000)
-    const server: ApiServer = { label: 'antler dev', child, api: ready.api }
+export async function benchSearchDevchain(options: SearchDevchainBenchOptions): Promise<Figures> {
+  const failuresName = 'failed requests (non-200, wrong length, errors, time-outs), all runs'
+  return inProcesses('search-devchain', failuresName, async ({ dir, children, figures, check }) => {
+    const { child, ready } = await startDev(children, dir, 'dev', { flags: ['--no-auth'] })
     const page = await probe(ready.api)
     const routes = [
       { key: 'search', requests: [{ path: SEARCH_PATH, expectLength: page.length }] },
@@ -67,21 +48,15 @@ export async function benchSearchDevchain(options: SearchDevchainBenchOptions): 
     ] as const
     const runs = new Map<string, Cannon[]>(routes.map((r) => [r.key, []]))
     const load = async (route: (typeof routes)[number], seconds: number, label: string) => {
-      const run = await cannon(children, server, route.requests, { seconds, connections: options.connections })
-      if (run.failed > 0 || run.answered === 0)
-        failures.push(
-          `${route.key} ${label}: ${run.failed} failed, ${run.answered} answered ${run.failures.join(' | ')}`,
-        )
-      return run
+      const run = { seconds, connections: options.connections, pid: child.pid }
+      const result = await cannon(children, ready.api, route.requests, run)
+      check(`${route.key} ${label}`, result)
+      return result
     }
-    for (const route of routes) await load(route, WARMUP_SECONDS, 'warm-up')
-    for (let round = 0; round < options.rounds; round++) {
-      console.error(`  search-devchain bench: round ${round + 1} of ${options.rounds}`)
-      for (let i = 0; i < routes.length; i++) {
-        const route = routes[(round + i) % routes.length]
-        runs.get(route.key)!.push(await load(route, options.seconds, `round ${round + 1}`))
-      }
-    }
+    for (const route of routes) await load(route, options.warmupSeconds, 'warm-up')
+    await takeTurns(routes, options.rounds, async (route, round) => {
+      runs.get(route.key)!.push(await load(route, options.seconds, `round ${round + 1}`))
+    })
     const describe = (rs: Cannon[]) =>
       `${Math.round(median(rs.map((r) => r.perSecond)))} req/s, p50 ${median(rs.map((r) => r.p50))} ms, ` +
       `p99 ${median(rs.map((r) => r.p99))} ms, server CPU ${median(rs.map((r) => r.serverCpuMs ?? NaN)).toFixed(2)} ms/answer` +
@@ -97,12 +72,5 @@ export async function benchSearchDevchain(options: SearchDevchainBenchOptions): 
     figures['search / healthz, req/s'] = ratio.toFixed(3)
     figures[`issue 26 bar, search ≥ ${BAR_RATIO} × /healthz req/s and p99 ≤ ${BAR_P99_MS} ms`] =
       `${ratio >= BAR_RATIO && p99 <= BAR_P99_MS ? 'HOLDS' : 'DOES NOT HOLD'} (${ratio.toFixed(3)} ×, p99 ${p99} ms)`
-  } finally {
-    await children.close()
-    rmSync(dir, { recursive: true, force: true })
-  }
-  figures['failed requests (non-200, wrong length, errors, time-outs), all runs'] =
-    failures.length === 0 ? '0' : failures.join('; ')
-  if (failures.length > 0) process.exitCode = 1
-  return figures
+  })
 }

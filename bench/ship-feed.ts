@@ -1,5 +1,6 @@
 import { fork } from 'node:child_process'
 import { once } from 'node:events'
+import { setTimeout as delay } from 'node:timers/promises'
 
 /** What the feed process reports: when it serves, and its peak memory when it stops. */
 export type FeedMessage =
@@ -21,7 +22,10 @@ export interface BenchFeed {
  * serves it over SHiP, as nodeos would: the indexer's CPU and memory are measured without it.
  * `savanna`: a Savanna chain (finality extension, finality_data for v1 readers, LIB at head − 2).
  */
-export async function startBenchFeed(blocks: number, options: { savanna?: boolean } = {}): Promise<BenchFeed> {
+export async function startBenchFeed(
+  blocks: number,
+  options: { savanna?: boolean; timeoutMs?: number } = {},
+): Promise<BenchFeed> {
   const child = fork(
     new URL('./ship-feed-process.ts', import.meta.url),
     [String(blocks), ...(options.savanna ? ['savanna'] : [])],
@@ -31,6 +35,10 @@ export async function startBenchFeed(blocks: number, options: { savanna?: boolea
     const [message] = (await Promise.race([
       once(child, 'message'),
       once(child, 'exit').then(([code]) => Promise.reject(new Error(`bench feed exited with ${code}`))),
+      delay(options.timeoutMs ?? 3_600_000, undefined, { ref: false }).then(() => {
+        child.kill()
+        throw new Error(`bench feed: no answer within ${options.timeoutMs ?? 3_600_000} ms`)
+      }),
     ])) as [FeedMessage]
     return message
   }

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { buildInstalledCopy } from '../test/_helpers/build.ts'
-import { percentile } from './timing.ts'
+import { median } from './timing.ts'
 
 const ANTLER = fileURLToPath(new URL('../bin/antler.js', import.meta.url))
 
@@ -82,11 +82,6 @@ export function benchStartup(runs: number): Record<string, string> {
         if (round === 0) return
         for (const key of ['ms', 'cpuMs', 'rssMiB'] as const) samples[i][key].push(usage[key])
       })
-    const median = (xs: number[]) =>
-      percentile(
-        [...xs].sort((a, b) => a - b),
-        0.5,
-      )
     const nodeMs = median(samples[0].ms)
     return Object.fromEntries(
       starts.map((start, i) => {

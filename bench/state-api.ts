@@ -1,9 +1,4 @@
-import { spawn } from 'node:child_process'
-import { once } from 'node:events'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { createRequire } from 'node:module'
-import os, { tmpdir } from 'node:os'
-import { basename, dirname, join } from 'node:path'
+import { join } from 'node:path'
 import {
   AbiCache,
   BinaryWriter,
@@ -12,35 +7,37 @@ import {
   toHex,
   type CompiledAbi,
 } from '../src/antelope/index.ts'
-import {
-  openPostgresStore,
-  openSqliteStore,
-  type BlockBatch,
-  type RowChangeRecord,
-  type Store,
-} from '../src/store/index.ts'
+import type { BlockBatch, RowChangeRecord, Store } from '../src/store/index.ts'
 import { seededRandom } from '../test/_helpers/store.ts'
-import { Children, cpuSeconds, startApiServer, type ApiServer } from './children.ts'
+import {
+  inProcesses,
+  keptStores,
+  measureTurns,
+  startApiServer,
+  type ApiServer,
+  type BenchRun,
+  type Configuration,
+  type Measured,
+} from './children.ts'
+import type { LoadRequest } from './load-process.ts'
+import { cpuPerAnswer, fmt, mean, median, type Figures } from './timing.ts'
 
 export interface StateApiBenchOptions {
   /**
    * A SQLite store kept by the ingest bench (`--keep-sqlite`); the file must be named `store.sqlite` (what `antler api
    * --data-dir` opens).
    */
-  readonly sqlite: string | undefined
+  readonly sqlite?: string
   /** A PostgreSQL store kept by the ingest bench (`--keep-postgres`). */
-  readonly postgres: string | undefined
+  readonly postgres?: string
   /** Length of each measured run (HTTP and in-process), seconds. */
   readonly seconds: number
   /** Runs of each configuration (the configurations of a group take turns, both adapters together). */
   readonly rounds: number
   readonly warmupSeconds: number
+  /** Length of the runs of the chain's own scope (answers that take seconds), when longer than `seconds`. */
+  readonly slowSeconds: number
 }
-
-const AUTOCANNON = createRequire(import.meta.url).resolve('autocannon')
-/**
- * A server or load process still running this long after it started is killed (the whole bench takes 10–15 minutes).
- */
 
 /**
  * What the 1,000,000-action bench chain (bench/ship-feed-process.ts: blocks of 20 eosio.token
@@ -173,10 +170,7 @@ async function chainScopeHeights(
 }
 
 /** One request of a load, with what its answer must be. */
-interface Request {
-  readonly method: 'GET' | 'POST'
-  readonly path: string
-  readonly body?: string
+interface Request extends LoadRequest {
   /** Rows the answer must hold (summed over tables for the multi-table reads). */
   readonly rows: number
   /** Tables the answer must hold (multi-table reads). */
@@ -185,104 +179,6 @@ interface Request {
   readonly json?: boolean
   /** Length of the answer checked before the runs: every answer under load must have it (the store does not change). */
   expectLength?: number
-}
-
-/**
- * The load process: autocannon's programmatic API (the CLI takes no list of requests), each
- * connection cycling through `requests`; every answer is checked for status 200 and the length of
- * the answer verified before the runs. Plain CommonJS, run by `node -e`; its configuration comes
- * on stdin (1,500-scope bodies are too long for an argument).
- */
-const LOAD_SCRIPT = `
-const autocannon = require(process.env.AUTOCANNON_PATH)
-const cfg = JSON.parse(require('node:fs').readFileSync(0, 'utf8'))
-let bad = 0
-const samples = []
-const requests = cfg.requests.map((r) => ({
-  method: r.method,
-  path: r.path,
-  ...(r.body === undefined ? {} : { body: r.body, headers: { 'content-type': 'application/x-www-form-urlencoded' } }),
-  onResponse: (status, body) => {
-    if (status === 200 && (r.expectLength === undefined || body.length === r.expectLength)) return
-    bad++
-    if (samples.length < 3) samples.push(status + ' ' + r.path.slice(0, 120) + ': ' + body.length + ' chars: ' + body.slice(0, 200))
-  },
-}))
-autocannon({ url: cfg.url, connections: cfg.connections, duration: cfg.seconds, requests }, (error, result) => {
-  if (error) {
-    console.error(error)
-    process.exit(1)
-  }
-  process.stdout.write(JSON.stringify({ result, bad, samples }) + '\\n')
-})
-`
-
-interface Cannon {
-  readonly perSecond: number
-  /** autocannon's latency percentiles, ms (its histogram has 1 ms resolution). */
-  readonly p50: number
-  readonly p99: number
-  readonly answered: number
-  /** Non-200 answers, answers of the wrong length, connection errors and time-outs. */
-  readonly failed: number
-  readonly failures: string[]
-  /** CPU the server process used per answer during the run, ms (all its threads); undefined without /proc. */
-  readonly serverCpuMs?: number
-}
-
-async function cannon(
-  children: Children,
-  server: ApiServer,
-  requests: readonly Request[],
-  run: { seconds: number; connections: number },
-): Promise<Cannon> {
-  const config = { url: server.api, connections: run.connections, seconds: run.seconds, requests }
-  const cpuBefore = cpuSeconds(server.child.pid)
-  const child = children.track(
-    spawn(process.execPath, ['-e', LOAD_SCRIPT], {
-      stdio: ['pipe', 'pipe', 'pipe'],
-      env: { ...process.env, AUTOCANNON_PATH: AUTOCANNON },
-    }),
-    (run.seconds + 60) * 1000,
-  )
-  child.stdin!.end(JSON.stringify(config))
-  let out = ''
-  let err = ''
-  child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()))
-  child.stderr!.on('data', (chunk: Buffer) => (err += chunk.toString()))
-  const [code, signal] = (await once(child, 'exit')) as [number | null, NodeJS.Signals | null]
-  const cpuAfter = cpuSeconds(server.child.pid)
-  if (code !== 0)
-    throw new Error(`load process (${server.label}) exited (${code ?? signal}): ${err.trim().slice(-500)}`)
-  const {
-    result: r,
-    bad,
-    samples,
-  } = JSON.parse(out.trim().split('\n').at(-1)!) as {
-    result: {
-      requests: { average: number; total: number }
-      latency: { p50: number; p99: number }
-      errors: number
-      timeouts: number
-      non2xx: number
-      '2xx': number
-    }
-    bad: number
-    samples: string[]
-  }
-  const answered = r['2xx'] - bad
-  return {
-    perSecond: r.requests.average,
-    p50: r.latency.p50,
-    p99: r.latency.p99,
-    answered,
-    failed: bad + r.errors + r.timeouts,
-    failures: samples,
-    serverCpuMs:
-      cpuBefore !== undefined && cpuAfter !== undefined && r['2xx'] > 0
-        ? ((cpuAfter - cpuBefore) * 1000) / r['2xx']
-        : undefined,
-  }
 }
 
 /**
@@ -298,12 +194,12 @@ async function verify(server: ApiServer, requests: readonly Request[]): Promise<
       request.expectLength = known
       continue
     }
+    const { method, body, headers } = request
     const response = await fetch(server.api + request.path, {
-      method: request.method,
+      method,
+      body,
+      headers,
       signal: AbortSignal.timeout(60_000),
-      ...(request.body === undefined
-        ? {}
-        : { body: request.body, headers: { 'content-type': 'application/x-www-form-urlencoded' } }),
     })
     const text = await response.text()
     const what = `${server.label} ${request.method} ${request.path.slice(0, 160)}`
@@ -357,57 +253,7 @@ function localTableRead(
     })
 }
 
-interface Configuration {
-  readonly key: string
-  readonly name: string
-  readonly server: ApiServer
-  readonly requests: Request[]
-  readonly connections: number
-  /** Length of its runs when longer than the others' (answers that take seconds). */
-  readonly seconds?: number
-  /** The in-process reads of the same requests, cycled: the limit. */
-  readonly local?: LocalRead[]
-}
-
-interface LocalRun {
-  readonly p50: number
-  readonly p99: number
-  readonly rowsPerSecond: number
-}
-
-/** `reads` in a loop for `seconds` (at least 5 calls), one at a time; latency percentiles and rows/s. */
-async function localLoop(reads: readonly LocalRead[], seconds: number): Promise<LocalRun> {
-  const samples: number[] = []
-  let rows = 0
-  const started = performance.now()
-  const end = started + seconds * 1000
-  for (let i = 0; samples.length < 5 || performance.now() < end; i++) {
-    const t = performance.now()
-    rows += await reads[i % reads.length]()
-    samples.push(performance.now() - t)
-  }
-  const elapsed = (performance.now() - started) / 1000
-  samples.sort((a, b) => a - b)
-  return {
-    p50: samples[Math.floor(samples.length * 0.5)],
-    p99: samples[Math.floor(samples.length * 0.99)],
-    rowsPerSecond: rows / elapsed,
-  }
-}
-
-const median = (xs: readonly number[]) => {
-  const sorted = [...xs].sort((a, b) => a - b)
-  return sorted.length % 2
-    ? sorted[(sorted.length - 1) / 2]
-    : (sorted[sorted.length / 2 - 1] + sorted[sorted.length / 2]) / 2
-}
-const fmt = (n: number) => Math.round(n).toLocaleString('en-US')
 const meanRows = (requests: readonly Request[]) => requests.reduce((sum, r) => sum + r.rows, 0) / requests.length
-
-interface Measured {
-  readonly http: Cannon[]
-  readonly local: LocalRun[]
-}
 
 /**
  * The API reads of `issue 15` against `antler api` on a kept bench store (SQLite, PostgreSQL or
@@ -421,283 +267,214 @@ interface Measured {
  * rotation), and every answer is checked (status and length, after a first full check of each
  * distinct request: row count, json or hex).
  */
-export async function benchStateApi(options: StateApiBenchOptions): Promise<Record<string, string | number>> {
-  const dir = mkdtempSync(join(tmpdir(), 'antler-state-api-'))
-  const children = new Children(dir)
-  const figures: Record<string, string | number> = {}
-  const failures: string[] = []
-  const loadAverage = () =>
-    os
-      .loadavg()
-      .map((l) => l.toFixed(1))
-      .join(' ')
-  figures['load average (1, 5, 15 min) at the start'] = loadAverage()
-  const started = performance.now()
+export async function benchStateApi(options: StateApiBenchOptions): Promise<Figures> {
+  const failuresName = 'failed requests (non-200, wrong length, errors, time-outs), all runs'
   const locals: Local[] = []
   try {
-    const adapters: { label: string; open: (readOnly: boolean) => Promise<Store>; storeArgs: string[] }[] = []
-    if (options.sqlite) {
-      const path = options.sqlite
-      if (basename(path) !== 'store.sqlite')
-        throw new Error(`--sqlite ${path}: antler api opens DIR/store.sqlite; name the kept file store.sqlite`)
-      adapters.push({
-        label: 'SQLite',
-        open: async (readOnly) => openSqliteStore(path, { readOnly }),
-        storeArgs: ['--store', 'sqlite', '--data-dir', dirname(path)],
-      })
-    }
-    if (options.postgres) {
-      const url = options.postgres
-      adapters.push({
-        label: 'PostgreSQL',
-        open: (readOnly) => openPostgresStore(url, { readOnly }),
-        storeArgs: ['--store', url, '--data-dir', join(dir, 'pg-data')],
-      })
-    }
-
-    const groups: { title: string; configurations: Configuration[] }[] = [
-      { title: '1,000 rows, 1 connection', configurations: [] },
-      { title: '1,000 rows, 4 connections', configurations: [] },
-      { title: '1,500 scopes, 1 connection', configurations: [] },
-      { title: '32 connections', configurations: [] },
-    ]
-    const bars: { label: string; keys: string[] }[] = []
-
-    for (const adapter of adapters) {
-      const writer = await adapter.open(false)
-      let fixture: Fixture
-      let chainScope: Awaited<ReturnType<typeof chainScopeHeights>>
-      try {
-        fixture = await ensureFixture(writer)
-        chainScope = await chainScopeHeights(writer, fixture.head, seededRandom(15))
-      } finally {
-        await writer.close()
-      }
-      figures[`${adapter.label}: store head, state fixture`] =
-        `${fixture.head}; fixture blocks ${fixture.first}–${fixture.head} (${fixture.written ? 'written by this run' : 'already there'})`
-
-      const store = await adapter.open(true)
-      const abis = new AbiCache()
-      const stored = await store.abi({ account: TOKEN, blockNum: fixture.head })
-      const compiled = stored && abis.fromBinary(stored.abi)
-      if (!compiled?.ok) throw new Error(`${adapter.label}: no ${TOKEN} ABI at ${fixture.head}`)
-      const rowType = compiled.value.abi.tables.find((t) => t.name.toString() === ACCOUNTS)!.type
-      const local: Local = { store, abi: compiled.value, rowType }
-      locals.push(local)
-
-      const server = await startApiServer(children, adapter.label, adapter.storeArgs, join(dir, `${adapter.label}.log`))
-      const random = seededRandom(15)
-      const pastHeights = Array.from(
-        { length: 16 },
-        () => fixture.first + Math.floor(random() * (fixture.head - fixture.first)),
-      )
-      figures[`${adapter.label}: past heights (seeded)`] = pastHeights.join(' ')
-
-      const table = (
-        scope: string,
-        blockNum: number | undefined,
-        json: boolean,
-        rows: number,
-        account = TOKEN,
-        tbl = ACCOUNTS,
-      ): Request => ({
-        method: 'GET',
-        path: `/v0/state/table?account=${account}&scope=${scope}&table=${tbl}&json=${json}${tbl === ACCOUNTS ? '&key_type=symbol_code' : ''}${blockNum === undefined ? '' : `&block_num=${blockNum}`}`,
-        rows,
-        json,
-      })
-      const big = (at: 'head' | 'past', json: boolean) => ({
-        requests:
-          at === 'head'
-            ? [table(BIG_SCOPE, undefined, json, BIG_ROWS)]
-            : pastHeights.map((h) => table(BIG_SCOPE, h, json, BIG_ROWS)),
-        local: (at === 'head' ? [fixture.head] : pastHeights).map((blockNum) =>
-          localTableRead(local, { code: TOKEN, table: ACCOUNTS, scope: BIG_SCOPE, blockNum, json }),
-        ),
-      })
-      const keys: string[] = []
-      for (const connections of [1, 4]) {
-        for (const at of ['head', 'past'] as const) {
-          for (const json of [false, true]) {
-            const key = `${adapter.label}-${at}-${json}-${connections}`
-            if (connections === 1) keys.push(key)
-            const { requests, local: reads } = big(at, json)
-            groups[connections === 1 ? 0 : 1].configurations.push({
-              key,
-              name: `${adapter.label}: /v0/state/table, 1,000 rows ${at === 'head' ? 'at head' : 'at 16 seeded past heights'}, json=${json}, ${connections} connection${connections > 1 ? 's' : ''}`,
-              server,
-              requests,
-              connections,
-              ...(connections === 1 ? { local: reads } : {}),
-            })
-          }
-        }
-      }
-      bars.push({ label: adapter.label, keys })
-      if (chainScope) {
-        const requests = chainScope.heights.map((h) =>
-          table('bench', h, false, chainScope.rowsAt.get(h)!, 'rawdb', 'rows'),
-        )
-        groups[0].configurations.push({
-          key: `${adapter.label}-chain`,
-          name:
-            `${adapter.label}: /v0/state/table, the chain's rawdb bench rows at 8 seeded heights where it held ` +
-            `${fmt(Math.min(...requests.map((r) => r.rows)))}–${fmt(Math.max(...requests.map((r) => r.rows)))} rows ` +
-            `(${fmt(chainScope.headRows)} at head), json=false, 1 connection`,
-          server,
-          requests,
-          connections: 1,
-          seconds: Math.max(options.seconds, 20),
-          local: chainScope.heights.map((blockNum) =>
-            localTableRead(local, { code: 'rawdb', table: 'rows', scope: 'bench', blockNum, json: false }),
-          ),
-        })
-      }
-      const scopesBody = (blockNum: number | undefined) =>
-        new URLSearchParams({
-          account: TOKEN,
-          table: ACCOUNTS,
-          json: 'true',
-          key_type: 'symbol_code',
-          scopes: Array.from({ length: HOLDERS }, (_, i) => holderName(i)).join('|'),
-          ...(blockNum === undefined ? {} : { block_num: String(blockNum) }),
-        }).toString()
-      const scopes = (blockNum: number | undefined): Request => ({
-        method: 'POST',
-        path: '/v0/state/tables/scopes',
-        body: scopesBody(blockNum),
-        rows: HOLDERS,
-        tables: HOLDERS,
-        json: true,
-      })
-      groups[2].configurations.push(
-        {
-          key: `${adapter.label}-scopes-head`,
-          name: `${adapter.label}: POST /v0/state/tables/scopes, 1,500 scopes of one row at head, json=true, 1 connection`,
-          server,
-          requests: [scopes(undefined)],
-          connections: 1,
-        },
-        {
-          key: `${adapter.label}-scopes-past`,
-          name: `${adapter.label}: POST /v0/state/tables/scopes, 1,500 scopes of one row at 16 seeded past heights, json=true, 1 connection`,
-          server,
-          requests: pastHeights.map(scopes),
-          connections: 1,
-        },
-      )
-      groups[3].configurations.push(
-        {
-          key: `${adapter.label}-ten`,
-          name: `${adapter.label}: /v0/state/table, 10 rows at head, json=true, 32 connections`,
-          server,
-          requests: [table(TEN_SCOPE, undefined, true, TEN_ROWS)],
-          connections: 32,
-        },
-        {
-          key: `${adapter.label}-health`,
-          name: `${adapter.label}: /healthz, 32 connections`,
-          server,
-          requests: [{ method: 'GET', path: '/healthz', rows: 0 }],
-          connections: 32,
-        },
-      )
-      for (const group of groups)
-        for (const c of group.configurations) if (c.server === server) await verify(server, c.requests)
-    }
-    figures['every distinct request checked before the runs'] =
-      '200, row count (and 1,500 tables), json or hex in every row, no decoding error; under load every answer must be 200 with that length'
-
-    const measured = new Map<string, Measured>()
-    for (const group of groups) {
-      const configurations = group.configurations
-      console.error(`  state-api bench: ${group.title}: ${configurations.length} configurations, warming up`)
-      for (const c of configurations) {
-        const warm = await cannon(children, c.server, c.requests, {
-          seconds: options.warmupSeconds,
-          connections: c.connections,
-        })
-        if (warm.failed > 0)
-          failures.push(
-            `${c.name} (warm-up): ${warm.failed} failed, ${warm.answered} answered ${warm.failures.join(' | ')}`,
-          )
-        if (c.local) await localLoop(c.local, 1)
-        measured.set(c.key, { http: [], local: [] })
-      }
-      for (let round = 0; round < options.rounds; round++) {
-        for (let i = 0; i < configurations.length; i++) {
-          const c = configurations[(round + i) % configurations.length]
-          const run = await cannon(children, c.server, c.requests, {
-            seconds: c.seconds ?? options.seconds,
-            connections: c.connections,
-          })
-          if (run.failed > 0 || run.answered === 0)
-            failures.push(
-              `${c.name}, round ${round + 1}: ${run.failed} failed, ${run.answered} answered ${run.failures.join(' | ')}`,
-            )
-          measured.get(c.key)!.http.push(run)
-          if (c.local) measured.get(c.key)!.local.push(await localLoop(c.local, c.seconds ?? options.seconds))
-        }
-      }
-      for (const c of configurations) {
-        const m = measured.get(c.key)!
-        const rows = meanRows(c.requests)
-        const reqs = m.http.reduce((sum, r) => sum + r.perSecond, 0) / m.http.length
-        const cpuRuns = m.http.filter((r) => r.serverCpuMs !== undefined)
-        const cpu =
-          cpuRuns.length === m.http.length ? `, server CPU ${serverCpuPerRequest(cpuRuns).toFixed(2)} ms/request` : ''
-        const rowsPart = rows > 0 ? ` = ${fmt(reqs * rows)} rows/s` : ''
-        figures[c.name] =
-          `p50 ${median(m.http.map((r) => r.p50))} ms, p99 ${median(m.http.map((r) => r.p99))} ms, ` +
-          `${fmt(reqs)} req/s${rowsPart}${cpu}; each run: ${m.http.map((r) => `${fmt(r.perSecond)} req/s p99 ${r.p99}`).join(', ')}`
-        if (m.local.length > 0) {
-          const limit = m.local.reduce((sum, r) => sum + r.rowsPerSecond, 0) / m.local.length
-          const decode = c.requests[0].json ? 'ABI decode' : 'hex'
-          figures[`${c.name} · in-process limit (snapshot + tableRows + ${decode}, no HTTP, one at a time)`] =
-            `p50 ${median(m.local.map((r) => r.p50)).toFixed(2)} ms, p99 ${median(m.local.map((r) => r.p99)).toFixed(2)} ms, ${fmt(limit)} rows/s`
-          figures[`${c.name} · HTTP / in-process, rows/s`] =
-            `${((reqs * rows) / limit).toFixed(2)} (round by round: ` +
-            `${m.http.map((r, i) => ((r.perSecond * rows) / m.local[i].rowsPerSecond).toFixed(2)).join(', ')})`
-        }
-      }
-    }
-    for (const { label, keys } of bars) {
-      const worst = Math.max(...keys.map((k) => median(measured.get(k)!.http.map((r) => r.p99))))
-      figures[
-        `${label}: issue 15 bar, p99 < 20 ms for 1,000 rows at head and past heights, json true and false (1 connection, median p99 of the runs)`
-      ] = `${worst < 20 ? 'HOLDS' : 'DOES NOT HOLD'} (worst ${worst} ms)`
-    }
-    const ratio = (a: string, b: string) => {
-      const ma = measured.get(a)
-      const mb = measured.get(b)
-      return ma && mb
-        ? (ma.http.reduce((s, r) => s + r.perSecond, 0) / mb.http.reduce((s, r) => s + r.perSecond, 0)).toFixed(2)
-        : 'n/a'
-    }
-    for (const adapter of adapters)
-      figures[`${adapter.label}: 10-row scope / /healthz, req/s at 32 connections`] = ratio(
-        `${adapter.label}-ten`,
-        `${adapter.label}-health`,
-      )
-    figures['seconds for the figures above'] = ((performance.now() - started) / 1000).toFixed(0)
+    return await inProcesses('state-api', failuresName, (run) => measure(options, run, locals))
   } finally {
-    await children.close()
     for (const local of locals) await local.store.close()
-    rmSync(dir, { recursive: true, force: true })
   }
-  figures['load average (1, 5, 15 min) at the end'] = loadAverage()
-  figures['failed requests (non-200, wrong length, errors, time-outs), all runs'] =
-    failures.length === 0 ? 0 : failures.join('; ')
-  if (failures.length > 0) {
-    console.error(
-      `\n!!! state-api bench: requests failed, the figures above them are not valid:\n!!! ${failures.join('\n!!! ')}\n`,
-    )
-    process.exitCode = 1
-  }
-  return figures
 }
 
-/** ApiServer CPU per answered request over runs, weighted by how many each answered. */
-function serverCpuPerRequest(runs: { serverCpuMs?: number; answered: number }[]): number {
-  return runs.reduce((s, r) => s + r.serverCpuMs! * r.answered, 0) / runs.reduce((s, r) => s + r.answered, 0)
+async function measure(options: StateApiBenchOptions, run: BenchRun, locals: Local[]) {
+  const { dir, children, figures } = run
+  const started = performance.now()
+  const adapters = keptStores(options, dir)
+  const groups: { title: string; configurations: Configuration<Request>[] }[] = [
+    { title: '1,000 rows, 1 connection', configurations: [] },
+    { title: '1,000 rows, 4 connections', configurations: [] },
+    { title: '1,500 scopes, 1 connection', configurations: [] },
+    { title: '32 connections', configurations: [] },
+  ]
+  const bars: { label: string; keys: string[] }[] = []
+
+  for (const adapter of adapters) {
+    const writer = await adapter.open(false)
+    let fixture: Fixture
+    let chainScope: Awaited<ReturnType<typeof chainScopeHeights>>
+    try {
+      fixture = await ensureFixture(writer)
+      chainScope = await chainScopeHeights(writer, fixture.head, seededRandom(15))
+    } finally {
+      await writer.close()
+    }
+    figures[`${adapter.label}: store head, state fixture`] =
+      `${fixture.head}; fixture blocks ${fixture.first}–${fixture.head} (${fixture.written ? 'written by this run' : 'already there'})`
+
+    const store = await adapter.open(true)
+    const abis = new AbiCache()
+    const stored = await store.abi({ account: TOKEN, blockNum: fixture.head })
+    const compiled = stored && abis.fromBinary(stored.abi)
+    if (!compiled?.ok) throw new Error(`${adapter.label}: no ${TOKEN} ABI at ${fixture.head}`)
+    const rowType = compiled.value.abi.tables.find((t) => t.name.toString() === ACCOUNTS)!.type
+    const local: Local = { store, abi: compiled.value, rowType }
+    locals.push(local)
+
+    const server = await startApiServer(children, adapter.label, adapter.storeArgs, join(dir, `${adapter.label}.log`))
+    const random = seededRandom(15)
+    const pastHeights = Array.from(
+      { length: 16 },
+      () => fixture.first + Math.floor(random() * (fixture.head - fixture.first)),
+    )
+    figures[`${adapter.label}: past heights (seeded)`] = pastHeights.join(' ')
+
+    const table = (
+      scope: string,
+      blockNum: number | undefined,
+      json: boolean,
+      rows: number,
+      account = TOKEN,
+      tbl = ACCOUNTS,
+    ): Request => ({
+      method: 'GET',
+      path: `/v0/state/table?account=${account}&scope=${scope}&table=${tbl}&json=${json}${tbl === ACCOUNTS ? '&key_type=symbol_code' : ''}${blockNum === undefined ? '' : `&block_num=${blockNum}`}`,
+      rows,
+      json,
+    })
+    const big = (at: 'head' | 'past', json: boolean) => ({
+      requests:
+        at === 'head'
+          ? [table(BIG_SCOPE, undefined, json, BIG_ROWS)]
+          : pastHeights.map((h) => table(BIG_SCOPE, h, json, BIG_ROWS)),
+      local: (at === 'head' ? [fixture.head] : pastHeights).map((blockNum) =>
+        localTableRead(local, { code: TOKEN, table: ACCOUNTS, scope: BIG_SCOPE, blockNum, json }),
+      ),
+    })
+    const keys: string[] = []
+    for (const connections of [1, 4]) {
+      for (const at of ['head', 'past'] as const) {
+        for (const json of [false, true]) {
+          const key = `${adapter.label}-${at}-${json}-${connections}`
+          if (connections === 1) keys.push(key)
+          const { requests, local: reads } = big(at, json)
+          groups[connections === 1 ? 0 : 1].configurations.push({
+            key,
+            name: `${adapter.label}: /v0/state/table, 1,000 rows ${at === 'head' ? 'at head' : 'at 16 seeded past heights'}, json=${json}, ${connections} connection${connections > 1 ? 's' : ''}`,
+            server,
+            requests,
+            connections,
+            ...(connections === 1 ? { local: reads } : {}),
+          })
+        }
+      }
+    }
+    bars.push({ label: adapter.label, keys })
+    if (chainScope) {
+      const requests = chainScope.heights.map((h) =>
+        table('bench', h, false, chainScope.rowsAt.get(h)!, 'rawdb', 'rows'),
+      )
+      groups[0].configurations.push({
+        key: `${adapter.label}-chain`,
+        name:
+          `${adapter.label}: /v0/state/table, the chain's rawdb bench rows at 8 seeded heights where it held ` +
+          `${fmt(Math.min(...requests.map((r) => r.rows)))}–${fmt(Math.max(...requests.map((r) => r.rows)))} rows ` +
+          `(${fmt(chainScope.headRows)} at head), json=false, 1 connection`,
+        server,
+        requests,
+        connections: 1,
+        seconds: Math.max(options.seconds, options.slowSeconds),
+        local: chainScope.heights.map((blockNum) =>
+          localTableRead(local, { code: 'rawdb', table: 'rows', scope: 'bench', blockNum, json: false }),
+        ),
+      })
+    }
+    const scopesBody = (blockNum: number | undefined) =>
+      new URLSearchParams({
+        account: TOKEN,
+        table: ACCOUNTS,
+        json: 'true',
+        key_type: 'symbol_code',
+        scopes: Array.from({ length: HOLDERS }, (_, i) => holderName(i)).join('|'),
+        ...(blockNum === undefined ? {} : { block_num: String(blockNum) }),
+      }).toString()
+    const scopes = (blockNum: number | undefined): Request => ({
+      method: 'POST',
+      path: '/v0/state/tables/scopes',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: scopesBody(blockNum),
+      rows: HOLDERS,
+      tables: HOLDERS,
+      json: true,
+    })
+    groups[2].configurations.push(
+      {
+        key: `${adapter.label}-scopes-head`,
+        name: `${adapter.label}: POST /v0/state/tables/scopes, 1,500 scopes of one row at head, json=true, 1 connection`,
+        server,
+        requests: [scopes(undefined)],
+        connections: 1,
+      },
+      {
+        key: `${adapter.label}-scopes-past`,
+        name: `${adapter.label}: POST /v0/state/tables/scopes, 1,500 scopes of one row at 16 seeded past heights, json=true, 1 connection`,
+        server,
+        requests: pastHeights.map(scopes),
+        connections: 1,
+      },
+    )
+    groups[3].configurations.push(
+      {
+        key: `${adapter.label}-ten`,
+        name: `${adapter.label}: /v0/state/table, 10 rows at head, json=true, 32 connections`,
+        server,
+        requests: [table(TEN_SCOPE, undefined, true, TEN_ROWS)],
+        connections: 32,
+      },
+      {
+        key: `${adapter.label}-health`,
+        name: `${adapter.label}: /healthz, 32 connections`,
+        server,
+        requests: [{ path: '/healthz', rows: 0 }],
+        connections: 32,
+      },
+    )
+    for (const group of groups)
+      for (const c of group.configurations) if (c.server === server) await verify(server, c.requests)
+  }
+  figures['every distinct request checked before the runs'] =
+    '200, row count (and 1,500 tables), json or hex in every row, no decoding error; under load every answer must be 200 with that length'
+
+  const measured = new Map<string, Measured>()
+  for (const group of groups) {
+    const configurations = group.configurations
+    console.error(`  state-api bench: ${group.title}: ${configurations.length} configurations, warming up`)
+    for (const [key, m] of await measureTurns(run, configurations, options)) measured.set(key, m)
+    for (const c of configurations) {
+      const m = measured.get(c.key)!
+      const rows = meanRows(c.requests)
+      const reqs = mean(m.http.map((r) => r.perSecond))
+      const cpuMs = cpuPerAnswer(m.http)
+      const cpu = cpuMs === undefined ? '' : `, server CPU ${cpuMs.toFixed(2)} ms/request`
+      const rowsPart = rows > 0 ? ` = ${fmt(reqs * rows)} rows/s` : ''
+      figures[c.name] =
+        `p50 ${median(m.http.map((r) => r.p50))} ms, p99 ${median(m.http.map((r) => r.p99))} ms, ` +
+        `${fmt(reqs)} req/s${rowsPart}${cpu}; each run: ${m.http.map((r) => `${fmt(r.perSecond)} req/s p99 ${r.p99}`).join(', ')}`
+      if (m.local.length > 0) {
+        const limit = mean(m.local.map((r) => r.perSecond))
+        const decode = c.requests[0].json ? 'ABI decode' : 'hex'
+        figures[`${c.name} · in-process limit (snapshot + tableRows + ${decode}, no HTTP, one at a time)`] =
+          `p50 ${median(m.local.map((r) => r.p50)).toFixed(2)} ms, p99 ${median(m.local.map((r) => r.p99)).toFixed(2)} ms, ${fmt(limit)} rows/s`
+        figures[`${c.name} · HTTP / in-process, rows/s`] =
+          `${((reqs * rows) / limit).toFixed(2)} (round by round: ` +
+          `${m.http.map((r, i) => ((r.perSecond * rows) / m.local[i].perSecond).toFixed(2)).join(', ')})`
+      }
+    }
+  }
+  for (const { label, keys } of bars) {
+    const worst = Math.max(...keys.map((k) => median(measured.get(k)!.http.map((r) => r.p99))))
+    figures[
+      `${label}: issue 15 bar, p99 < 20 ms for 1,000 rows at head and past heights, json true and false (1 connection, median p99 of the runs)`
+    ] = `${worst < 20 ? 'HOLDS' : 'DOES NOT HOLD'} (worst ${worst} ms)`
+  }
+  const ratio = (a: string, b: string) => {
+    const [ma, mb] = [measured.get(a), measured.get(b)]
+    return ma && mb ? (mean(ma.http.map((r) => r.perSecond)) / mean(mb.http.map((r) => r.perSecond))).toFixed(2) : 'n/a'
+  }
+  for (const adapter of adapters)
+    figures[`${adapter.label}: 10-row scope / /healthz, req/s at 32 connections`] = ratio(
+      `${adapter.label}-ten`,
+      `${adapter.label}-health`,
+    )
+  figures['seconds for the figures above'] = ((performance.now() - started) / 1000).toFixed(0)
 }

@@ -1,13 +1,10 @@
 import { fork, type ChildProcess } from 'node:child_process'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { setTimeout as delay } from 'node:timers/promises'
 import { fileURLToPath } from 'node:url'
-import { Children, cpuSeconds } from './children.ts'
-import { loadAverage, rssMiB, runSubscribers, startDev, type Antler, type SubscribersRun } from './graphql.ts'
-import type { Percentiles } from './graphql-subscribers.ts'
-import type { ReceiverReply, ReceiverRequest, WindowFigures } from './webhook-receiver.ts'
+import type { ReceiverReply, ReceiverRequest, ReceiverWindow } from '../test/_helpers/webhook-receiver.ts'
+import { cpuSeconds, inProcesses, peakRss, rssMiB, startDev, type Antler, type Children } from './children.ts'
+import { runSubscribers, type SubscribersRun } from './graphql.ts'
+import { cpuPercent, f1, fmt, gap, held, msMax, percentiles, type Figures, type Percentiles } from './timing.ts'
 
 export interface WebhooksBenchOptions {
   /** Measured window of each level, seconds. */
@@ -16,7 +13,7 @@ export interface WebhooksBenchOptions {
   readonly subscriptionCounts: readonly number[]
 }
 
-const RECEIVER = fileURLToPath(new URL('./webhook-receiver.ts', import.meta.url))
+const RECEIVER = fileURLToPath(new URL('../test/_helpers/webhook-receiver.ts', import.meta.url))
 /** The demo workload's transfers (one every 500 ms), the query of the streams bench's subscribers. */
 const QUERY = 'receiver:eosio.token action:transfer'
 /** Issue 27's aims: block → delivery p99 ≤ 200 ms, antler's RSS ≤ 512 MiB at 1,000 subscriptions. */
@@ -120,12 +117,15 @@ async function matchesOf(server: Antler, from: number, to: number): Promise<stri
   throw new Error('search: more than 1,000 pages')
 }
 
+/** The receiver's window with the percentiles of its samples. */
+type Window = Omit<ReceiverWindow, 'sinceTimestamp' | 'spread'> & Record<'sinceTimestamp' | 'spread', Percentiles>
+
 /** What one level measured. */
 interface LevelRun {
   readonly count: number
   readonly createSeconds: number
   readonly caughtUp: { readonly caughtUp: number; readonly seconds: number }
-  readonly window: WindowFigures
+  readonly window: Window
   readonly expected: number
   readonly backlogAtEnd: { readonly missing: number; readonly behind: number }
   readonly backlogAfterGrace: { readonly missing: number; readonly behind: number }
@@ -147,8 +147,7 @@ async function runLevel(children: Children, server: Antler, count: number, secon
   const killAfterMs = CATCH_UP_TIMEOUT_MS + (seconds + 600) * 1000
   const receiver = new Receiver(children.track(fork(RECEIVER, [], { stdio: 'inherit' }), killAfterMs))
   const pid = server.child.pid
-  let peak = rssMiB(pid)
-  const sampler = setInterval(() => (peak = Math.max(peak ?? 0, rssMiB(pid) ?? 0)), 100)
+  const rss = peakRss(pid)
   const ids: string[] = []
   try {
     const { url } = await receiver.next('listening')
@@ -178,19 +177,15 @@ async function runLevel(children: Children, server: Antler, count: number, secon
     await delay(seconds * 1000)
     // The head is read first: every block up to it was indexed before the window ended.
     const endBlock = await head(server)
-    const { window } = await receiver.ask({ kind: 'window-end' })
-    const cpuTo = cpuSeconds(pid)
-    const cpuPercent =
-      cpuFrom.cpu === undefined || cpuTo === undefined
-        ? undefined
-        : ((cpuTo - cpuFrom.cpu) / ((performance.now() - cpuFrom.at) / 1000)) * 100
+    const { window: raw } = await receiver.ask({ kind: 'window-end' })
+    const window = { ...raw, sinceTimestamp: percentiles(raw.sinceTimestamp), spread: percentiles(raw.spread) }
+    const serverCpu = cpuPercent(cpuFrom.cpu, cpuSeconds(pid), performance.now() - cpuFrom.at)
     type Listed = { webhooks: { state: string; failing_since: string | null }[] }
     const states = (await call<Listed>(server, 'GET', '/v1/webhooks')).json
     const expected = await matchesOf(server, startBlock, endBlock)
-    const backlogAtEnd = await receiver.ask({ kind: 'backlog', count, expected, cutoff: 'window-end' })
+    const backlogAtEnd = await receiver.ask({ kind: 'backlog', count, expected, cutoff: 'end' })
     await delay(GRACE_MS)
     const backlogAfterGrace = await receiver.ask({ kind: 'backlog', count, expected, cutoff: 'now' })
-    clearInterval(sampler)
     return {
       count,
       createSeconds,
@@ -201,13 +196,13 @@ async function runLevel(children: Children, server: Antler, count: number, secon
       backlogAfterGrace,
       stream: await streaming,
       streamError,
-      peakRssMiB: peak,
-      cpuPercent,
+      peakRssMiB: rss.stop(),
+      cpuPercent: serverCpu,
       notActive: states.webhooks.filter((w) => w.state !== 'active').length,
       failing: states.webhooks.filter((w) => w.failing_since !== null).length,
     }
   } finally {
-    clearInterval(sampler)
+    rss.stop()
     await eachIndex(ids.length, async (i) => {
       const { status } = await call(server, 'DELETE', `/v1/webhooks/${ids[i]}`)
       if (status !== 204) console.error(`  webhooks bench: DELETE /v1/webhooks/${ids[i]}: HTTP ${status}`)
@@ -215,11 +210,6 @@ async function runLevel(children: Children, server: Antler, count: number, secon
     await children.stop(receiver.child)
   }
 }
-
-const f1 = (n: number) => n.toFixed(1)
-const fmt = (n: number) => Math.round(n).toLocaleString('en-US')
-const gap = (mine: number, limit: number) => `${mine - limit >= 0 ? '+' : ''}${f1(mine - limit)}`
-const ms = (p: Percentiles) => `p50 ${f1(p.p50)} ms, p99 ${f1(p.p99)} ms, max ${f1(p.max)} ms`
 
 /** The figures of one level against the lone subscription's level (`lone`). */
 function describeLevel(label: string, run: LevelRun, lone: LevelRun, failures: string[]): Record<string, string> {
@@ -239,40 +229,41 @@ function describeLevel(label: string, run: LevelRun, lone: LevelRun, failures: s
       `deliveries); p99 ${gap(sinceProductionP99, corrected(lone))} ms against the lone subscription; SHiP ` +
       `arrival − block timestamp p50 ${f1(offset.p50)} ms, ${f1(offset.min)}–${f1(offset.max)} ms over the window`
     figures[`${label}: a /v1/stream action-trace subscriber alongside (the limit)`] =
-      `since SHiP arrival ${ms(stream.sinceShip)}; since the block timestamp ${ms(stream.sinceTimestamp)}; ` +
+      `since SHiP arrival ${msMax(stream.sinceShip)}; since the block timestamp ${msMax(stream.sinceTimestamp)}; ` +
       `webhook p99 ${gap(latency.p99, stream.sinceTimestamp.p99)} ms against it by timestamp`
   } else figures[`${label}: a /v1/stream action-trace subscriber alongside (the limit)`] = `FAILED: ${run.streamError}`
   figures[`${label}: block timestamp → receipt, as measured`] =
-    `${ms(latency)}; p99 ${gap(latency.p99, lone.window.sinceTimestamp.p99)} ms against the lone subscription; a ` +
+    `${msMax(latency)}; p99 ${gap(latency.p99, lone.window.sinceTimestamp.p99)} ms against the lone subscription; a ` +
     `transaction's first to last delivery over the subscriptions p50 ${f1(w.spread.p50)} ms, max ` +
     `${f1(w.spread.max)} ms`
   figures[`${label}: throughput and cost`] =
-    `${f1(w.perSecond)} deliveries/s (${fmt(w.deliveries)} in ${f1(w.seconds)} s; per subscription ` +
+    `${f1(w.deliveries / w.seconds)} deliveries/s (${fmt(w.deliveries)} in ${f1(w.seconds)} s; per subscription ` +
     `${w.fewestPerSubscription}–${w.mostPerSubscription}); antler peak RSS ${f1(run.peakRssMiB ?? NaN)} MiB, CPU ` +
-    `${f1(run.cpuPercent ?? NaN)} %; receiver CPU ${f1(w.cpuPercent)} %, ${w.connections} connections from antler ` +
-    `(at most ${w.mostConnections} at once); ${fmt(run.count)} created in ` +
+    `${f1(run.cpuPercent ?? NaN)} %; receiver CPU ${f1(w.cpuPercent)} %, ${w.connections.opened} connections from antler ` +
+    `(at most ${w.connections.mostOpen} at once); ${fmt(run.count)} created in ` +
     `${f1(run.createSeconds)} s, ${fmt(run.caughtUp.caughtUp)} caught up with the head in ${f1(run.caughtUp.seconds)} s`
   figures[`${label}: undelivered backlog`] =
     `${fmt(run.backlogAtEnd.missing)} of ${fmt(run.expected)} matches of the indexed blocks at the window's end ` +
     `(${fmt(run.backlogAtEnd.behind)} subscriptions behind); ${fmt(run.backlogAfterGrace.missing)} after ` +
     `${GRACE_MS / 1000} s more (${fmt(run.backlogAfterGrace.behind)} behind)`
   figures[`${label}: checks`] =
-    `${fmt(w.verified)} deliveries verified with standardwebhooks (the first ${VERIFIED_SAMPLE} subscriptions), ` +
-    `${w.verifyFailures} failed; ${w.duplicates} repeated, ${w.undos} undos, ${w.malformed} malformed; ` +
+    `${fmt(w.counts.verified)} deliveries verified with standardwebhooks (the first ${VERIFIED_SAMPLE} subscriptions), ` +
+    `${w.counts.verifyFailures} failed; ${w.counts.duplicates} repeated, ${w.counts.undos} undos, ${w.counts.malformed} malformed; ` +
     `${run.notActive} subscriptions not active, ${run.failing} failing at the end`
   const problems = [
     run.caughtUp.caughtUp < run.count ? `${run.count - run.caughtUp.caughtUp} subscriptions never caught up` : '',
     run.backlogAfterGrace.missing > 0
       ? `${run.backlogAfterGrace.missing} matches still undelivered ${GRACE_MS / 1000} s after the window`
       : '',
-    w.verifyFailures > 0 ? `${w.verifyFailures} signatures did not verify: ${w.verifyReasons.join(' | ')}` : '',
-    w.malformed > 0 ? `${w.malformed} malformed deliveries` : '',
-    w.undos > 0 ? `${w.undos} undos` : '',
+    w.counts.verifyFailures > 0
+      ? `${w.counts.verifyFailures} signatures did not verify: ${w.verifyReasons.join(' | ')}`
+      : '',
+    w.counts.malformed > 0 ? `${w.counts.malformed} malformed deliveries` : '',
+    w.counts.undos > 0 ? `${w.counts.undos} undos` : '',
     run.notActive > 0 ? `${run.notActive} subscriptions not active` : '',
     run.stream ? '' : `the stream subscriber failed: ${run.streamError}`,
   ].filter(Boolean)
   if (problems.length > 0) failures.push(`${label}: ${problems.join('; ')}`)
-  const held = (ok: boolean) => (ok ? 'holds' : 'NOT HELD')
   figures[`${label}: bar p99 ≤ ${BAR_P99_MS} ms (less the timestamp offset)`] =
     `${held(sinceProductionP99 <= BAR_P99_MS)} (${f1(sinceProductionP99)} ms; by the block timestamp alone ` +
     `${f1(latency.p99)} ms: ${held(latency.p99 <= BAR_P99_MS)})`
@@ -290,49 +281,35 @@ function describeLevel(label: string, run: LevelRun, lone: LevelRun, failures: s
  * p50/p99, that less the timestamp offset a `/v1/stream` subscriber alongside measures (the streams bench's lone
  * subscriber, the limit in the same window), the undelivered backlog, antler's peak RSS and CPU.
  */
-export async function benchWebhooks(options: WebhooksBenchOptions): Promise<Record<string, string | number>> {
-  const dir = mkdtempSync(join(tmpdir(), 'antler-webhooks-'))
-  const children = new Children(dir)
-  const figures: Record<string, string | number> = {}
-  const failures: string[] = []
+export async function benchWebhooks(options: WebhooksBenchOptions): Promise<Figures> {
+  const failuresName = 'failures (signatures, malformed or undone deliveries, subscriptions not active or behind)'
   const savedEnv = Object.keys(DEV_ENV).map((name) => [name, process.env[name]] as const)
   Object.assign(process.env, DEV_ENV)
-  figures['load average (1, 5, 15 min) at the start'] = loadAverage()
   try {
-    const server = await startDev(children, dir, 'dev-webhooks')
-    figures['antler dev RSS before any subscription'] = `${f1(rssMiB(server.child.pid) ?? NaN)} MiB`
-    let lone: LevelRun | undefined
-    for (const count of options.subscriptionCounts) {
-      const label = `${fmt(count)} subscription${count === 1 ? '' : 's'}`
-      console.error(`  webhooks bench: ${label}`)
-      try {
-        const run = await runLevel(children, server, count, options.seconds)
-        lone ??= run
-        Object.assign(figures, describeLevel(label, run, lone, failures))
-      } catch (error) {
-        const message = (error as Error).message.slice(0, 300)
-        failures.push(`${label}: ${message}`)
-        figures[label] = `FAILED: ${message}`
-        if (!lone) break
+    return await inProcesses('webhooks', failuresName, async ({ dir, children, figures, failures }) => {
+      const server = await startDev(children, dir, 'dev-webhooks')
+      figures['antler dev RSS before any subscription'] = `${f1(rssMiB(server.child.pid) ?? NaN)} MiB`
+      let lone: LevelRun | undefined
+      for (const count of options.subscriptionCounts) {
+        const label = `${fmt(count)} subscription${count === 1 ? '' : 's'}`
+        console.error(`  webhooks bench: ${label}`)
+        try {
+          const run = await runLevel(children, server, count, options.seconds)
+          lone ??= run
+          Object.assign(figures, describeLevel(label, run, lone, failures))
+        } catch (error) {
+          const message = (error as Error).message.slice(0, 300)
+          failures.push(`${label}: ${message}`)
+          figures[label] = `FAILED: ${message}`
+          if (!lone) break
+        }
       }
-    }
-    await children.stop(server.child)
-  } catch (error) {
-    failures.push((error as Error).message.slice(0, 500))
+      await children.stop(server.child)
+    })
   } finally {
-    await children.close()
-    rmSync(dir, { recursive: true, force: true })
     for (const [name, value] of savedEnv) {
       if (value === undefined) delete process.env[name]
       else process.env[name] = value
     }
   }
-  figures['load average (1, 5, 15 min) at the end'] = loadAverage()
-  figures['failures (signatures, malformed or undone deliveries, subscriptions not active or behind)'] =
-    failures.length === 0 ? 0 : failures.join('; ')
-  if (failures.length > 0) {
-    console.error(`\n!!! webhooks bench: ${failures.join('\n!!! ')}\n`)
-    process.exitCode = 1
-  }
-  return figures
 }
