@@ -14,6 +14,8 @@ export interface AgainstTree {
   readonly deps: 'shared' | 'installed'
   /** Installed packages replaced by this tree's copy (a native addon its npm ci could not build for this Node). */
   readonly borrowed: readonly string[]
+  /** Removes the worktree if this run made it (the smoke's: one a commit would pile up in the temporary directory). */
+  remove(): void
 }
 
 const thisRoot = new URL('..', import.meta.url).pathname.replace(/\/$/, '')
@@ -40,6 +42,8 @@ function missingPackages(theirs: LockPackages, ours: LockPackages): string[] {
 export function prepareAgainstTree(rev: string, log: (line: string) => void): AgainstTree {
   const commit = git(['rev-parse', '--verify', `${rev}^{commit}`])
   const root = join(tmpdir(), `antler-against-${commit.slice(0, 12)}`)
+  const created = !existsSync(root)
+  const remove = () => void (created && git(['worktree', 'remove', '--force', root]))
   if (!existsSync(root)) {
     log(`against: git worktree add ${root} (${commit.slice(0, 12)})`)
     git(['worktree', 'add', '--detach', root, commit])
@@ -54,7 +58,7 @@ export function prepareAgainstTree(rev: string, log: (line: string) => void): Ag
   const modules = join(root, 'node_modules')
   if (missing.length === 0) {
     if (!existsSync(modules)) symlinkSync(join(thisRoot, 'node_modules'), modules, 'dir')
-    return { root, commit, deps: 'shared', borrowed: [] }
+    return { root, commit, deps: 'shared', borrowed: [], remove }
   }
   const marker = join(modules, '.antler-against-lock')
   const lockHash = createHash('sha256').update(lockText).digest('hex')
@@ -64,7 +68,7 @@ export function prepareAgainstTree(rev: string, log: (line: string) => void): Ag
     execFileSync('npm', ['ci', '--no-audit', '--no-fund'], { cwd: root, stdio: 'inherit', timeout: 30 * 60_000 })
     writeFileSync(marker, lockHash)
   }
-  return { root, commit, deps: 'installed', borrowed: borrowNativeAddon(root, 'better-sqlite3', log) }
+  return { root, commit, deps: 'installed', borrowed: borrowNativeAddon(root, 'better-sqlite3', log), remove }
 }
 
 /**

@@ -84,7 +84,7 @@ export async function benchApi(options: ApiBenchOptions): Promise<Figures> {
     /** Warms every configuration up, then runs them in turns; returns each one's runs. */
     const turns = async (configurations: readonly Configuration[]): Promise<Map<string, Cannon[]>> => {
       const runs = new Map<string, Cannon[]>(configurations.map((c) => [c.key, []]))
-      for (const c of configurations) {
+      for (const c of options.warmupSeconds > 0 ? configurations : []) {
         const warm = await cannon(children, c.url, [c.request], { seconds: options.warmupSeconds, connections })
         check(`${c.name} (warm-up)`, warm)
       }
@@ -250,10 +250,11 @@ async function catchUp(options: ApiBenchOptions, { dir, children, figures, check
     const rated = { connections: options.connections, rate: LATENCY_RATE }
     const phase = async (label: string, catchingUp: boolean) => {
       for (const [name, l] of loads) {
-        check(
-          `${name}, ${label} (warm-up)`,
-          await cannon(children, api, [l], { ...rated, seconds: options.warmupSeconds }),
-        )
+        if (options.warmupSeconds > 0)
+          check(
+            `${name}, ${label} (warm-up)`,
+            await cannon(children, api, [l], { ...rated, seconds: options.warmupSeconds }),
+          )
         const from = await head()
         const c = await cannon(children, api, [l], { ...rated, seconds: 2 * options.seconds })
         const to = await head()

@@ -322,8 +322,8 @@ export interface Measured {
 }
 
 /**
- * Every configuration warmed up (HTTP `warmupSeconds`, in-process 1 s), then `rounds` rounds of them taking turns,
- * each run followed by its in-process loop of the same length; every run checked.
+ * Every configuration warmed up (HTTP `warmupSeconds`, in-process 1 s; none when 0), then `rounds` rounds of them
+ * taking turns, each run followed by its in-process loop of the same length; every run checked.
  */
 export async function measureTurns(
   { children, check }: BenchRun,
@@ -334,9 +334,10 @@ export async function measureTurns(
   const load = (c: Configuration, seconds: number) =>
     cannon(children, c.server.api, c.requests, { seconds, connections: c.connections, pid: c.server.child.pid })
   for (const c of configurations) {
+    measured.set(c.key, { http: [], local: [] })
+    if (o.warmupSeconds === 0) continue
     check(`${c.name} (warm-up)`, await load(c, o.warmupSeconds))
     if (c.local) await loop(c.local, 1)
-    measured.set(c.key, { http: [], local: [] })
   }
   await takeTurns(configurations, o.rounds, async (c, round) => {
     const run = await load(c, c.seconds ?? o.seconds)

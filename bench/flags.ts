@@ -25,6 +25,8 @@ actions                 count≥1000  1000000     1000   devchain               
 transfers-per-block     count       20          -      devchain                                eosio.token transfers per built block
 rawdb-per-block         count       5           -      devchain                                rawdb puts per built block
 ingest-actions          count       100000      25000  ingest,ingest-savanna                   actions of the SHiP feed (20 transfers + 5 rawdb puts a block)
+savanna-actions         count       -           5000   ingest-savanna                          actions per chain (without it: --ingest-actions)
+against-actions         count       -           5000   ingest                                  actions of --against's feed (without it: --ingest-actions)
 against                 text        -           -      ingest                                  this build's ingest against REV's (a git worktree; the smoke: HEAD)
 against-pairs           count       3           1      ingest                                  pairs per store of --against, the sides taking turns
 keep-sqlite             text        -           -      ingest                                  keep the SQLite store ingest wrote at PATH (name it store.sqlite)
@@ -33,7 +35,7 @@ savanna                 switch      -           -      ingest                   
 savanna-rounds          count       3           1      ingest-savanna                          rounds of Savanna against legacy, best of
 sqlite                  text        -           -      search,state-api,search-api             a kept SQLite store (DIR/store.sqlite)
 postgres                text        -           -      search,state-api,search-api             a kept PostgreSQL store (URL)
-warmup-seconds          count       3           1      api,state-api,search-api,search-devchain,graphql,replicas warm-up run of each configuration
+warmup-seconds          count≥0     3           0      api,state-api,search-api,search-devchain,graphql,replicas warm-up run of each configuration (0: none)
 api-seconds             count       5           1      api,state-api,search-api,search-devchain length of each measured run
 api-connections         count       10          -      api,graphql,replicas                    autocannon connections
 api-rounds              count       4           1      api,state-api,search-api,search-devchain,replicas runs of each configuration, taking turns

@@ -34,7 +34,7 @@ async function probe(api: string, token: string, key: Query['key']): Promise<Que
   const response = await fetch(`${api}${path}`, { method, headers, body, signal: AbortSignal.timeout(30_000) })
   const text = await response.text()
   if (response.status !== 200) throw new Error(`${path}: HTTP ${response.status} ${text.slice(0, 300)}`)
-  type GraphqlPage = { cursor: string; results: { trace: { id: string } }[] }
+  type GraphqlPage = { cursor: string | null; results: { trace: { id: string } }[] }
   type GraphqlAnswer = { data: { searchTransactionsForward: GraphqlPage }; errors?: [] }
   if (graphql && (JSON.parse(text) as GraphqlAnswer).errors) throw new Error(`/graphql: ${text.slice(0, 300)}`)
   type RestAnswer = { cursor: string; transactions: { lifecycle: { id: string } }[] | null }
@@ -48,7 +48,7 @@ async function probe(api: string, token: string, key: Query['key']): Promise<Que
       : `GET /v0/search/transactions, limit 10 (${text.length} B answers)`,
     request: { method, path, headers, body, expectLength: text.length },
     ids,
-    final: (page?.cursor ?? rest!.cursor) !== '',
+    final: Boolean(page ? page.cursor : rest!.cursor),
   }
 }
 
@@ -85,7 +85,7 @@ export async function benchGraphqlQueries(
   const { connections, querySeconds: seconds } = options
   const both = queries.map((q) => q.request)
   console.error(`  graphql bench: queries, ${connections} connections`)
-  await run(both, options.warmupSeconds, 'both queries interleaved (warm-up)')
+  if (options.warmupSeconds > 0) await run(both, options.warmupSeconds, 'both queries interleaved (warm-up)')
   const alone = new Map<Query['key'], Cannon[]>(queries.map((q) => [q.key, []]))
   const interleaved: Cannon[] = []
   for (let round = 0; round < options.queryRounds; round++) {

@@ -15,6 +15,8 @@ export interface IngestAgainstOptions {
   readonly pairs: number
   /** Admin URL for throw-away PostgreSQL databases; undefined compares SQLite only. */
   readonly postgresUrl: string | undefined
+  /** Remove REV's worktree at the end (else it is kept for the next run). */
+  readonly removeTree?: boolean
 }
 
 interface Run {
@@ -133,5 +135,6 @@ export async function benchIngestAgainst(options: IngestAgainstOptions): Promise
     await admin?.end()
     feed.kill()
     rmSync(dir, { recursive: true, force: true })
+    if (options.removeTree) tree.remove()
   }
 }

@@ -105,7 +105,9 @@ export async function benchReplicas(options: ReplicasBenchOptions): Promise<Figu
       figures['replica stream: bar'] = `p99 ≤ ${BAR_STREAM_P99_MS} ms`
 
       for (const [name, path] of Object.entries(LOADS)) {
-        await loadAll(children, replicas, path, options.warmupSeconds, options.connections) // warm-up of both
+        // A warm-up of both.
+        if (options.warmupSeconds > 0)
+          await loadAll(children, replicas, path, options.warmupSeconds, options.connections)
         const one: number[] = []
         const two: number[] = []
         const p99One: number[] = []

@@ -50,6 +50,8 @@ const ingest = (o: Options, c: Context) =>
     keepSqlite: o.text('keep-sqlite'),
     keepPostgres: o.on('keep-postgres'),
   })
+/** A bench's own count of actions, else --ingest-actions. */
+const actions = (o: Options, flag: string) => o.count(o.text(flag) ? flag : 'ingest-actions')
 const apiRun = (o: Options) => ({
   seconds: o.count('api-seconds'),
   rounds: o.count('api-rounds'),
@@ -78,7 +80,7 @@ const BENCHES: readonly Bench[] = [
     name: 'ingest-savanna',
     about: 'ingest of a Savanna chain against a legacy one (also: --savanna with ingest)',
     expects: ['savanna: Savanna / legacy ingest'],
-    run: (o) => benchIngestSavanna({ actions: o.count('ingest-actions'), rounds: o.count('savanna-rounds') }),
+    run: (o) => benchIngestSavanna({ actions: actions(o, 'savanna-actions'), rounds: o.count('savanna-rounds') }),
   },
   {
     name: 'ingest-against',
@@ -87,9 +89,10 @@ const BENCHES: readonly Bench[] = [
     run: (o, c) =>
       benchIngestAgainst({
         rev: o.text('against') ?? 'HEAD',
-        actions: o.count('ingest-actions'),
+        actions: actions(o, 'against-actions'),
         pairs: o.count('against-pairs'),
         postgresUrl: c.postgresUrl,
+        removeTree: o.on('smoke'),
       }),
   },
   {

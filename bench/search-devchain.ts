@@ -53,7 +53,7 @@ export async function benchSearchDevchain(options: SearchDevchainBenchOptions): 
       check(`${route.key} ${label}`, result)
       return result
     }
-    for (const route of routes) await load(route, options.warmupSeconds, 'warm-up')
+    for (const route of options.warmupSeconds > 0 ? routes : []) await load(route, options.warmupSeconds, 'warm-up')
     await takeTurns(routes, options.rounds, async (route, round) => {
       runs.get(route.key)!.push(await load(route, options.seconds, `round ${round + 1}`))
     })

@@ -113,47 +113,43 @@ async function measure(store: Store, head: number, rawScan: () => Promise<unknow
   return out
 }
 
+const CURRENT_ROWS =
+  "SELECT pk, payer, value FROM row_versions WHERE code = 'bench' AND tbl = 'rows' AND scope = 'big' AND valid_to IS NULL"
+
+/** Store reads on SQLite, and on a throw-away PostgreSQL database when `postgresUrl`, each next to a raw scan. */
 export async function benchStoreReads(postgresUrl: string | undefined): Promise<Record<string, string>> {
   const dir = mkdtempSync(join(tmpdir(), 'antler-reads-'))
   const figures: Record<string, string> = {}
+  const record = (label: string, out: Record<string, string>) => {
+    for (const [k, v] of Object.entries(out)) figures[`${label}: ${k}`] = v
+  }
   try {
     const path = join(dir, 'store.sqlite')
     const sqlite = openSqliteStore(path)
     const head = await fill(sqlite)
     const raw = new Database(path, { readonly: true })
-    const scan = raw.prepare(
-      "SELECT pk, payer, value FROM row_versions WHERE code = 'bench' AND tbl = 'rows' AND scope = 'big' AND valid_to IS NULL",
-    )
-    for (const [k, v] of Object.entries(await measure(sqlite, head, async () => scan.all())))
-      figures[`SQLite: ${k}`] = v
+    const scan = raw.prepare(CURRENT_ROWS)
+    record('SQLite', await measure(sqlite, head, async () => scan.all()))
     raw.close()
     await sqlite.close()
-    if (postgresUrl) {
-      const admin = new pg.Client({ connectionString: postgresUrl })
-      await admin.connect()
-      const name = `antler_reads_${Date.now()}`
-      await admin.query(`CREATE DATABASE ${name}`)
-      try {
-        const url = new URL(postgresUrl)
-        url.pathname = `/${name}`
-        const store = await openPostgresStore(url.toString())
-        await fill(store)
-        const client = new pg.Client({ connectionString: url.toString() })
-        await client.connect()
-        for (const [k, v] of Object.entries(
-          await measure(store, head, () =>
-            client.query(
-              "SELECT pk, payer, value FROM row_versions WHERE code = 'bench' AND tbl = 'rows' AND scope = 'big' AND valid_to IS NULL",
-            ),
-          ),
-        ))
-          figures[`PostgreSQL: ${k}`] = v
-        await client.end()
-        await store.close()
-      } finally {
-        await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
-        await admin.end()
-      }
+    if (!postgresUrl) return figures
+    const admin = new pg.Client({ connectionString: postgresUrl })
+    await admin.connect()
+    const name = `antler_reads_${Date.now()}`
+    await admin.query(`CREATE DATABASE ${name}`)
+    try {
+      const url = new URL(postgresUrl)
+      url.pathname = `/${name}`
+      const store = await openPostgresStore(url.toString())
+      await fill(store)
+      const client = new pg.Client({ connectionString: url.toString() })
+      await client.connect()
+      record('PostgreSQL', await measure(store, head, () => client.query(CURRENT_ROWS)))
+      await client.end()
+      await store.close()
+    } finally {
+      await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
+      await admin.end()
     }
     return figures
   } finally {
