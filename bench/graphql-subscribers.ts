@@ -113,42 +113,75 @@ class Subscriber {
   }
 }
 
-function openWebSocket(config: SubscribersConfig, s: Subscriber): Promise<void> {
-  const socket = new WebSocket(`${config.api.replace(/^http/, 'ws')}/graphql`, 'graphql-transport-ws')
+interface SocketMessage {
+  readonly type: string
+  readonly payload?: Payload
+  readonly data: Record<string, unknown>
+}
+
+/** What a socket's messages are handed to: when it started, what it received, and how to answer or end it. */
+interface SocketEvents {
+  readonly at: number
+  readonly wall: number
+  started(): void
+  send(message: object): void
+  end(reason: string): void
+}
+
+/**
+ * A subscriber's WebSocket (raw frames): `first` sent once open, pings answered, every other message to `handle`;
+ * the promise settles when `handle` says it started, or fails if the socket fails or closes first.
+ */
+function openSocket(
+  url: string,
+  protocol: string | undefined,
+  s: Subscriber | undefined,
+  first: object,
+  handle: (message: SocketMessage, events: SocketEvents) => void,
+): Promise<void> {
+  const socket = new WebSocket(url, protocol)
   let ended = false
   const end = (reason: string) => {
     if (ended) return
     ended = true
-    s.end(reason)
+    s?.end(reason)
   }
-  s.close = () => {
-    ended = true
-    socket.terminate()
-  }
+  if (s)
+    s.close = () => {
+      ended = true
+      socket.terminate()
+    }
+  const send = (message: object) => socket.send(JSON.stringify(message))
   return new Promise((resolve, reject) => {
-    socket.on('open', () =>
-      socket.send(JSON.stringify({ type: 'connection_init', payload: { Authorization: config.token } })),
-    )
+    socket.on('open', () => send(first))
     socket.on('message', (data) => {
-      const at = performance.now()
-      const wall = Date.now()
-      const message = JSON.parse(data.toString()) as { type: string; payload?: Payload }
-      if (message.type === 'next') s.receive(at, wall, message.payload!)
-      else if (message.type === 'connection_ack') {
-        socket.send(JSON.stringify({ id: '1', type: 'subscribe', payload: { query: QUERY } }))
-        resolve()
-      } else if (message.type === 'ping') socket.send(JSON.stringify({ type: 'pong' }))
-      else if (message.type === 'error' || message.type === 'complete')
-        end(`${message.type}: ${JSON.stringify(message.payload ?? null).slice(0, 200)}`)
+      const [at, wall] = [performance.now(), Date.now()]
+      const message = JSON.parse(data.toString()) as SocketMessage
+      if (message.type === 'ping') send({ type: 'pong' })
+      else handle(message, { at, wall, started: resolve, send, end })
     })
     socket.on('error', (error) => {
       reject(error)
       end(`socket error: ${error.message}`)
     })
     socket.on('close', (code, reason) => {
-      reject(new Error(`closed (${code}) before connection_ack: ${reason.toString()}`))
+      reject(new Error(`closed (${code}) before it started: ${reason.toString()}`))
       end(`socket closed (${code}): ${reason.toString()}`)
     })
+  })
+}
+
+/** A GraphQL subscription over the WebSocket (the modern `graphql-transport-ws` subprotocol). */
+function openWebSocket(config: SubscribersConfig, s: Subscriber): Promise<void> {
+  const url = `${config.api.replace(/^http/, 'ws')}/graphql`
+  const init = { type: 'connection_init', payload: { Authorization: config.token } }
+  return openSocket(url, 'graphql-transport-ws', s, init, (message, { at, wall, started, send, end }) => {
+    if (message.type === 'next') s.receive(at, wall, message.payload!)
+    else if (message.type === 'connection_ack') {
+      send({ id: '1', type: 'subscribe', payload: { query: QUERY } })
+      started()
+    } else if (message.type === 'error' || message.type === 'complete')
+      end(`${message.type}: ${JSON.stringify(message.payload ?? null).slice(0, 200)}`)
   })
 }
 
@@ -173,58 +206,24 @@ function streamRequest(transport: 'stream-actions' | 'stream-rows'): object {
 }
 
 function openStream(config: SubscribersConfig, s: Subscriber | undefined, request: object): Promise<void> {
-  const socket = new WebSocket(`${config.api.replace(/^http/, 'ws')}/v1/stream?token=${config.token}`)
-  let ended = false
+  const url = `${config.api.replace(/^http/, 'ws')}/v1/stream?token=${config.token}`
   /** A delta's id: its block and its place among the block's deltas. */
   let lastNum = 0
   let inBlock = 0
-  const end = (reason: string) => {
-    if (ended) return
-    ended = true
-    s?.end(reason)
-  }
-  if (s)
-    s.close = () => {
-      ended = true
-      socket.terminate()
-    }
-  return new Promise((resolve, reject) => {
-    socket.on('open', () => socket.send(JSON.stringify(request)))
-    socket.on('message', (data) => {
-      const at = performance.now()
-      const wall = Date.now()
-      const message = JSON.parse(data.toString()) as { type: string; data: Record<string, unknown> }
-      const d = message.data
-      if (message.type === 'listening') resolve()
-      else if (message.type === 'ping') socket.send(JSON.stringify({ type: 'pong' }))
-      else if (message.type === 'head_info') {
-        // get_head_info sends no `listening`: its first head_info is the start.
-        resolve()
-        blockTimes.set(d.head_block_num as number, Date.parse(`${String(d.head_block_time).replace(/Z$/, '')}Z`))
-      } else if (message.type === 'action_trace')
-        s?.record(at, wall, {
-          num: d.block_num as number,
-          timestamp: Date.parse(`${String(d.block_time).replace(/Z$/, '')}Z`),
-          id: `${d.trx_id as string}/${d.idx as number}`,
-          undo: false,
-        })
-      else if (message.type === 'table_delta')
-        s?.record(at, wall, {
-          num: d.block_num as number,
-          timestamp: NaN,
-          id: `${d.block_num}/${(inBlock = d.block_num === lastNum ? inBlock + 1 : ((lastNum = d.block_num as number), 0))}`,
-          undo: d.step === 'undo',
-        })
-      else if (message.type === 'error') end(`error: ${JSON.stringify(d).slice(0, 200)}`)
-    })
-    socket.on('error', (error) => {
-      reject(error)
-      end(`socket error: ${error.message}`)
-    })
-    socket.on('close', (code, reason) => {
-      reject(new Error(`closed (${code}) before listening: ${reason.toString()}`))
-      end(`socket closed (${code}): ${reason.toString()}`)
-    })
+  const time = (t: unknown) => Date.parse(`${String(t).replace(/Z$/, '')}Z`)
+  return openSocket(url, undefined, s, request, ({ type, data: d }, { at, wall, started, end }) => {
+    if (type === 'listening') started()
+    else if (type === 'head_info') {
+      // get_head_info sends no `listening`: its first head_info is the start.
+      started()
+      blockTimes.set(d.head_block_num as number, time(d.head_block_time))
+    } else if (type === 'action_trace') {
+      const id = `${d.trx_id as string}/${d.idx as number}`
+      s?.record(at, wall, { num: d.block_num as number, timestamp: time(d.block_time), id, undo: false })
+    } else if (type === 'table_delta') {
+      inBlock = d.block_num === lastNum ? inBlock + 1 : ((lastNum = d.block_num as number), 0)
+      s?.record(at, wall, { num: lastNum, timestamp: NaN, id: `${lastNum}/${inBlock}`, undo: d.step === 'undo' })
+    } else if (type === 'error') end(`error: ${JSON.stringify(d).slice(0, 200)}`)
   })
 }
 

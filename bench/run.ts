@@ -231,9 +231,9 @@ const context: Context = {
   postgresUrl,
   async stores() {
     if (!keptArgs) {
-      if (!o.text('sqlite') && !o.text('postgres'))
-        throw new Error('needs --sqlite PATH and/or --postgres URL (stores kept by ingest)')
-      return { sqlite: o.text('sqlite'), postgres: o.text('postgres') }
+      if (o.text('sqlite') || o.text('postgres')) return { sqlite: o.text('sqlite'), postgres: o.text('postgres') }
+      console.error('bench: needs --sqlite DIR/store.sqlite and/or --postgres URL (stores kept by the ingest bench)')
+      process.exit(2)
     }
     if (!kept) await keep(await ingest(flags, context))
     return kept!
