@@ -156,7 +156,7 @@ export async function startApi(args: {
     : createMemoryRateLimiter()
   const revocations = await createRevocationWatch({
     store,
-    onError: (error) => logger.warn({ reason: (error as Error).message }, 'revocation refresh failed'),
+    log: logger,
   })
   const keys = createApiKeyService({ store })
   const auth = createAuthService({
