@@ -40,6 +40,7 @@ export async function runDevchain(flags: DevchainFlags, log: Logger): Promise<De
     workload: flags.workload,
     savanna: flags.savanna === true,
     onError: (error) => log.error({ err: error }, 'devchain error'),
+    log,
   })
 }
 

@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify'
+import { createFailureLog, type FailureLogger } from '../antelope/index.ts'
 import type { Chain } from './chain/chain.ts'
 import { Chain as ChainImpl } from './chain/chain.ts'
 import { bootChain } from './chain/boot.ts'
@@ -26,7 +27,10 @@ export interface DevchainConfig {
   /** Savanna finality (Spring): finality extension and data, LIB at head − 2, `POST /v1/devchain/finality`. */
   readonly savanna?: boolean
   readonly random?: () => number
+  /** An unexpected error of a `/v1/chain` request. */
   readonly onError?: (error: unknown) => void
+  /** Where block production and the workload log their failures (first in full, repeats counted). */
+  readonly log?: FailureLogger
 }
 
 export interface Devchain {
@@ -104,12 +108,14 @@ export async function startDevchain(config: DevchainConfig): Promise<Devchain> {
     chain.close()
     throw error
   }
+  const production = createFailureLog({ log: config.log, label: 'devchain: producing a block' })
   if (config.blockTimeMs > 0) {
     producerTimer = setInterval(() => {
       try {
         produce(1)
+        production.recovered()
       } catch (error) {
-        config.onError?.(error)
+        production.failed(error)
       }
     }, config.blockTimeMs)
   }
@@ -117,7 +123,7 @@ export async function startDevchain(config: DevchainConfig): Promise<Devchain> {
     workload = createDemoWorkload({
       chain,
       intervalMs: Math.max(200, config.blockTimeMs || 500),
-      onError: config.onError,
+      log: config.log,
     })
   const chainPort = (api.server.address() as { port: number }).port
   return {
@@ -128,6 +134,7 @@ export async function startDevchain(config: DevchainConfig): Promise<Devchain> {
     async close() {
       workload?.stop()
       if (producerTimer) clearInterval(producerTimer)
+      production.close()
       await ship!.close()
       await api!.close()
       chain.close()

@@ -1,4 +1,4 @@
-import { nameToBigInt, toHex } from '../antelope/index.ts'
+import { createFailureLog, nameToBigInt, toHex, type FailureLogger } from '../antelope/index.ts'
 import type { Chain } from './chain/chain.ts'
 import { GENESIS_USERS, pushSigned } from './chain/boot.ts'
 import { keyAuthority } from './chain/genesis.ts'
@@ -7,9 +7,11 @@ import { keyAuthority } from './chain/genesis.ts'
  * The demo workload: token transfers between the genesis users, and now and then a new account
  * and a rawdb row, at a steady rate. Deterministic per step number, so runs are comparable.
  */
-export function createDemoWorkload(args: { chain: Chain; intervalMs: number; onError?: (error: unknown) => void }): {
+export function createDemoWorkload(args: { chain: Chain; intervalMs: number; log?: FailureLogger }): {
   stop(): void
 } {
+  // A tick failing every interval (a chain refusing the demo's transactions) is one line, its repeats counted.
+  const failures = createFailureLog({ log: args.log, label: 'devchain workload: a step' })
   let step = 0
   const tick = () => {
     step++
@@ -55,10 +57,16 @@ export function createDemoWorkload(args: { chain: Chain; intervalMs: number; onE
           },
         ])
       }
+      failures.recovered()
     } catch (error) {
-      args.onError?.(error)
+      failures.failed(error)
     }
   }
   const timer = setInterval(tick, args.intervalMs)
-  return { stop: () => clearInterval(timer) }
+  return {
+    stop: () => {
+      clearInterval(timer)
+      failures.close()
+    },
+  }
 }

@@ -20,6 +20,7 @@ export async function withDevchain(t: TestContext, overrides: Partial<DevchainCo
     forkRate: 0,
     workload: 'none',
     onError: (error) => console.error('devchain error:', error),
+    log: { warn: (fields, message) => console.error(message, fields), info: () => undefined },
     ...overrides,
   })
   onCleanup(t, () => devchain.close())
