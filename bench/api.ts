@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import {
   cannon,
+  describeRuns,
   inProcesses,
   issueToken,
   LIFTED_LIMITS,
@@ -17,7 +18,7 @@ import {
 } from './children.ts'
 import type { LoadRequest } from './load-process.ts'
 import { startBenchFeed } from './ship-feed.ts'
-import { cpuPerAnswer, fmt, mean, median, takeTurns, type Figures } from './timing.ts'
+import { cpuPerAnswer, fmt, mean, takeTurns, type Figures } from './timing.ts'
 
 export interface ApiBenchOptions {
   /** Length of each measured run, seconds. */
@@ -29,15 +30,13 @@ export interface ApiBenchOptions {
   readonly rounds: number
   /** Blocks of backlog (20 transfers + 5 rawdb puts each) for the catch-up latency figures; 0 skips them. */
   readonly backlogBlocks: number
+  /** One `antler dev` with auth for every configuration that needs one (and one --no-auth), 1-s latency runs. */
+  readonly smoke?: boolean
 }
 
 /** Request rate of the latency runs during catch-up and idle (all connections together), req/s. */
 const LATENCY_RATE = 200
 const ANTLER = fileURLToPath(new URL('../bin/antler.js', import.meta.url))
-
-const show = (c: Cannon) =>
-  `${fmt(c.perSecond)} req/s, p50 ${c.p50} ms, p99 ${c.p99} ms` +
-  (c.serverCpuMs === undefined ? '' : `, server CPU ${c.serverCpuMs.toFixed(3)} ms/request`)
 
 interface Configuration {
   readonly key: string
@@ -46,17 +45,6 @@ interface Configuration {
   /** The server's origin, and the request loaded on it. */
   readonly url: string
   readonly request: LoadRequest
-}
-
-/** The runs of one configuration taken together: mean req/s, median p50 and p99, CPU per request over all runs. */
-function summary(runs: readonly Cannon[]): Cannon {
-  return {
-    ...runs[0],
-    perSecond: mean(runs.map((c) => c.perSecond)),
-    p50: median(runs.map((c) => c.p50)),
-    p99: median(runs.map((c) => c.p99)),
-    serverCpuMs: cpuPerAnswer(runs),
-  }
 }
 
 /**
@@ -94,15 +82,12 @@ export async function benchApi(options: ApiBenchOptions): Promise<Figures> {
         check(`${c.name}, round ${round + 1}`, result)
         runs.get(c.key)!.push(result)
       })
-      for (const c of configurations)
-        figures[c.name] = `${show(summary(runs.get(c.key)!))}; each run: ${runs
-          .get(c.key)!
-          .map((r) => fmt(r.perSecond))
-          .join(', ')} req/s`
+      for (const c of configurations) figures[c.name] = describeRuns(runs.get(c.key)!)
       return runs
     }
 
-    const publicServers = await Promise.all([dev(), dev(), dev(), dev()])
+    const shared = options.smoke ? await dev() : undefined
+    const publicServers = shared ? [shared, shared, shared, shared] : await Promise.all([dev(), dev(), dev(), dev()])
     const jwks = await (await fetch(`${publicServers[0].ready.api}/.well-known/jwks.json`)).text()
     const bare = await startBareFastify(children, jwks)
     const [p0, p1, p2, p3] = publicServers
@@ -151,9 +136,9 @@ export async function benchApi(options: ApiBenchOptions): Promise<Figures> {
         },
       },
     ])
-    for (const server of [...publicServers, bare]) await children.stop(server.child)
+    for (const server of [...publicServers, bare]) if (server !== shared) await children.stop(server.child)
 
-    const [withToken, open] = await Promise.all([dev(), dev(['--no-auth'])])
+    const [withToken, open] = await Promise.all([shared ?? dev(), dev(['--no-auth'])])
     const getInfo = '/v1/chain/get_info'
     const runs2 = await turns([
       {
@@ -181,13 +166,14 @@ export async function benchApi(options: ApiBenchOptions): Promise<Figures> {
     await children.stop(withToken.child)
     await children.stop(open.child)
 
-    const all = new Map([...runs1, ...runs2].map(([key, cs]) => [key, summary(cs)]))
-    const ratio = (a: string, b: string) => (all.get(a)!.perSecond / all.get(b)!.perSecond).toFixed(2)
+    const all = new Map([...runs1, ...runs2])
+    const rate = (key: string) => mean(all.get(key)!.map((c) => c.perSecond))
+    const ratio = (a: string, b: string) => (rate(a) / rate(b)).toFixed(2)
     const [auth, noAuth] = [runs2.get('auth')!, runs2.get('noAuth')!]
     figures['passthrough with a token / --no-auth, req/s'] =
       `${ratio('auth', 'noAuth')} (round by round: ${auth.map((c, i) => (c.perSecond / noAuth[i].perSecond).toFixed(2)).join(', ')})`
     figures['passthrough --no-auth / with a token, server CPU per request'] = (
-      all.get('noAuth')!.serverCpuMs! / all.get('auth')!.serverCpuMs!
+      cpuPerAnswer(all.get('noAuth')!)! / cpuPerAnswer(all.get('auth')!)!
     ).toFixed(2)
     figures['passthrough with a token / devchain directly (bar: ≥ 0.5)'] = ratio('auth', 'direct')
     figures['passthrough --no-auth / devchain directly'] = ratio('noAuth', 'direct')
@@ -221,16 +207,21 @@ async function startBareFastify(children: Children, body: string): Promise<{ chi
 async function catchUp(options: ApiBenchOptions, { dir, children, figures, check }: BenchRun): Promise<void> {
   console.error(`  api bench: building a backlog of ${options.backlogBlocks} blocks`)
   const building = performance.now()
+  const dataDir = join(dir, 'serve')
+  const chainArgs = ['devchain', '--data-dir', join(dir, 'chain'), '--chain-port', '0', '--ship-port', '0']
+  chainArgs.push('--block-time', '500', '--workload', 'none')
+  const keys = ['keys', 'create', '--data-dir', dataDir, '--type', 'server', '--name', 'bench', '--json']
+  // The idle devchain and the key are made while the backlog is built (in processes of their own).
+  const made = Promise.all([
+    startAntler(children, chainArgs, join(dir, 'chain.log')),
+    promisify(execFile)(process.execPath, [ANTLER, ...keys], { timeout: 60_000 }),
+  ])
+  made.catch(() => {}) // awaited below, once the feed is there to be killed
   const feed = await startBenchFeed(options.backlogBlocks, { timeoutMs: 600_000 })
   try {
     const built = (performance.now() - building) / 1000
     figures['catch-up: seconds to build the backlog (its own process, before any load)'] = built.toFixed(0)
-    const chainArgs = ['devchain', '--data-dir', join(dir, 'chain'), '--chain-port', '0', '--ship-port', '0']
-    chainArgs.push('--block-time', '500')
-    const chain = await startAntler(children, [...chainArgs, '--workload', 'none'], join(dir, 'chain.log'))
-    const dataDir = join(dir, 'serve')
-    const keys = ['keys', 'create', '--data-dir', dataDir, '--type', 'server', '--name', 'bench', '--json']
-    const { stdout } = await promisify(execFile)(process.execPath, [ANTLER, ...keys], { timeout: 60_000 })
+    const [chain, { stdout }] = await made
     const apiKey = (JSON.parse(stdout.trim().split('\n').at(-1)!) as { key: string }).key
     const started = performance.now()
     const serveArgs = ['serve', '--data-dir', dataDir, '--port', '0', '--grpc-port', '0', '--ship', feed.url]
@@ -256,7 +247,7 @@ async function catchUp(options: ApiBenchOptions, { dir, children, figures, check
             await cannon(children, api, [l], { ...rated, seconds: options.warmupSeconds }),
           )
         const from = await head()
-        const c = await cannon(children, api, [l], { ...rated, seconds: 2 * options.seconds })
+        const c = await cannon(children, api, [l], { ...rated, seconds: (options.smoke ? 1 : 2) * options.seconds })
         const to = await head()
         check(`${name}, ${label}`, c)
         const when = !catchingUp

@@ -7,7 +7,7 @@ import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
 import { openPostgresStore, openSqliteStore, type Store } from '../src/store/index.ts'
 import type { LoadConfig, LoadRequest, LoadResult } from './load-process.ts'
-import { loadAverage, loop, percentiles, takeTurns, type Figures } from './timing.ts'
+import { cpuPerAnswer, fmt, loadAverage, loop, mean, median, percentiles, takeTurns, type Figures } from './timing.ts'
 
 /**
  * Every child process: stopped at the end, on error, and killed (and `dir` removed) if the bench process exits or is
@@ -346,6 +346,61 @@ export async function measureTurns(
     if (c.local) measured.get(c.key)!.local.push(await loop(c.local, c.seconds ?? o.seconds))
   })
   return measured
+}
+
+/** HTTP runs of one configuration: median p50 and p99, mean req/s (`extra` after it), CPU per answer, each run. */
+export function describeRuns(runs: readonly Cannon[], extra = ''): string {
+  const cpu = cpuPerAnswer(runs)
+  const rate = (n: number) => (n < 100 ? n.toFixed(1) : fmt(n))
+  return (
+    `p50 ${median(runs.map((r) => r.p50))} ms, p99 ${median(runs.map((r) => r.p99))} ms, ` +
+    `${rate(mean(runs.map((r) => r.perSecond)))} req/s${extra}` +
+    (cpu === undefined ? '' : `, server CPU ${cpu.toFixed(2)} ms/request`) +
+    `; each run: ${runs.map((r) => `${rate(r.perSecond)} req/s p99 ${r.p99}`).join(', ')}`
+  )
+}
+
+/** In-process loops of one configuration: median p50 and p99, and what they read per second (`unit`). */
+export function describeLoops(loops: Measured['local'], unit: string): string {
+  const p = (q: 'p50' | 'p99') => median(loops.map((r) => r[q])).toFixed(2)
+  return `p50 ${p('p50')} ms, p99 ${p('p99')} ms, ${fmt(mean(loops.map((r) => r.perSecond)))} ${unit}`
+}
+
+/** The options of a bench of `antler api` on the stores the ingest bench kept (runs of `seconds`, taking turns). */
+export interface KeptStoresOptions {
+  readonly sqlite?: string
+  readonly postgres?: string
+  readonly seconds: number
+  readonly rounds: number
+  readonly warmupSeconds: number
+  readonly smoke?: boolean
+}
+
+/**
+ * A bench on the kept stores (inProcesses()): `body` gets them, and opens them read-only in this process (closed at
+ * the end); every answer is checked, so its failures are failed requests.
+ */
+export async function keptStoresBench(
+  name: string,
+  options: KeptStoresOptions,
+  body: (run: BenchRun, stores: KeptStore[], readOnly: (store: KeptStore) => Promise<Store>) => Promise<void>,
+): Promise<Figures> {
+  const opened: Store[] = []
+  const readOnly = async (kept: KeptStore) => {
+    const store = await kept.open(true)
+    opened.push(store)
+    return store
+  }
+  const failuresName = 'failed requests (non-200, wrong length, errors, time-outs), all runs'
+  try {
+    return await inProcesses(name, failuresName, async (run) => {
+      const started = performance.now()
+      await body(run, keptStores(options, run.dir), readOnly)
+      run.figures['seconds for the figures above'] = ((performance.now() - started) / 1000).toFixed(0)
+    })
+  } finally {
+    for (const store of opened) await store.close()
+  }
 }
 
 /** A store kept by the ingest bench (`--keep-sqlite` or `--keep-postgres`), as the benches on one open it. */

@@ -2,7 +2,16 @@ import { fork } from 'node:child_process'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { cpuSeconds, inProcesses, peakRss, rssMiB, startDev, type Antler, type Children } from './children.ts'
+import {
+  cpuSeconds,
+  inProcesses,
+  peakRss,
+  rssMiB,
+  startDev,
+  type Antler,
+  type BenchRun,
+  type Children,
+} from './children.ts'
 import type { SubscribersConfig, SubscribersMessage, SubscribersResult } from './graphql-subscribers.ts'
 import { benchGraphqlQueries } from './graphql-queries.ts'
 import { cpuPercent, f1, fmt, gap, held, loadAverage, msMax, type Figures } from './timing.ts'
@@ -17,6 +26,8 @@ export interface GraphqlBenchOptions {
   readonly warmupSeconds: number
   readonly queryRounds: number
   readonly connections: number
+  /** One `antler dev` for both transports and the queries. */
+  readonly smoke?: boolean
 }
 
 const SUBSCRIBERS = fileURLToPath(new URL('./graphql-subscribers.ts', import.meta.url))
@@ -139,47 +150,67 @@ export async function subscriberLevels(
 }
 
 /**
+ * Each kind of subscriber on a fresh `antler dev` (V8 keeps the pages a 1,000-subscriber run grew: the next kind's RSS
+ * would carry the last one's peak), or all on `shared` (the smoke): antler's RSS before any subscriber, then the
+ * subscriber counts (subscriberLevels()). A gRPC kind reads the server's graphql.proto first.
+ */
+export async function subscriberKinds(
+  bench: BenchRun,
+  kinds: readonly { transport: SubscribersConfig['transport']; name: string }[],
+  o: { seconds: number; counts: readonly number[]; shared?: Antler; barRssMiB?: number },
+): Promise<void> {
+  const { dir, children, figures, failures } = bench
+  for (const { transport, name } of kinds) {
+    let server: Antler
+    try {
+      server = o.shared ?? (await startDev(children, dir, `dev-${transport}`))
+    } catch (error) {
+      failures.push(`${name}: ${(error as Error).message.slice(0, 500)}`)
+      continue
+    }
+    figures[`${name}: antler dev RSS before any subscriber`] = `${f1(rssMiB(server.child.pid) ?? NaN)} MiB`
+    const protoPath = join(dir, 'graphql.proto')
+    const proto =
+      transport === 'grpc'
+        ? await fetch(`${server.ready.api}/graphql/graphql.proto`, { signal: AbortSignal.timeout(10_000) })
+        : undefined
+    if (proto && !proto.ok) failures.push(`GET /graphql/graphql.proto: HTTP ${proto.status}; gRPC skipped`)
+    else {
+      if (proto) writeFileSync(protoPath, await proto.text())
+      const config = { transport, seconds: o.seconds, protoPath }
+      await subscriberLevels(children, server, name, config, o.counts, bench, o.barRssMiB)
+    }
+    if (server !== o.shared) await children.stop(server.child)
+  }
+}
+
+/**
  * GraphQL figures. (a) Subscription fan-out: an `antler dev` (demo workload: one eosio.token transfer every 500 ms,
  * 500 ms blocks) serves live `searchTransactionsForward` subscriptions to a subscriber process of its own, 1, 100 and
  * 1,000 subscribers, one configuration after another on the same server, over the WebSocket, then the same over gRPC
- * on a fresh server (V8 keeps the pages a 1,000-subscriber run grew: the second transport's RSS would carry the first's
- * peak). Each transport's lone subscriber is the limit of its larger counts. Latency is measured two ways per message:
- * receipt minus the block's timestamp (the devchain stamps a block with a slot taken when it opened: from 200 ms
- * after to over a second before it is produced, drifting with its timer), and receipt minus the arrival of the same
- * block at a SHiP reader in the subscriber process (production, give or take a loopback hop); the bar is judged on the
- * second. (b) Query latency, on a third fresh server: bench/graphql-queries.ts.
+ * on a fresh server (subscriberKinds()). Each transport's lone subscriber is the limit of its larger counts. Latency is
+ * measured two ways per message: receipt minus the block's timestamp (the devchain stamps a block with a slot taken
+ * when it opened: from 200 ms after to over a second before it is produced, drifting with its timer), and receipt minus
+ * the arrival of the same block at a SHiP reader in the subscriber process (production, give or take a loopback hop);
+ * the bar is judged on the second. (b) Query latency, on a third fresh server: bench/graphql-queries.ts. Under
+ * `--smoke` one server serves all three.
  */
 export async function benchGraphql(options: GraphqlBenchOptions): Promise<Figures> {
   const failuresName = 'failures (missed messages, ended subscriptions, failed requests)'
   return inProcesses('graphql', failuresName, async (bench) => {
     const { dir, children, figures, failures } = bench
-    for (const transport of ['ws', 'grpc'] as const) {
-      const name = transport === 'ws' ? 'WebSocket' : 'gRPC'
-      let server: Antler
-      try {
-        server = await startDev(children, dir, `dev-${transport}`)
-      } catch (error) {
-        failures.push(`${name}: ${(error as Error).message.slice(0, 500)}`)
-        continue
-      }
-      figures[`${name}: antler dev RSS before any subscriber (devchain + indexer + API in one process)`] =
-        `${f1(rssMiB(server.child.pid) ?? NaN)} MiB`
-      const protoPath = join(dir, 'graphql.proto')
-      if (transport === 'grpc') {
-        const proto = await fetch(`${server.ready.api}/graphql/graphql.proto`, { signal: AbortSignal.timeout(10_000) })
-        if (!proto.ok) {
-          failures.push(`GET /graphql/graphql.proto: HTTP ${proto.status}; gRPC skipped`)
-          await children.stop(server.child)
-          continue
-        }
-        writeFileSync(protoPath, await proto.text())
-      }
-      const config = { transport, seconds: options.subscriberSeconds, protoPath }
-      await subscriberLevels(children, server, name, config, options.subscriberCounts, bench)
-      await children.stop(server.child)
-    }
+    const shared = options.smoke ? await startDev(children, dir, 'dev') : undefined
+    const kinds = [
+      { transport: 'ws', name: 'WebSocket' },
+      { transport: 'grpc', name: 'gRPC' },
+    ] as const
+    await subscriberKinds(bench, kinds, {
+      seconds: options.subscriberSeconds,
+      counts: options.subscriberCounts,
+      shared,
+    })
     figures['load average (1, 5, 15 min) after the subscriptions'] = loadAverage()
-    const server = await startDev(children, dir, 'dev-queries')
+    const server = shared ?? (await startDev(children, dir, 'dev-queries'))
     try {
       Object.assign(figures, await benchGraphqlQueries(children, server, options, bench))
     } catch (error) {

@@ -56,6 +56,7 @@ const apiRun = (o: Options) => ({
   seconds: o.count('api-seconds'),
   rounds: o.count('api-rounds'),
   warmupSeconds: o.count('warmup-seconds'),
+  smoke: o.on('smoke'),
 })
 
 const BENCHES: readonly Bench[] = [
@@ -99,7 +100,7 @@ const BENCHES: readonly Bench[] = [
     name: 'reads',
     about: 'store reads: a 1,000-row scope rewritten 20 times, 1,500 small scopes',
     expects: ['SQLite: 1,000-row scope at head', 'raw driver scan'],
-    run: (_o, c) => benchStoreReads(c.postgresUrl),
+    run: (o, c) => benchStoreReads(c.postgresUrl, o.on('smoke')),
   },
   {
     name: 'api',
@@ -147,7 +148,12 @@ const BENCHES: readonly Bench[] = [
     name: 'streams',
     about: '/v1/stream and GraphQL subscription fan-out (issue 26)',
     expects: ['get_action_traces, 1 subscriber: latency', 'get_table_rows, 1 subscriber', 'WebSocket, 1 subscriber'],
-    run: (o) => benchStreams({ seconds: o.count('streams-seconds'), subscriberCounts: o.list('streams-subscribers') }),
+    run: (o) =>
+      benchStreams({
+        seconds: o.count('streams-seconds'),
+        subscriberCounts: o.list('streams-subscribers'),
+        smoke: o.on('smoke'),
+      }),
   },
   {
     name: 'graphql',
@@ -161,6 +167,7 @@ const BENCHES: readonly Bench[] = [
         queryRounds: o.count('graphql-rounds'),
         connections: o.count('api-connections'),
         warmupSeconds: o.count('warmup-seconds'),
+        smoke: o.on('smoke'),
       }),
   },
   {
@@ -176,6 +183,7 @@ const BENCHES: readonly Bench[] = [
         connections: o.count('api-connections'),
         streamSeconds: o.count('replica-stream-seconds'),
         warmupSeconds: o.count('warmup-seconds'),
+        smoke: o.on('smoke'),
       }),
   },
   {

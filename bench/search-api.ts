@@ -7,31 +7,22 @@ import type { Store } from '../src/store/index.ts'
 import { seededRandom } from '../test/_helpers/store.ts'
 import {
   cannon,
-  inProcesses,
-  keptStores,
+  describeLoops,
+  describeRuns,
+  keptStoresBench,
   measureTurns,
   startApiServer,
   type ApiServer,
   type BenchRun,
   type Cannon,
   type Configuration,
+  type KeptStore,
+  type KeptStoresOptions,
 } from './children.ts'
 import { postgresPostingsBytes, sqlitePostingsBytes } from './search.ts'
-import { cpuPerAnswer, fmt, mean, median, type Figures } from './timing.ts'
+import { fmt, median, type Figures } from './timing.ts'
 
-export interface SearchApiBenchOptions {
-  /**
-   * A SQLite store kept by the ingest bench (`--keep-sqlite`), named `store.sqlite` (what `antler api --data-dir`
-   * opens).
-   */
-  readonly sqlite?: string
-  /** A PostgreSQL store kept by the ingest bench (`--keep-postgres`). */
-  readonly postgres?: string
-  /** Length of each measured run (HTTP and in-process), seconds. */
-  readonly seconds: number
-  /** Runs of each configuration (configurations take turns, both adapters in the same rotation). */
-  readonly rounds: number
-  readonly warmupSeconds: number
+export interface SearchApiBenchOptions extends KeptStoresOptions {
   /** Only the 25-transaction page figures (warm and unwarmed), not issue 16's limit-100 configurations. */
   readonly pagesOnly?: boolean
 }
@@ -113,6 +104,7 @@ async function configurationsOf(
   search: SearchService,
   head: number,
   random: () => number,
+  smoke = false,
 ): Promise<SearchConfiguration[]> {
   const startBlock = () => 1 + Math.floor(random() * (head - 1))
   const kinds: { kind: string; describe: string; requests: (sort: 'asc' | 'desc') => Promise<SearchRequest[]> }[] = [
@@ -178,8 +170,8 @@ async function configurationsOf(
     },
   ]
   const out: SearchConfiguration[] = []
-  for (const k of kinds) {
-    for (const sort of ['asc', 'desc'] as const) {
+  for (const k of smoke ? kinds.slice(0, 1) : kinds) {
+    for (const sort of smoke ? (['asc'] as const) : (['asc', 'desc'] as const)) {
       const requests = (await k.requests(sort)).map((s) => ({ path: pathOf(s), search: s }))
       out.push({
         key: `${adapter}-${k.kind}-${sort}`,
@@ -239,20 +231,17 @@ async function indexSize(
  * with the in-process answer (the same JSON); under load every answer must be 200 with that length.
  * Configurations are warmed up, then take turns (`rounds` runs of `seconds`, the order rotated).
  */
-export async function benchSearchApi(options: SearchApiBenchOptions): Promise<Figures> {
-  const failuresName = 'failed requests (non-200, wrong length, errors, time-outs), all runs'
-  const stores: Store[] = []
-  try {
-    return await inProcesses('search-api', failuresName, (run) => measure(options, run, stores))
-  } finally {
-    for (const store of stores) await store.close()
-  }
+export function benchSearchApi(options: SearchApiBenchOptions): Promise<Figures> {
+  return keptStoresBench('search-api', options, (run, adapters, readOnly) => measure(options, run, adapters, readOnly))
 }
 
-async function measure(options: SearchApiBenchOptions, run: BenchRun, stores: Store[]): Promise<void> {
+async function measure(
+  options: SearchApiBenchOptions,
+  run: BenchRun,
+  adapters: KeptStore[],
+  readOnly: (store: KeptStore) => Promise<Store>,
+): Promise<void> {
   const { dir, children, figures } = run
-  const started = performance.now()
-  const adapters = keptStores(options, dir)
   const configurations: SearchConfiguration[] = []
   const pageServers: Parameters<typeof pageFigures>[1] = []
   const sizes = new Map<string, [number, number]>()
@@ -261,8 +250,7 @@ async function measure(options: SearchApiBenchOptions, run: BenchRun, stores: St
     figures[`${adapter.label}: search index bytes per action trace (per input action)`] =
       `${(size.bytes / size.traces).toFixed(1)} (${(size.bytes / size.inputs).toFixed(1)}); ${fmt(size.bytes)} bytes, ${fmt(size.traces)} traces`
     sizes.set(adapter.label, [size.bytes / size.traces, size.bytes / size.inputs])
-    const store = await adapter.open(true)
-    stores.push(store)
+    const store = await readOnly(adapter)
     const position = await store.position()
     if (!position) throw new Error(`${adapter.label}: the store is empty`)
     const lifecycle = createLifecycleService({ store })
@@ -270,7 +258,7 @@ async function measure(options: SearchApiBenchOptions, run: BenchRun, stores: St
     const server = await startApiServer(children, adapter.label, adapter.storeArgs, join(dir, `${adapter.label}.log`))
     pageServers.push({ label: adapter.label, server, search, lib: position.lib })
     if (options.pagesOnly) continue
-    const own = await configurationsOf(adapter.label, server, search, position.lib, seededRandom(16))
+    const own = await configurationsOf(adapter.label, server, search, position.lib, seededRandom(16), options.smoke)
     for (const c of own) await verify(server, search, c.requests)
     configurations.push(...own)
     figures[`${adapter.label}: store LIB, transactions per page (mean of the requests)`] =
@@ -284,15 +272,9 @@ async function measure(options: SearchApiBenchOptions, run: BenchRun, stores: St
   const measured = await measureTurns(run, configurations, options)
   for (const c of configurations) {
     const m = measured.get(c.key)!
-    const cpuMs = cpuPerAnswer(m.http)
-    const cpu = cpuMs === undefined ? '' : `, server CPU ${cpuMs.toFixed(1)} ms/request`
     const bytes = median(c.requests.map((r) => r.expectLength!))
-    figures[`${c.name} · HTTP`] =
-      `p50 ${median(m.http.map((r) => r.p50))} ms, p99 ${median(m.http.map((r) => r.p99))} ms, ` +
-      `${mean(m.http.map((r) => r.perSecond)).toFixed(1)} req/s${cpu}, answers ${fmt(bytes)} bytes (median); ` +
-      `runs' p99: ${m.http.map((r) => r.p99).join(', ')}`
-    figures[`${c.name} · in-process limit`] =
-      `p50 ${median(m.local.map((r) => r.p50)).toFixed(1)} ms, p99 ${median(m.local.map((r) => r.p99)).toFixed(1)} ms`
+    figures[`${c.name} · HTTP`] = describeRuns(m.http, `, answers ${fmt(bytes)} bytes (median)`)
+    figures[`${c.name} · in-process limit`] = describeLoops(m.local, 'answers/s')
   }
   for (const adapter of options.pagesOnly ? [] : adapters) {
     const own = configurations.filter((c) => c.adapter === adapter.label)
@@ -312,7 +294,6 @@ async function measure(options: SearchApiBenchOptions, run: BenchRun, stores: St
     figures[`${adapter.label}: issue 16 bar, index < ${BAR_BYTES_PER_ACTION} bytes per action`] =
       `per action trace ${verdict(perTrace)}; per input action ${verdict(perInput)}`
   }
-  figures['seconds for the figures above'] = ((performance.now() - started) / 1000).toFixed(0)
 }
 
 /** The mean number of transactions on the pages of a configuration's requests. */
@@ -388,7 +369,10 @@ async function pageFigures(
     for (const plan of plans) {
       const batch: Request[] = []
       // Each round takes its share of the unasked pages (a small store has fewer than UNWARMED_PER_RUN a round).
-      const share = Math.min(UNWARMED_PER_RUN, Math.floor(plan.fresh.length / (options.rounds - round)))
+      const share = Math.min(
+        options.smoke ? 20 : UNWARMED_PER_RUN,
+        Math.floor(plan.fresh.length / (options.rounds - round)),
+      )
       if (share < 10) throw new Error(`${plan.label}: too few blocks for ${options.rounds} rounds of unwarmed pages`)
       for (const startBlock of plan.fresh.splice(0, share)) {
         const search = page25(startBlock)
@@ -412,17 +396,13 @@ async function pageFigures(
     }
   }
   for (const plan of plans) {
-    const describe = (rs: Cannon[]) =>
-      `p50 ${median(rs.map((r) => r.p50))} ms, p99 ${median(rs.map((r) => r.p99))} ms, ` +
-      `${mean(rs.map((r) => r.perSecond)).toFixed(1)} req/s, server CPU ` +
-      `${(cpuPerAnswer(rs) ?? NaN).toFixed(1)} ms/request; runs' p99: ${rs.map((r) => r.p99).join(', ')}`
     const warm = runs.get(`${plan.label}-warm`)!
     const unwarmed = runs.get(`${plan.label}-unwarmed`)!
     figures[
       `${plan.label}: 25-transaction pages (dense query, asc), warm (${VARIANTS} pages cycled) · HTTP, 1 connection`
-    ] = describe(warm)
+    ] = describeRuns(warm)
     figures[`${plan.label}: 25-transaction pages, unwarmed (each page asked once) · HTTP, 1 connection`] =
-      describe(unwarmed)
+      describeRuns(unwarmed)
     const p99 = median(warm.map((r) => r.p99))
     figures[
       `${plan.label}: issue 26 bar, warm 25-transaction pages p99 ≤ ${BAR_WARM_P99_MS} ms (median p99 of the runs)`

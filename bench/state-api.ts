@@ -10,31 +10,22 @@ import {
 import type { BlockBatch, RowChangeRecord, Store } from '../src/store/index.ts'
 import { seededRandom } from '../test/_helpers/store.ts'
 import {
-  inProcesses,
-  keptStores,
+  describeLoops,
+  describeRuns,
+  keptStoresBench,
   measureTurns,
   startApiServer,
   type ApiServer,
   type BenchRun,
   type Configuration,
+  type KeptStore,
+  type KeptStoresOptions,
   type Measured,
 } from './children.ts'
 import type { LoadRequest } from './load-process.ts'
-import { cpuPerAnswer, fmt, mean, median, type Figures } from './timing.ts'
+import { fmt, mean, median, type Figures } from './timing.ts'
 
-export interface StateApiBenchOptions {
-  /**
-   * A SQLite store kept by the ingest bench (`--keep-sqlite`); the file must be named `store.sqlite` (what `antler api
-   * --data-dir` opens).
-   */
-  readonly sqlite?: string
-  /** A PostgreSQL store kept by the ingest bench (`--keep-postgres`). */
-  readonly postgres?: string
-  /** Length of each measured run (HTTP and in-process), seconds. */
-  readonly seconds: number
-  /** Runs of each configuration (the configurations of a group take turns, both adapters together). */
-  readonly rounds: number
-  readonly warmupSeconds: number
+export interface StateApiBenchOptions extends KeptStoresOptions {
   /** Length of the runs of the chain's own scope (answers that take seconds), when longer than `seconds`. */
   readonly slowSeconds: number
 }
@@ -57,6 +48,8 @@ const BIG_ROWS = 1000
 const TEN_SCOPE = 'tenholder'
 const TEN_ROWS = 10
 const HOLDERS = 1500
+/** The configurations `--smoke` keeps. */
+const SMOKE = /-(head-false-1|ten|health)$/
 
 /** `i` as `width` letters a–z, most significant first. */
 const letters = (i: number, width: number, base: number) => {
@@ -267,20 +260,17 @@ const meanRows = (requests: readonly Request[]) => requests.reduce((sum, r) => s
  * rotation), and every answer is checked (status and length, after a first full check of each
  * distinct request: row count, json or hex).
  */
-export async function benchStateApi(options: StateApiBenchOptions): Promise<Figures> {
-  const failuresName = 'failed requests (non-200, wrong length, errors, time-outs), all runs'
-  const locals: Local[] = []
-  try {
-    return await inProcesses('state-api', failuresName, (run) => measure(options, run, locals))
-  } finally {
-    for (const local of locals) await local.store.close()
-  }
+export function benchStateApi(options: StateApiBenchOptions): Promise<Figures> {
+  return keptStoresBench('state-api', options, (run, adapters, readOnly) => measure(options, run, adapters, readOnly))
 }
 
-async function measure(options: StateApiBenchOptions, run: BenchRun, locals: Local[]) {
+async function measure(
+  options: StateApiBenchOptions,
+  run: BenchRun,
+  adapters: KeptStore[],
+  readOnly: (store: KeptStore) => Promise<Store>,
+) {
   const { dir, children, figures } = run
-  const started = performance.now()
-  const adapters = keptStores(options, dir)
   const groups: { title: string; configurations: Configuration<Request>[] }[] = [
     { title: '1,000 rows, 1 connection', configurations: [] },
     { title: '1,000 rows, 4 connections', configurations: [] },
@@ -302,14 +292,13 @@ async function measure(options: StateApiBenchOptions, run: BenchRun, locals: Loc
     figures[`${adapter.label}: store head, state fixture`] =
       `${fixture.head}; fixture blocks ${fixture.first}–${fixture.head} (${fixture.written ? 'written by this run' : 'already there'})`
 
-    const store = await adapter.open(true)
+    const store = await readOnly(adapter)
     const abis = new AbiCache()
     const stored = await store.abi({ account: TOKEN, blockNum: fixture.head })
     const compiled = stored && abis.fromBinary(stored.abi)
     if (!compiled?.ok) throw new Error(`${adapter.label}: no ${TOKEN} ABI at ${fixture.head}`)
     const rowType = compiled.value.abi.tables.find((t) => t.name.toString() === ACCOUNTS)!.type
     const local: Local = { store, abi: compiled.value, rowType }
-    locals.push(local)
 
     const server = await startApiServer(children, adapter.label, adapter.storeArgs, join(dir, `${adapter.label}.log`))
     const random = seededRandom(15)
@@ -429,8 +418,10 @@ async function measure(options: StateApiBenchOptions, run: BenchRun, locals: Loc
         connections: 32,
       },
     )
-    for (const group of groups)
+    for (const group of groups) {
+      if (options.smoke) group.configurations = group.configurations.filter((c) => SMOKE.test(c.key))
       for (const c of group.configurations) if (c.server === server) await verify(server, c.requests)
+    }
   }
   figures['every distinct request checked before the runs'] =
     '200, row count (and 1,500 tables), json or hex in every row, no decoding error; under load every answer must be 200 with that length'
@@ -438,23 +429,19 @@ async function measure(options: StateApiBenchOptions, run: BenchRun, locals: Loc
   const measured = new Map<string, Measured>()
   for (const group of groups) {
     const configurations = group.configurations
+    if (configurations.length === 0) continue
     console.error(`  state-api bench: ${group.title}: ${configurations.length} configurations, warming up`)
     for (const [key, m] of await measureTurns(run, configurations, options)) measured.set(key, m)
     for (const c of configurations) {
       const m = measured.get(c.key)!
       const rows = meanRows(c.requests)
       const reqs = mean(m.http.map((r) => r.perSecond))
-      const cpuMs = cpuPerAnswer(m.http)
-      const cpu = cpuMs === undefined ? '' : `, server CPU ${cpuMs.toFixed(2)} ms/request`
-      const rowsPart = rows > 0 ? ` = ${fmt(reqs * rows)} rows/s` : ''
-      figures[c.name] =
-        `p50 ${median(m.http.map((r) => r.p50))} ms, p99 ${median(m.http.map((r) => r.p99))} ms, ` +
-        `${fmt(reqs)} req/s${rowsPart}${cpu}; each run: ${m.http.map((r) => `${fmt(r.perSecond)} req/s p99 ${r.p99}`).join(', ')}`
+      figures[c.name] = describeRuns(m.http, rows > 0 ? ` = ${fmt(reqs * rows)} rows/s` : '')
       if (m.local.length > 0) {
         const limit = mean(m.local.map((r) => r.perSecond))
         const decode = c.requests[0].json ? 'ABI decode' : 'hex'
         figures[`${c.name} · in-process limit (snapshot + tableRows + ${decode}, no HTTP, one at a time)`] =
-          `p50 ${median(m.local.map((r) => r.p50)).toFixed(2)} ms, p99 ${median(m.local.map((r) => r.p99)).toFixed(2)} ms, ${fmt(limit)} rows/s`
+          describeLoops(m.local, 'rows/s')
         figures[`${c.name} · HTTP / in-process, rows/s`] =
           `${((reqs * rows) / limit).toFixed(2)} (round by round: ` +
           `${m.http.map((r, i) => ((r.perSecond * rows) / m.local[i].perSecond).toFixed(2)).join(', ')})`
@@ -462,7 +449,9 @@ async function measure(options: StateApiBenchOptions, run: BenchRun, locals: Loc
     }
   }
   for (const { label, keys } of bars) {
-    const worst = Math.max(...keys.map((k) => median(measured.get(k)!.http.map((r) => r.p99))))
+    const worst = Math.max(
+      ...keys.filter((k) => measured.has(k)).map((k) => median(measured.get(k)!.http.map((r) => r.p99))),
+    )
     figures[
       `${label}: issue 15 bar, p99 < 20 ms for 1,000 rows at head and past heights, json true and false (1 connection, median p99 of the runs)`
     ] = `${worst < 20 ? 'HOLDS' : 'DOES NOT HOLD'} (worst ${worst} ms)`
@@ -476,5 +465,4 @@ async function measure(options: StateApiBenchOptions, run: BenchRun, locals: Loc
       `${adapter.label}-ten`,
       `${adapter.label}-health`,
     )
-  figures['seconds for the figures above'] = ((performance.now() - started) / 1000).toFixed(0)
 }

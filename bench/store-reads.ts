@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import pg from 'pg'
-import { ms, timeIt } from './timing.ts'
+import { ms, timeIt as timed } from './timing.ts'
 import {
   openPostgresStore,
   openSqliteStore,
@@ -78,7 +78,15 @@ async function fill(store: Store): Promise<number> {
   return num
 }
 
-async function measure(store: Store, head: number, rawScan: () => Promise<unknown>): Promise<Record<string, string>> {
+async function measure(
+  store: Store,
+  head: number,
+  rawScan: () => Promise<unknown>,
+  smoke: boolean,
+): Promise<Record<string, string>> {
+  // The smoke times a twentieth of the calls (one at least), after as many warm-up calls.
+  const timeIt = (runs: number, fn: () => Promise<unknown>, warmup = 0) =>
+    timed(smoke ? Math.ceil(runs / 20) : runs, fn, smoke ? Math.ceil(warmup / 20) : warmup)
   const past = Math.floor(head / 2)
   const scopes = await store.scopes({ code: 'bench', table: 'rows', blockNum: head })
   const out: Record<string, string> = {}
@@ -117,7 +125,7 @@ const CURRENT_ROWS =
   "SELECT pk, payer, value FROM row_versions WHERE code = 'bench' AND tbl = 'rows' AND scope = 'big' AND valid_to IS NULL"
 
 /** Store reads on SQLite, and on a throw-away PostgreSQL database when `postgresUrl`, each next to a raw scan. */
-export async function benchStoreReads(postgresUrl: string | undefined): Promise<Record<string, string>> {
+export async function benchStoreReads(postgresUrl: string | undefined, smoke = false): Promise<Record<string, string>> {
   const dir = mkdtempSync(join(tmpdir(), 'antler-reads-'))
   const figures: Record<string, string> = {}
   const record = (label: string, out: Record<string, string>) => {
@@ -129,7 +137,7 @@ export async function benchStoreReads(postgresUrl: string | undefined): Promise<
     const head = await fill(sqlite)
     const raw = new Database(path, { readonly: true })
     const scan = raw.prepare(CURRENT_ROWS)
-    record('SQLite', await measure(sqlite, head, async () => scan.all()))
+    record('SQLite', await measure(sqlite, head, async () => scan.all(), smoke))
     raw.close()
     await sqlite.close()
     if (!postgresUrl) return figures
@@ -144,7 +152,7 @@ export async function benchStoreReads(postgresUrl: string | undefined): Promise<
       await fill(store)
       const client = new pg.Client({ connectionString: url.toString() })
       await client.connect()
-      record('PostgreSQL', await measure(store, head, () => client.query(CURRENT_ROWS)))
+      record('PostgreSQL', await measure(store, head, () => client.query(CURRENT_ROWS), smoke))
       await client.end()
       await store.close()
     } finally {

@@ -1,13 +1,15 @@
-import { inProcesses, rssMiB, startDev, type Antler } from './children.ts'
+import { inProcesses, startDev } from './children.ts'
 import type { SubscribersConfig } from './graphql-subscribers.ts'
-import { subscriberLevels } from './graphql.ts'
-import { f1, type Figures } from './timing.ts'
+import { subscriberKinds } from './graphql.ts'
+import type { Figures } from './timing.ts'
 
 export interface StreamsBenchOptions {
   /** Measured window of each configuration, seconds. */
   readonly seconds: number
   /** Subscriber counts per kind; the first is each kind's limit (1). */
   readonly subscriberCounts: readonly number[]
+  /** One `antler dev` for every kind. */
+  readonly smoke?: boolean
 }
 
 /** Issue 26's bar: at 1,000 subscribers RSS ≤ 1 GiB (and p99 within 100 ms of the lone subscriber's, in describe()). */
@@ -25,23 +27,13 @@ const KINDS: readonly { transport: SubscribersConfig['transport']; name: string 
  * one connection each) for `/v1/stream` action traces (eosio.token transfers), `/v1/stream` table rows (alice's
  * eosio.token balance) and GraphQL `searchTransactionsForward` over the WebSocket. Per configuration: latency since
  * the block's timestamp and since its arrival at a SHiP reader in the subscriber process (p50/p99), messages/s,
- * antler's peak RSS and CPU; each kind's lone subscriber is the limit of its larger counts.
+ * antler's peak RSS and CPU; each kind's lone subscriber is the limit of its larger counts. Under `--smoke` one server
+ * serves every kind.
  */
 export async function benchStreams(options: StreamsBenchOptions): Promise<Figures> {
   return inProcesses('streams', 'failures (missed messages, ended subscriptions)', async (bench) => {
-    const { dir, children, figures, failures } = bench
-    for (const { transport, name } of KINDS) {
-      let server: Antler
-      try {
-        server = await startDev(children, dir, `dev-${transport}`)
-      } catch (error) {
-        failures.push(`${name}: ${(error as Error).message.slice(0, 500)}`)
-        continue
-      }
-      figures[`${name}: antler dev RSS before any subscriber`] = `${f1(rssMiB(server.child.pid) ?? NaN)} MiB`
-      const config = { transport, seconds: options.seconds }
-      await subscriberLevels(children, server, name, config, options.subscriberCounts, bench, BAR_RSS_MIB)
-      await children.stop(server.child)
-    }
+    const shared = options.smoke ? await startDev(bench.children, bench.dir, 'dev') : undefined
+    const counts = options.subscriberCounts
+    await subscriberKinds(bench, KINDS, { seconds: options.seconds, counts, shared, barRssMiB: BAR_RSS_MIB })
   })
 }

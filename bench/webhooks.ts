@@ -1,4 +1,5 @@
 import { fork, type ChildProcess } from 'node:child_process'
+import { once } from 'node:events'
 import { setTimeout as delay } from 'node:timers/promises'
 import { fileURLToPath } from 'node:url'
 import type { ReceiverReply, ReceiverRequest, ReceiverWindow } from '../test/_helpers/webhook-receiver.ts'
@@ -30,40 +31,21 @@ const GRACE_MS = 5_000
 /** `antler dev`'s webhook flags (from the environment: startDev's command line is shared with the streams bench). */
 const DEV_ENV = { ANTLER_WEBHOOK_MAX_SUBSCRIPTIONS: '2000', ANTLER_WEBHOOK_DELIVERY_RATE: '100000' }
 
-/** The forked receiver: one request at a time, each answered by one reply. */
-class Receiver {
-  private readonly replies: ReceiverReply[] = []
-  private waiting: ((reply: ReceiverReply) => void) | undefined
-  private gone: Error | undefined
-
-  constructor(readonly child: ChildProcess) {
-    child.on('message', (reply: ReceiverReply) => {
-      if (this.waiting) this.waiting(reply)
-      else this.replies.push(reply)
-    })
-    child.once('exit', (code, signal) => {
-      this.gone = new Error(`the receiver process exited (${code ?? signal})`)
-      this.waiting?.({ kind: 'failed', error: this.gone.message })
-    })
-  }
-
-  /** The next reply, which must be of `kind`. */
-  async next<K extends ReceiverReply['kind']>(kind: K): Promise<Extract<ReceiverReply, { kind: K }>> {
-    const reply =
-      this.replies.shift() ??
-      (this.gone
-        ? ({ kind: 'failed', error: this.gone.message } as const)
-        : await new Promise<ReceiverReply>((resolve) => (this.waiting = resolve)))
-    this.waiting = undefined
-    if (reply.kind === 'failed') throw new Error(`receiver: ${reply.error}`)
-    if (reply.kind !== kind) throw new Error(`receiver: expected ${kind}, got ${reply.kind}`)
-    return reply as Extract<ReceiverReply, { kind: K }>
-  }
-
-  ask<K extends ReceiverReply['kind']>(request: ReceiverRequest & { kind: K }) {
-    this.child.send(request)
-    return this.next(request.kind)
-  }
+/**
+ * Sends `request` to the forked receiver (nothing for `listening`, its first message) and answers its reply, which must
+ * be of the same kind: the receiver answers each request once, in order.
+ */
+async function ask<R extends ReceiverRequest | { kind: 'listening' }>(
+  child: ChildProcess,
+  request: R,
+): Promise<Extract<ReceiverReply, { kind: R['kind'] }>> {
+  const exited = child.exitCode !== null || child.signalCode !== null ? Promise.resolve() : once(child, 'exit')
+  const replied = once(child, 'message') as Promise<[ReceiverReply]>
+  if (request.kind !== 'listening') child.send(request)
+  const [reply] = await Promise.race([replied, exited.then(() => [{ kind: 'failed', error: 'it exited' }] as const)])
+  if (reply.kind === 'failed') throw new Error(`receiver: ${reply.error}`)
+  if (reply.kind !== request.kind) throw new Error(`receiver: expected ${request.kind}, got ${reply.kind}`)
+  return reply as Extract<ReceiverReply, { kind: R['kind'] }>
 }
 
 /** A JSON call to the API with the bench's token. */
@@ -145,12 +127,12 @@ interface LevelRun {
  */
 async function runLevel(children: Children, server: Antler, count: number, seconds: number): Promise<LevelRun> {
   const killAfterMs = CATCH_UP_TIMEOUT_MS + (seconds + 600) * 1000
-  const receiver = new Receiver(children.track(fork(RECEIVER, [], { stdio: 'inherit' }), killAfterMs))
+  const receiver = children.track(fork(RECEIVER, [], { stdio: 'inherit' }), killAfterMs)
   const pid = server.child.pid
   const rss = peakRss(pid)
   const ids: string[] = []
   try {
-    const { url } = await receiver.next('listening')
+    const { url } = await ask(receiver, { kind: 'listening' })
     const startBlock = (await head(server)) + 1
     const secrets: Record<number, string> = {}
     const creating = performance.now()
@@ -162,9 +144,9 @@ async function runLevel(children: Children, server: Antler, count: number, secon
       if (i < VERIFIED_SAMPLE) secrets[i] = json.secret
     })
     const createSeconds = (performance.now() - creating) / 1000
-    await receiver.ask({ kind: 'secrets', secrets })
+    await ask(receiver, { kind: 'secrets', secrets })
     const minBlock = await head(server)
-    const caughtUp = await receiver.ask({ kind: 'caught-up', count, minBlock, timeoutMs: CATCH_UP_TIMEOUT_MS })
+    const caughtUp = await ask(receiver, { kind: 'caught-up', count, minBlock, timeoutMs: CATCH_UP_TIMEOUT_MS })
     let streamError: string | undefined
     const { api, grpc, ship } = server.ready
     const streamConfig = { transport: 'stream-actions' as const, count: 1, api, grpc, ship, token: server.token }
@@ -173,19 +155,19 @@ async function runLevel(children: Children, server: Antler, count: number, secon
       return undefined
     })
     const cpuFrom = { cpu: cpuSeconds(pid), at: performance.now() }
-    await receiver.ask({ kind: 'window-start' })
+    await ask(receiver, { kind: 'window-start' })
     await delay(seconds * 1000)
     // The head is read first: every block up to it was indexed before the window ended.
     const endBlock = await head(server)
-    const { window: raw } = await receiver.ask({ kind: 'window-end' })
+    const { window: raw } = await ask(receiver, { kind: 'window-end' })
     const window = { ...raw, sinceTimestamp: percentiles(raw.sinceTimestamp), spread: percentiles(raw.spread) }
     const serverCpu = cpuPercent(cpuFrom.cpu, cpuSeconds(pid), performance.now() - cpuFrom.at)
     type Listed = { webhooks: { state: string; failing_since: string | null }[] }
     const states = (await call<Listed>(server, 'GET', '/v1/webhooks')).json
     const expected = await matchesOf(server, startBlock, endBlock)
-    const backlogAtEnd = await receiver.ask({ kind: 'backlog', count, expected, cutoff: 'end' })
+    const backlogAtEnd = await ask(receiver, { kind: 'backlog', count, expected, cutoff: 'end' })
     await delay(GRACE_MS)
-    const backlogAfterGrace = await receiver.ask({ kind: 'backlog', count, expected, cutoff: 'now' })
+    const backlogAfterGrace = await ask(receiver, { kind: 'backlog', count, expected, cutoff: 'now' })
     return {
       count,
       createSeconds,
@@ -207,7 +189,7 @@ async function runLevel(children: Children, server: Antler, count: number, secon
       const { status } = await call(server, 'DELETE', `/v1/webhooks/${ids[i]}`)
       if (status !== 204) console.error(`  webhooks bench: DELETE /v1/webhooks/${ids[i]}: HTTP ${status}`)
     })
-    await children.stop(receiver.child)
+    await children.stop(receiver)
   }
 }
 

@@ -4,8 +4,8 @@ import { spawn } from 'node:child_process'
 import { join } from 'node:path'
 import { REPO_ROOT } from '../_helpers/source-tree.ts'
 
-/** The whole smoke's bound: it takes 4 to 8 minutes on a busy 2-core machine (8 with the PostgreSQL benches). */
-const TIMEOUT_MS = 20 * 60_000
+/** The whole smoke's bound: about 2 minutes on a quiet 2-core machine with the PostgreSQL benches, 4 to 5 when busy. */
+const TIMEOUT_MS = 8 * 60_000
 
 // Every bench on a tiny workload (`npm run bench -- --smoke`, bench/smoke.ts): a bench that throws, fails, or prints a
 // figure that is NaN, missing or zero fails it, so no bench rots unseen. The PostgreSQL benches run when ANTLER_TEST_PG
