@@ -36,8 +36,8 @@ function missingPackages(theirs: LockPackages, ours: LockPackages): string[] {
 
 /**
  * A git worktree of `rev` under the temporary directory (`antler-against-<12 hex>`), made once and reused. Its
- * dependencies: a symlink to this tree's node_modules when every package of its lockfile is installed here at the
- * same version, else its own `npm ci` (once; a marker holds the lockfile's hash). `log` says what is being done.
+ * dependencies: a symlink to this tree's node_modules when every package of its lockfile is installed here at the same
+ * version, else its own `npm ci` (once; a marker holds the lockfile's hash). `log` says what is being done.
  */
 export function prepareAgainstTree(rev: string, log: (line: string) => void): AgainstTree {
   const commit = git(['rev-parse', '--verify', `${rev}^{commit}`])
@@ -73,8 +73,8 @@ export function prepareAgainstTree(rev: string, log: (line: string) => void): Ag
 
 /**
  * The store's native addon as the older commit's npm ci left it, if it opens a database under this Node; else (npm ci
- * built it against the system Node's headers, and this Node's cannot be fetched here) this tree's copy is linked in
- * its place: the comparison then measures both commits' code on one SQLite driver. Returns what was borrowed.
+ * built it against the system Node's headers, and this Node's cannot be fetched here) this tree's copy is linked in its
+ * place: the comparison then measures both commits' code on one SQLite driver. Returns what was borrowed.
  */
 function borrowNativeAddon(root: string, name: string, log: (line: string) => void): string[] {
   const theirs = join(root, 'node_modules', name)

@@ -48,18 +48,16 @@ interface Configuration {
 }
 
 /**
- * The API's own costs over HTTP, against freshly started `antler dev` servers (`--workload none`,
- * limits lifted), each in a process of its own, loaded by autocannon in another. Two groups, each
- * configuration with a server of its own: (1) a bare Fastify route (bench/bare-fastify.ts, the reference the
- * API's own cost is measured against), the ceiling (the cheapest public route, JWKS), `/healthz`, a 1-row state read
- * with a token and token issuance; (2) `/v1/chain/get_info` through the passthrough with a token and with
- * `--no-auth` (the passthrough is the only authenticated HTTP route), and the devchain answering
- * get_info directly (the passthrough's limit, in the with-token server's process). Within a group
- * every server is warmed up, then the configurations take turns, `rounds` runs of `seconds` each,
- * the order rotated each round: this machine is shared and noisy, and taking turns spreads the
- * disturbances evenly, which separate runs minutes apart do not. Then, if `backlogBlocks`, the
- * latency of `/healthz` and the passthrough at a fixed rate while `antler serve` indexes a
- * backlog, and once it has caught up.
+ * The API's own costs over HTTP, against freshly started `antler dev` servers (`--workload none`, limits lifted), each
+ * in a process of its own, loaded by autocannon in another. Two groups, each configuration with a server of its own:
+ * (1) a bare Fastify route (bench/bare-fastify.ts, the reference the API's own cost is measured against), the ceiling
+ * (the cheapest public route, JWKS), `/healthz`, a 1-row state read with a token and token issuance; (2)
+ * `/v1/chain/get_info` through the passthrough with a token and with `--no-auth` (the passthrough is the only
+ * authenticated HTTP route), and the devchain answering get_info directly (the passthrough's limit, in the with-token
+ * server's process). Within a group every server is warmed up, then the configurations take turns, `rounds` runs of
+ * `seconds` each, the order rotated each round: this machine is shared and noisy, and taking turns spreads the
+ * disturbances evenly, which separate runs minutes apart do not. Then, if `backlogBlocks`, the latency of `/healthz`
+ * and the passthrough at a fixed rate while `antler serve` indexes a backlog, and once it has caught up.
  */
 export async function benchApi(options: ApiBenchOptions): Promise<Figures> {
   const failuresName = 'failed requests (non-2xx, errors, time-outs), all runs'
@@ -200,9 +198,9 @@ async function startBareFastify(children: Children, body: string): Promise<{ chi
 }
 
 /**
- * Latency of `/healthz` and of the passthrough (with a token) at a fixed rate while `antler serve`
- * indexes a backlog served by the bench feed (its own process), then the same once it has caught
- * up. The passthrough goes to an idle `antler devchain` of its own (the feed serves SHiP only).
+ * Latency of `/healthz` and of the passthrough (with a token) at a fixed rate while `antler serve` indexes a backlog
+ * served by the bench feed (its own process), then the same once it has caught up. The passthrough goes to an idle
+ * `antler devchain` of its own (the feed serves SHiP only).
  */
 async function catchUp(options: ApiBenchOptions, { dir, children, figures, check }: BenchRun): Promise<void> {
   console.error(`  api bench: building a backlog of ${options.backlogBlocks} blocks`)

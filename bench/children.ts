@@ -275,9 +275,9 @@ export interface BenchRun {
 }
 
 /**
- * Runs `body` with a temporary directory and the child processes it starts (all stopped, the directory removed, at
- * the end), between the load averages at the start and at the end; then the failures (`failuresName`: 0 or what
- * failed). A bench with failures sets the exit code to 1.
+ * Runs `body` with a temporary directory and the child processes it starts (all stopped, the directory removed, at the
+ * end), between the load averages at the start and at the end; then the failures (`failuresName`: 0 or what failed). A
+ * bench with failures sets the exit code to 1.
  */
 export async function inProcesses(name: string, failuresName: string, body: (run: BenchRun) => Promise<void>) {
   const dir = mkdtempSync(join(tmpdir(), `antler-${name}-`))
@@ -377,8 +377,8 @@ export interface KeptStoresOptions {
 }
 
 /**
- * A bench on the kept stores (inProcesses()): `body` gets them, and opens them read-only in this process (closed at
- * the end); every answer is checked, so its failures are failed requests.
+ * A bench on the kept stores (inProcesses()): `body` gets them, and opens them read-only in this process (closed at the
+ * end); every answer is checked, so its failures are failed requests.
  */
 export async function keptStoresBench(
   name: string,

@@ -13,8 +13,8 @@ interface Flag {
 }
 
 /**
- * Every flag of `npm run bench`: parseArgs' options and `--help` both come from this table (`-`: none). `--smoke`
- * gives each flag its smoke value unless the flag is given.
+ * Every flag of `npm run bench`: parseArgs' options and `--help` both come from this table (`-`: none). `--smoke` gives
+ * each flag its smoke value unless the flag is given.
  */
 const TABLE = `
 name                    type        default     smoke  benches                                 help
@@ -50,7 +50,7 @@ graphql-subscribers     list        1,100,1000  1      graphql                  
 graphql-rounds          count       3           1      graphql                                 rounds of query runs
 graphql-query-seconds   count       10          1      graphql                                 length of each query run
 replica-seconds         count       5           1      replicas                                length of each load run
-replica-stream-seconds  count       60          2      replicas                                window of the replica stream latency
+replica-stream-seconds  count       60          1      replicas                                window of the replica stream latency
 startup-runs            count       10          1      startup                                 rounds of starts, taking turns
 webhook-seconds         count       20          1      webhooks                                window of each subscription count
 webhook-subs            list        1,100,1000  1      webhooks                                subscription counts (the first is the limit of the others)

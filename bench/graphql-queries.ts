@@ -53,12 +53,12 @@ async function probe(api: string, token: string, key: Query['key']): Promise<Que
 }
 
 /**
- * Query latency: the same search (`receiver:eosio.token`, the first 10 irreversible transactions) through
- * `POST /graphql` and `GET /v0/search/transactions` on the same server, autocannon in a process of its own with the
- * same connections. After a warm-up, `queryRounds` rounds of `querySeconds` runs: each query alone (their order swapped
- * each round), then both interleaved on the same connections (each connection alternating them, so both see the same
- * moments of this shared machine). The answers differ in size: REST answers whole lifecycles, the GraphQL query asks
- * for ids and matching actions only.
+ * Query latency: the same search (`receiver:eosio.token`, the first 10 irreversible transactions) through `POST
+ * /graphql` and `GET /v0/search/transactions` on the same server, autocannon in a process of its own with the same
+ * connections. After a warm-up, `queryRounds` rounds of `querySeconds` runs: each query alone (their order swapped each
+ * round), then both interleaved on the same connections (each connection alternating them, so both see the same moments
+ * of this shared machine). The answers differ in size: REST answers whole lifecycles, the GraphQL query asks for ids
+ * and matching actions only.
  */
 export async function benchGraphqlQueries(
   children: Children,

@@ -62,6 +62,7 @@ export interface SubscribersResult {
 const QUERY =
   'subscription { searchTransactionsForward(query: "receiver:eosio.token action:transfer") ' +
   '{ undo cursor block { num timestamp } trace { id } } }'
+/** After the window, before missed messages are counted: at most the window's length (the smoke's is 1 s). */
 const GRACE_MS = 3000
 const CONNECT_BATCH = 50
 const CONNECT_TIMEOUT_MS = 120_000
@@ -346,7 +347,7 @@ async function main(config: SubscribersConfig): Promise<SubscribersResult> {
   await delay(config.seconds * 1000)
   const end = performance.now()
   const cpuUsed = process.cpuUsage(cpu)
-  await delay(GRACE_MS)
+  await delay(Math.min(GRACE_MS, config.seconds * 1000))
   // The window's blocks: those that reached the SHiP reader inside it.
   const blocks = [...ship.arrivals].filter(([, at]) => at >= start && at < end).map(([num]) => num)
   const from = Math.min(...blocks)

@@ -185,10 +185,10 @@ export async function subscriberKinds(
 }
 
 /**
- * GraphQL figures. (a) Subscription fan-out: an `antler dev` (demo workload: one eosio.token transfer every 500 ms,
- * 500 ms blocks) serves live `searchTransactionsForward` subscriptions to a subscriber process of its own, 1, 100 and
- * 1,000 subscribers, one configuration after another on the same server, over the WebSocket, then the same over gRPC
- * on a fresh server (subscriberKinds()). Each transport's lone subscriber is the limit of its larger counts. Latency is
+ * GraphQL figures. (a) Subscription fan-out: an `antler dev` (demo workload: one eosio.token transfer every 500 ms, 500
+ * ms blocks) serves live `searchTransactionsForward` subscriptions to a subscriber process of its own, 1, 100 and 1,000
+ * subscribers, one configuration after another on the same server, over the WebSocket, then the same over gRPC on a
+ * fresh server (subscriberKinds()). Each transport's lone subscriber is the limit of its larger counts. Latency is
  * measured two ways per message: receipt minus the block's timestamp (the devchain stamps a block with a slot taken
  * when it opened: from 200 ms after to over a second before it is produced, drifting with its timer), and receipt minus
  * the arrival of the same block at a SHiP reader in the subscriber process (production, give or take a loopback hop);

@@ -47,10 +47,10 @@ const rate = (r: Run) => r.actions / r.seconds
 
 /**
  * This build against an older commit, on the same bench chain in one run: both sides ingest the same SHiP feed (one
- * feed process, built by this tree) through bench/ingest-child.ts, each loading its own store and indexer, into a
- * fresh SQLite file or PostgreSQL database per ingest. `pairs` pairs per store, the stores taking turns pair by pair
- * and the sides taking turns within them (this build first in odd pairs, the older commit first in even ones), so
- * slow drifts of a shared machine fall on both. Each pair prints as it ends; the figures are the medians.
+ * feed process, built by this tree) through bench/ingest-child.ts, each loading its own store and indexer, into a fresh
+ * SQLite file or PostgreSQL database per ingest. `pairs` pairs per store, the stores taking turns pair by pair and the
+ * sides taking turns within them (this build first in odd pairs, the older commit first in even ones), so slow drifts
+ * of a shared machine fall on both. Each pair prints as it ends; the figures are the medians.
  */
 export async function benchIngestAgainst(options: IngestAgainstOptions): Promise<Record<string, string | number>> {
   const tree = prepareAgainstTree(options.rev, (line) => console.log(line))

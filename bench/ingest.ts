@@ -5,6 +5,7 @@ import pg from 'pg'
 import { createIndexer, normalizeBlock } from '../src/ingest/index.ts'
 import { createShipReader } from '../src/ship/index.ts'
 import { openPostgresStore, openSqliteStore, type Store } from '../src/store/index.ts'
+import { peakRss } from './children.ts'
 import { benchSearch, postgresPostingsBytes, sqlitePostingsBytes } from './search.ts'
 import { startBenchFeed } from './ship-feed.ts'
 
@@ -53,25 +54,23 @@ async function ingest(
   return { actions, actionsPerSecond: actions / seconds, blocksPerSecond: endBlock / seconds }
 }
 
-/** Runs `work` and returns its result with the highest RSS of this process seen meanwhile (sampled every 100 ms). */
+/** Runs `work` and returns its result with the highest RSS of this process seen meanwhile (peakRss()). */
 async function withPeakRss<T>(work: () => Promise<T>): Promise<{ result: T; peakRssMiB: number }> {
-  let peak = process.memoryUsage().rss
-  const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 100)
+  const rss = peakRss(process.pid)
   try {
     const result = await work()
-    return { result, peakRssMiB: Math.round(Math.max(peak, process.memoryUsage().rss) / 2 ** 20) }
+    return { result, peakRssMiB: Math.round(rss.stop() ?? process.memoryUsage().rss / 2 ** 20) }
   } finally {
-    clearInterval(sampler)
+    rss.stop()
   }
 }
 
 /**
- * Savanna against legacy (issue 19's bar: Savanna ingest within 10 % of legacy): the same workload
- * built twice, once as a legacy chain and once as a Savanna chain (finality extension in every
- * header, LIB two blocks behind head), each served by a feed process of its own. Then, taking
- * turns, `rounds` times: decode-only of each (the Savanna reader asking for finality_data, so
- * every block's finality data is decoded too) and an ingest of each into a fresh SQLite file.
- * The best of the rounds is compared, which keeps this machine's noise out of the ratio.
+ * Savanna against legacy (issue 19's bar: Savanna ingest within 10 % of legacy): the same workload built twice, once as
+ * a legacy chain and once as a Savanna chain (finality extension in every header, LIB two blocks behind head), each
+ * served by a feed process of its own. Then, taking turns, `rounds` times: decode-only of each (the Savanna reader
+ * asking for finality_data, so every block's finality data is decoded too) and an ingest of each into a fresh SQLite
+ * file. The best of the rounds is compared, which keeps this machine's noise out of the ratio.
  */
 export async function benchIngestSavanna(options: {
   actions: number

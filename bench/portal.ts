@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { inProcesses, startDev } from './children.ts'
-import { percentile, type Figures } from './timing.ts'
+import { f1, held, timeIt, type Figures } from './timing.ts'
 
 /** Issue 28's bar: an account's keys (200 of them) and its usage page load in under 2 s. */
 const BAR_MS = 2_000
@@ -35,17 +35,13 @@ async function setUp(api: string, dataDir: string): Promise<Session> {
   return { cookie, csrf }
 }
 
-/** Loads a page `rounds` times, one at a time; answers the sorted durations (ms). */
-async function timeLoads(url: string, cookie: string, rounds: number): Promise<number[]> {
-  const durations: number[] = []
-  for (let i = 0; i < rounds; i++) {
-    const started = performance.now()
+/** A page loaded `rounds` times, one at a time: its latency percentiles (ms). */
+function timeLoads(url: string, cookie: string, rounds: number) {
+  return timeIt(rounds, async () => {
     const response = await fetch(url, { headers: { cookie }, signal: AbortSignal.timeout(30_000) })
     await response.arrayBuffer()
     if (response.status !== 200) throw new Error(`${url}: HTTP ${response.status}`)
-    durations.push(performance.now() - started)
-  }
-  return durations.sort((a, b) => a - b)
+  })
 }
 
 /**
@@ -69,11 +65,9 @@ export async function benchPortal(options: { keys: number; rounds: number }): Pr
     const limit = await timeLoads(`${api}/healthz`, '', options.rounds)
     for (const page of ['keys', 'usage']) {
       const loads = await timeLoads(`${api}/portal/${page}`, session.cookie, options.rounds)
-      const p99 = percentile(loads, 0.99)
       figures[`/portal/${page} with ${options.keys} keys`] =
-        `p50 ${percentile(loads, 0.5).toFixed(1)} ms, p99 ${p99.toFixed(1)} ms over ${options.rounds} loads ` +
-        `(/healthz alike: p50 ${percentile(limit, 0.5).toFixed(1)} ms); bar p99 < ${BAR_MS} ms: ` +
-        (p99 < BAR_MS ? 'holds' : 'NOT HELD')
+        `p50 ${f1(loads.p50)} ms, p99 ${f1(loads.p99)} ms over ${options.rounds} loads ` +
+        `(/healthz alike: p50 ${f1(limit.p50)} ms); bar p99 < ${BAR_MS} ms: ${held(loads.p99 < BAR_MS)}`
     }
   })
 }

@@ -76,12 +76,12 @@ async function loadAll(
 }
 
 /**
- * `npm run bench -- --only replicas`: one indexing process and two `antler api` replicas on one PostgreSQL store,
- * with the devchain's demo workload (500 ms blocks). The indexing process is `antler serve` (indexer and API in one
- * process: the all-in-one the replicas are compared with). Figures: requests/s and p99 of a 1-row state read and of
- * a search on one replica against both (autocannon in processes of their own, connections split between the
- * replicas), taking turns; and for each block, when a `get_head_info` stream on a replica received it, less when the
- * stream on the all-in-one process did (the replica learns of it by LISTEN/NOTIFY).
+ * `npm run bench -- --only replicas`: one indexing process and two `antler api` replicas on one PostgreSQL store, with
+ * the devchain's demo workload (500 ms blocks). The indexing process is `antler serve` (indexer and API in one process:
+ * the all-in-one the replicas are compared with). Figures: requests/s and p99 of a 1-row state read and of a search on
+ * one replica against both (autocannon in processes of their own, connections split between the replicas), taking
+ * turns; and for each block, when a `get_head_info` stream on a replica received it, less when the stream on the
+ * all-in-one process did (the replica learns of it by LISTEN/NOTIFY).
  */
 export async function benchReplicas(options: ReplicasBenchOptions): Promise<Figures> {
   const database = `antler_bench_replicas_${process.pid}_${Date.now().toString(36)}`

@@ -59,9 +59,9 @@ function pathOf(s: SearchRequest): string {
 }
 
 /**
- * Fetches each request once through HTTP and compares the answer with the in-process service's
- * answer to the same request, serialized: the same JSON, and a non-empty page (the rare query's
- * may hold fewer than its limit). Under load every answer must then have that length.
+ * Fetches each request once through HTTP and compares the answer with the in-process service's answer to the same
+ * request, serialized: the same JSON, and a non-empty page (the rare query's may hold fewer than its limit). Under load
+ * every answer must then have that length.
  */
 async function verify(server: ApiServer, search: SearchService, requests: readonly Request[]): Promise<void> {
   for (const request of requests) {
@@ -94,9 +94,9 @@ interface SearchConfiguration extends Configuration<Request> {
 }
 
 /**
- * The query kinds of issue 16 over the bench chain (src/devchain/builder.ts: blocks of 20
- * eosio.token transfers alice→bob→carol→alice and 5 rawdb puts), limit 100 each, both orders; each
- * configuration cycles through VARIANTS seeded requests so that no answer is one cached page.
+ * The query kinds of issue 16 over the bench chain (src/devchain/builder.ts: blocks of 20 eosio.token transfers
+ * alice→bob→carol→alice and 5 rawdb puts), limit 100 each, both orders; each configuration cycles through VARIANTS
+ * seeded requests so that no answer is one cached page.
  */
 async function configurationsOf(
   adapter: string,
@@ -221,15 +221,14 @@ async function indexSize(
 }
 
 /**
- * Issue 16's search figures: `GET /v0/search/transactions` on `antler api --no-auth` over a kept
- * 1,000,000-action bench store (SQLite, PostgreSQL or both at once, each server in its own
- * process), loaded by autocannon in another process, 1 connection (the latency of a request): a
- * dense two-term query, a rare three-term one, a negation, a `data.*` query and a deep cursor
- * page, ascending and descending, limit 100; each next to the same requests answered by the
- * search service in this process on a read-only store of the same adapter (searchTransactions and
- * its JSON, no HTTP: the limit). Every distinct request is first fetched through HTTP and compared
- * with the in-process answer (the same JSON); under load every answer must be 200 with that length.
- * Configurations are warmed up, then take turns (`rounds` runs of `seconds`, the order rotated).
+ * Issue 16's search figures: `GET /v0/search/transactions` on `antler api --no-auth` over a kept 1,000,000-action bench
+ * store (SQLite, PostgreSQL or both at once, each server in its own process), loaded by autocannon in another process,
+ * 1 connection (the latency of a request): a dense two-term query, a rare three-term one, a negation, a `data.*` query
+ * and a deep cursor page, ascending and descending, limit 100; each next to the same requests answered by the search
+ * service in this process on a read-only store of the same adapter (searchTransactions and its JSON, no HTTP: the
+ * limit). Every distinct request is first fetched through HTTP and compared with the in-process answer (the same JSON);
+ * under load every answer must be 200 with that length. Configurations are warmed up, then take turns (`rounds` runs of
+ * `seconds`, the order rotated).
  */
 export function benchSearchApi(options: SearchApiBenchOptions): Promise<Figures> {
   return keptStoresBench('search-api', options, (run, adapters, readOnly) => measure(options, run, adapters, readOnly))
@@ -311,12 +310,12 @@ const page25 = (startBlock: number): SearchRequest => ({
 
 /**
  * Issue 26's figures: 25-transaction pages of the dense query through HTTP, 1 connection, warm and unwarmed side by
- * side. Warm: VARIANTS pages (seeded start blocks) cycled, each answered before the runs (the server keeps what
- * cannot change: final lifecycles, irreversible executions and blocks, pinned answers). Unwarmed: for each run,
+ * side. Warm: VARIANTS pages (seeded start blocks) cycled, each answered before the runs (the server keeps what cannot
+ * change: final lifecycles, irreversible executions and blocks, pinned answers). Unwarmed: for each run,
  * UNWARMED_PER_RUN pages that no request has asked before (start blocks drawn without replacement, UNWARMED_SPACING
- * blocks apart), their expected lengths from the in-process service (a process of its own: the server's caches are
- * not touched); after each run three of them are fetched again through HTTP and compared with the in-process JSON. A
- * run that answered more than it was given is reported as a failure (its last answers were warm).
+ * blocks apart), their expected lengths from the in-process service (a process of its own: the server's caches are not
+ * touched); after each run three of them are fetched again through HTTP and compared with the in-process JSON. A run
+ * that answered more than it was given is reported as a failure (its last answers were warm).
  */
 async function pageFigures(
   { children, failures, check }: BenchRun,

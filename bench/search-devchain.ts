@@ -1,4 +1,4 @@
-import { cannon, inProcesses, startDev, type Cannon } from './children.ts'
+import { cannon, describeRuns, inProcesses, startDev, type Cannon } from './children.ts'
 import { median, takeTurns, type Figures } from './timing.ts'
 
 export interface SearchDevchainBenchOptions {
@@ -63,16 +63,12 @@ export async function benchSearchDevchain(options: SearchDevchainBenchOptions): 
     await takeTurns(routes, options.rounds, async (route, round) => {
       runs.get(route.key)!.push(await load(route, options.seconds, `round ${round + 1}`))
     })
-    const describe = (rs: Cannon[]) =>
-      `${Math.round(median(rs.map((r) => r.perSecond)))} req/s, p50 ${median(rs.map((r) => r.p50))} ms, ` +
-      `p99 ${median(rs.map((r) => r.p99))} ms, server CPU ${median(rs.map((r) => r.serverCpuMs ?? NaN)).toFixed(2)} ms/answer` +
-      ` (medians of ${rs.length} runs; runs' req/s: ${rs.map((r) => Math.round(r.perSecond)).join(', ')})`
     const search = runs.get('search')!
     const health = runs.get('healthz')!
     figures[
       `GET ${searchPath(limit)} (${page.transactions} transactions, ${page.length} B), ${options.connections} connections`
-    ] = describe(search)
-    figures[`GET /healthz, ${options.connections} connections`] = describe(health)
+    ] = describeRuns(search)
+    figures[`GET /healthz, ${options.connections} connections`] = describeRuns(health)
     const ratio = median(search.map((r) => r.perSecond)) / median(health.map((r) => r.perSecond))
     const p99 = median(search.map((r) => r.p99))
     figures['search / healthz, req/s'] = ratio.toFixed(3)

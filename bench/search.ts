@@ -5,8 +5,8 @@ import { seededRandom } from '../test/_helpers/store.ts'
 import { ms, timeIt } from './timing.ts'
 
 /**
- * Untimed queries of each kind before the timed ones: the first queries of a process run
- * unoptimized code (20–30 ms for a rare AND), a cost a long-running server pays once.
+ * Untimed queries of each kind before the timed ones: the first queries of a process run unoptimized code (20–30 ms for
+ * a rare AND), a cost a long-running server pays once.
  */
 const WARMUP = 30
 
@@ -14,9 +14,9 @@ const WARMUP = 30
 const quantity = (units: number) => `data.quantity:${(units / 10_000).toFixed(4)} EOS`
 
 /**
- * Search over the ingested bench chain: a dense two-term AND (every transfer receipt matches)
- * from random positions in both directions, and a rare three-term AND (a few dozen matches in the
- * whole chain) over the whole range; limit 100 each, as the API pages them.
+ * Search over the ingested bench chain: a dense two-term AND (every transfer receipt matches) from random positions in
+ * both directions, and a rare three-term AND (a few dozen matches in the whole chain) over the whole range; limit 100
+ * each, as the API pages them.
  */
 export async function benchSearch(
   store: Store,

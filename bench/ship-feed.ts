@@ -18,9 +18,9 @@ export interface BenchFeed {
 }
 
 /**
- * Builds the bench chain (blocks of 20 transfers + 5 rawdb puts) in a process of its own and
- * serves it over SHiP, as nodeos would: the indexer's CPU and memory are measured without it.
- * `savanna`: a Savanna chain (finality extension, finality_data for v1 readers, LIB at head − 2).
+ * Builds the bench chain (blocks of 20 transfers + 5 rawdb puts) in a process of its own and serves it over SHiP, as
+ * nodeos would: the indexer's CPU and memory are measured without it. `savanna`: a Savanna chain (finality extension,
+ * finality_data for v1 readers, LIB at head − 2).
  */
 export async function startBenchFeed(
   blocks: number,

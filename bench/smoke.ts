@@ -4,9 +4,9 @@ import type { Figures } from './timing.ts'
 const ZERO_RATE = /(^|[^\d.,])0(\.0+)? (req\/s|rows\/s|deliveries\/s|messages\/s|action traces\/s|blocks\/s|MiB)/
 
 /**
- * What is wrong with a bench's figures under `--smoke`: none printed, one of `expects` (parts of figure names)
- * missing, a value NaN, undefined, infinite or FAILED, a zero where there must be something (a count or rate), or a
- * failures figure that is not 0. Bars that do not hold on a tiny workload are no problem.
+ * What is wrong with a bench's figures under `--smoke`: none printed, one of `expects` (parts of figure names) missing,
+ * a value NaN, undefined, infinite or FAILED, a zero where there must be something (a count or rate), or a failures
+ * figure that is not 0. Bars that do not hold on a tiny workload are no problem.
  */
 export function smokeProblems(figures: Figures, expects: readonly string[]): string[] {
   const entries = Object.entries(figures)

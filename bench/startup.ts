@@ -57,8 +57,8 @@ function startOnce(start: Start, usageFile: string): Usage {
  * `npm run bench -- --only startup`: how long `antler --help` and `antler dev --help` take to start and end, their CPU
  * time and peak RSS, as users run them (the compiled build: a fresh build of the current sources into a temporary
  * install-like copy, so the tree's own dist/ need not be current) and through tsx (ANTLER_FROM_SOURCE=1, as the tests
- * run them).
- * The same-run limit is `node -e 0`, Node's own start. Medians of `runs` rounds, the starts taking turns in each round.
+ * run them). The same-run limit is `node -e 0`, Node's own start. Medians of `runs` rounds, the starts taking turns in
+ * each round.
  */
 export function benchStartup(runs: number): Record<string, string> {
   const dir = mkdtempSync(join(tmpdir(), 'antler-bench-startup-'))

@@ -31,14 +31,13 @@ export interface StateApiBenchOptions extends KeptStoresOptions {
 }
 
 /**
- * What the 1,000,000-action bench chain (bench/ship-feed-process.ts: blocks of 20 eosio.token
- * transfers and 5 rawdb puts) does not hold, appended to the kept store once, through the store
- * port, as blocks after its head: it has no scope of about 1,000 decodable rows (eosio.token has 4
- * `accounts` scopes of one row and one `stat` row; rawdb's one scope grows by 5 rows a block to
- * 200,000 and rawdb's ABI declares no table, so its rows answer only as hex) and no table of 1,500
- * scopes. The fixture writes eosio.token `accounts` rows, decoded with the token ABI the chain set
- * at boot: a holder of 1,000 tokens, a holder of 10, and 1,500 holders of EOS, every row rewritten
- * in each of FIXTURE_BLOCKS blocks (20 versions a row, as in the store-reads bench).
+ * What the 1,000,000-action bench chain (bench/ship-feed-process.ts: blocks of 20 eosio.token transfers and 5 rawdb
+ * puts) does not hold, appended to the kept store once, through the store port, as blocks after its head: it has no
+ * scope of about 1,000 decodable rows (eosio.token has 4 `accounts` scopes of one row and one `stat` row; rawdb's one
+ * scope grows by 5 rows a block to 200,000 and rawdb's ABI declares no table, so its rows answer only as hex) and no
+ * table of 1,500 scopes. The fixture writes eosio.token `accounts` rows, decoded with the token ABI the chain set at
+ * boot: a holder of 1,000 tokens, a holder of 10, and 1,500 holders of EOS, every row rewritten in each of
+ * FIXTURE_BLOCKS blocks (20 versions a row, as in the store-reads bench).
  */
 const FIXTURE_BLOCKS = 20
 const TOKEN = 'eosio.token'
@@ -140,11 +139,11 @@ async function ensureFixture(store: Store): Promise<Fixture> {
 }
 
 /**
- * The chain's own largest scope, rawdb `bench` `rows` (5 new keys a block, one version each, so
- * 200,000 rows at head), at the heights where it held 950–1,050 rows: the same answer size as the
- * fixture's, on a scope whose current keys outnumber its rows at those heights 200 to 1. Rows by
- * height are counted from the head rows' blocks (one version a key, never erased, as the builder
- * writes them); the pre-check of every request confirms each count against the API's answer.
+ * The chain's own largest scope, rawdb `bench` `rows` (5 new keys a block, one version each, so 200,000 rows at head),
+ * at the heights where it held 950–1,050 rows: the same answer size as the fixture's, on a scope whose current keys
+ * outnumber its rows at those heights 200 to 1. Rows by height are counted from the head rows' blocks (one version a
+ * key, never erased, as the builder writes them); the pre-check of every request confirms each count against the API's
+ * answer.
  */
 async function chainScopeHeights(
   store: Store,
@@ -249,16 +248,14 @@ function localTableRead(
 const meanRows = (requests: readonly Request[]) => requests.reduce((sum, r) => sum + r.rows, 0) / requests.length
 
 /**
- * The API reads of `issue 15` against `antler api` on a kept bench store (SQLite, PostgreSQL or
- * both at once), auth off, each server in a process of its own, loaded by autocannon in another:
- * (1) `/v0/state/table` for a 1,000-row scope at head and at a seeded list of past heights, json
- * true and false, at 1 connection (the latency of a request) and 4, next to the same store read
- * and decode in this process (the limit); the chain's own largest scope at heights where it held
- * about 1,000 rows; (2) `/v0/state/tables/scopes` for 1,500 scopes (POST form); (3) a 10-row scope
- * and `/healthz` at 32 connections. In each group every configuration is warmed up, then they take
- * turns (`rounds` runs of `seconds`, the order rotated each round, both adapters in the same
- * rotation), and every answer is checked (status and length, after a first full check of each
- * distinct request: row count, json or hex).
+ * The API reads of `issue 15` against `antler api` on a kept bench store (SQLite, PostgreSQL or both at once), auth
+ * off, each server in a process of its own, loaded by autocannon in another: (1) `/v0/state/table` for a 1,000-row
+ * scope at head and at a seeded list of past heights, json true and false, at 1 connection (the latency of a request)
+ * and 4, next to the same store read and decode in this process (the limit); the chain's own largest scope at heights
+ * where it held about 1,000 rows; (2) `/v0/state/tables/scopes` for 1,500 scopes (POST form); (3) a 10-row scope and
+ * `/healthz` at 32 connections. In each group every configuration is warmed up, then they take turns (`rounds` runs of
+ * `seconds`, the order rotated each round, both adapters in the same rotation), and every answer is checked (status and
+ * length, after a first full check of each distinct request: row count, json or hex).
  */
 export function benchStateApi(options: StateApiBenchOptions): Promise<Figures> {
   return keptStoresBench('state-api', options, (run, adapters, readOnly) => measure(options, run, adapters, readOnly))

@@ -25,10 +25,10 @@ const KINDS: readonly { transport: SubscribersConfig['transport']; name: string 
  * Stream fan-out figures (issue 26): on a fresh `antler dev` per kind (demo workload: one eosio.token transfer every
  * 500 ms, 500 ms blocks), 1, 100 and 1,000 live subscribers in a process of their own (bench/graphql-subscribers.ts,
  * one connection each) for `/v1/stream` action traces (eosio.token transfers), `/v1/stream` table rows (alice's
- * eosio.token balance) and GraphQL `searchTransactionsForward` over the WebSocket. Per configuration: latency since
- * the block's timestamp and since its arrival at a SHiP reader in the subscriber process (p50/p99), messages/s,
- * antler's peak RSS and CPU; each kind's lone subscriber is the limit of its larger counts. Under `--smoke` one server
- * serves every kind.
+ * eosio.token balance) and GraphQL `searchTransactionsForward` over the WebSocket. Per configuration: latency since the
+ * block's timestamp and since its arrival at a SHiP reader in the subscriber process (p50/p99), messages/s, antler's
+ * peak RSS and CPU; each kind's lone subscriber is the limit of its larger counts. Under `--smoke` one server serves
+ * every kind.
  */
 export async function benchStreams(options: StreamsBenchOptions): Promise<Figures> {
   return inProcesses('streams', 'failures (missed messages, ended subscriptions)', async (bench) => {

@@ -26,7 +26,7 @@ const VERIFIED_SAMPLE = 20
 const API_CONCURRENCY = 16
 /** How long the subscriptions may take to deliver the head of the moment they were all created. */
 const CATCH_UP_TIMEOUT_MS = 180_000
-/** After the window, how long before the backlog is counted again. */
+/** After the window, how long before the backlog is counted again (at most the window's length). */
 const GRACE_MS = 5_000
 /** `antler dev`'s webhook flags (from the environment: startDev's command line is shared with the streams bench). */
 const DEV_ENV = { ANTLER_WEBHOOK_MAX_SUBSCRIPTIONS: '2000', ANTLER_WEBHOOK_DELIVERY_RATE: '100000' }
@@ -111,6 +111,7 @@ interface LevelRun {
   readonly expected: number
   readonly backlogAtEnd: { readonly missing: number; readonly behind: number }
   readonly backlogAfterGrace: { readonly missing: number; readonly behind: number }
+  readonly graceSeconds: number
   /** A `/v1/stream` action-trace subscriber alongside the window (the streams bench's lone subscriber). */
   readonly stream: SubscribersRun | undefined
   readonly streamError: string | undefined
@@ -166,7 +167,7 @@ async function runLevel(children: Children, server: Antler, count: number, secon
     const states = (await call<Listed>(server, 'GET', '/v1/webhooks')).json
     const expected = await matchesOf(server, startBlock, endBlock)
     const backlogAtEnd = await ask(receiver, { kind: 'backlog', count, expected, cutoff: 'end' })
-    await delay(GRACE_MS)
+    await delay(Math.min(GRACE_MS, seconds * 1000))
     const backlogAfterGrace = await ask(receiver, { kind: 'backlog', count, expected, cutoff: 'now' })
     return {
       count,
@@ -176,6 +177,7 @@ async function runLevel(children: Children, server: Antler, count: number, secon
       expected: expected.length * count,
       backlogAtEnd,
       backlogAfterGrace,
+      graceSeconds: Math.min(GRACE_MS, seconds * 1000) / 1000,
       stream: await streaming,
       streamError,
       peakRssMiB: rss.stop(),
@@ -227,7 +229,7 @@ function describeLevel(label: string, run: LevelRun, lone: LevelRun, failures: s
   figures[`${label}: undelivered backlog`] =
     `${fmt(run.backlogAtEnd.missing)} of ${fmt(run.expected)} matches of the indexed blocks at the window's end ` +
     `(${fmt(run.backlogAtEnd.behind)} subscriptions behind); ${fmt(run.backlogAfterGrace.missing)} after ` +
-    `${GRACE_MS / 1000} s more (${fmt(run.backlogAfterGrace.behind)} behind)`
+    `${run.graceSeconds} s more (${fmt(run.backlogAfterGrace.behind)} behind)`
   figures[`${label}: checks`] =
     `${fmt(w.counts.verified)} deliveries verified with standardwebhooks (the first ${VERIFIED_SAMPLE} subscriptions), ` +
     `${w.counts.verifyFailures} failed; ${w.counts.duplicates} repeated, ${w.counts.undos} undos, ${w.counts.malformed} malformed; ` +
@@ -235,7 +237,7 @@ function describeLevel(label: string, run: LevelRun, lone: LevelRun, failures: s
   const problems = [
     run.caughtUp.caughtUp < run.count ? `${run.count - run.caughtUp.caughtUp} subscriptions never caught up` : '',
     run.backlogAfterGrace.missing > 0
-      ? `${run.backlogAfterGrace.missing} matches still undelivered ${GRACE_MS / 1000} s after the window`
+      ? `${run.backlogAfterGrace.missing} matches still undelivered ${run.graceSeconds} s after the window`
       : '',
     w.counts.verifyFailures > 0
       ? `${w.counts.verifyFailures} signatures did not verify: ${w.verifyReasons.join(' | ')}`
@@ -257,11 +259,11 @@ function describeLevel(label: string, run: LevelRun, lone: LevelRun, failures: s
 
 /**
  * Webhook delivery figures (issue 27): one `antler dev` (demo workload: one eosio.token transfer every 500 ms, 500 ms
- * blocks; 2,000 subscriptions and 100,000 deliveries/s allowed per key) delivers `receiver:eosio.token
- * action:transfer` to a receiver process on loopback (bench/webhook-receiver.ts), 1, 100 and 1,000 subscriptions of
- * one API key, one level after another, deleted between levels. Per level: deliveries/s, block timestamp → receipt
- * p50/p99, that less the timestamp offset a `/v1/stream` subscriber alongside measures (the streams bench's lone
- * subscriber, the limit in the same window), the undelivered backlog, antler's peak RSS and CPU.
+ * blocks; 2,000 subscriptions and 100,000 deliveries/s allowed per key) delivers `receiver:eosio.token action:transfer`
+ * to a receiver process on loopback (bench/webhook-receiver.ts), 1, 100 and 1,000 subscriptions of one API key, one
+ * level after another, deleted between levels. Per level: deliveries/s, block timestamp → receipt p50/p99, that less
+ * the timestamp offset a `/v1/stream` subscriber alongside measures (the streams bench's lone subscriber, the limit in
+ * the same window), the undelivered backlog, antler's peak RSS and CPU.
  */
 export async function benchWebhooks(options: WebhooksBenchOptions): Promise<Figures> {
   const failuresName = 'failures (signatures, malformed or undone deliveries, subscriptions not active or behind)'
