@@ -84,7 +84,8 @@ export async function benchApi(options: ApiBenchOptions): Promise<Figures> {
       return runs
     }
 
-    const shared = options.smoke ? await dev() : undefined
+    // Under --smoke one server with auth serves every configuration that needs one, its --no-auth peer started with it.
+    const [shared, sharedOpen] = options.smoke ? await Promise.all([dev(), dev(['--no-auth'])]) : []
     const publicServers = shared ? [shared, shared, shared, shared] : await Promise.all([dev(), dev(), dev(), dev()])
     const jwks = await (await fetch(`${publicServers[0].ready.api}/.well-known/jwks.json`)).text()
     const bare = await startBareFastify(children, jwks)
@@ -136,7 +137,7 @@ export async function benchApi(options: ApiBenchOptions): Promise<Figures> {
     ])
     for (const server of [...publicServers, bare]) if (server !== shared) await children.stop(server.child)
 
-    const [withToken, open] = await Promise.all([shared ?? dev(), dev(['--no-auth'])])
+    const [withToken, open] = await Promise.all([shared ?? dev(), sharedOpen ?? dev(['--no-auth'])])
     const getInfo = '/v1/chain/get_info'
     const runs2 = await turns([
       {

@@ -39,7 +39,7 @@ warmup-seconds          count≥0     3           0      api,state-api,search-ap
 api-seconds             count       5           1      api,state-api,search-api,search-devchain length of each measured run
 api-connections         count       10          -      api,graphql,replicas                    autocannon connections
 api-rounds              count       4           1      api,state-api,search-api,search-devchain,replicas runs of each configuration, taking turns
-api-backlog             count≥0     6000        200    api                                     blocks of backlog for the latency during catch-up (0 skips it)
+api-backlog             count≥0     6000        100    api                                     blocks of backlog for the latency during catch-up (0 skips it)
 state-slow-seconds      count       20          1      state-api                               runs of the chain's own scope (answers that take seconds)
 search-pages-only       switch      -           -      search-api                              only the 25-transaction pages (issue 26), not issue 16's set
 search-connections      count       32          -      search-devchain                         autocannon connections

@@ -190,7 +190,7 @@ const BENCHES: readonly Bench[] = [
     name: 'startup',
     about: 'antler --help and antler dev --help, compiled and through tsx, next to node -e 0',
     expects: ['startup node -e 0', 'startup antler dev --help, compiled'],
-    run: (o) => benchStartup(o.count('startup-runs')),
+    run: (o) => benchStartup(o.count('startup-runs'), o.on('smoke')),
   },
   {
     name: 'webhooks',

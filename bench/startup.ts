@@ -60,7 +60,7 @@ function startOnce(start: Start, usageFile: string): Usage {
  * run them). The same-run limit is `node -e 0`, Node's own start. Medians of `runs` rounds, the starts taking turns in
  * each round.
  */
-export function benchStartup(runs: number): Record<string, string> {
+export function benchStartup(runs: number, smoke = false): Record<string, string> {
   const dir = mkdtempSync(join(tmpdir(), 'antler-bench-startup-'))
   try {
     const compiledBin = buildInstalledCopy(join(dir, 'copy'))
@@ -75,8 +75,8 @@ export function benchStartup(runs: number): Record<string, string> {
     ]
     const samples = starts.map((): Record<keyof Usage, number[]> => ({ ms: [], cpuMs: [], rssMiB: [] }))
     const usageFile = join(dir, 'usage')
-    // One untimed round first: the disk cache and tsx's transform cache are warm for every timed one.
-    for (let round = 0; round <= runs; round++)
+    // One untimed round first (none under --smoke): the disk and tsx's transform caches are warm for each timed one.
+    for (let round = smoke ? 1 : 0; round <= runs; round++)
       starts.forEach((start, i) => {
         const usage = startOnce(start, usageFile)
         if (round === 0) return
