@@ -1,8 +1,7 @@
 import { STATUS_CODES } from 'node:http'
 import type { Duplex } from 'node:stream'
-import type { AntlerError } from '../antelope/index.ts'
+import { newTraceId, type AntlerError } from '../antelope/index.ts'
 import { BadRequestError, RequestHeaderTooLargeError, WsUpgradeFailedError } from './errors.ts'
-import { newTraceId } from './plugins/errors.ts'
 import { wireError } from './wire-error.ts'
 
 /** Answers the standard error object on a raw socket (no Fastify reply exists) and closes it. */

@@ -13,9 +13,6 @@ declare module 'fastify' {
   }
 }
 
-/** Trace ids: one generator for every transport (src/antelope/trace-id.ts). */
-export { newTraceId, traceIdSource } from '../../antelope/index.ts'
-
 /**
  * The app's one decision about an error, whatever shows it: the AntlerError it stands for, its log line (an unexpected
  * error once, at error level, with the trace id the client gets), `reply.failure` (metrics, usage, the request's log

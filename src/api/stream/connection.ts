@@ -1,5 +1,5 @@
 import type { WebSocket } from 'ws'
-import { AntlerError, formatRfc3339 } from '../../antelope/index.ts'
+import { AntlerError, formatRfc3339, newTraceId } from '../../antelope/index.ts'
 import {
   UnexpectedError,
   WsConsumerTooSlowError,
@@ -7,7 +7,6 @@ import {
   WsStreamNotFoundError,
   WsTooMuchStreamError,
 } from '../errors.ts'
-import { newTraceId } from '../plugins/errors.ts'
 import { wireError } from '../wire-error.ts'
 import { frameReqId, parseFrame, type StreamRequest } from './envelope.ts'
 
