@@ -22,14 +22,20 @@ declare module 'fastify' {
   }
 }
 
-/** A response as a key's usage counts it; undefined for a server error (not the caller's doing, not counted). */
-export function usageOutcome(reply: FastifyReply): UsageOutcome | undefined {
-  const status = reply.statusCode
+/**
+ * An answer's status and error code as a key's usage counts it; undefined for a server error (not the caller's doing,
+ * not counted). REST responses and `/v1/stream` requests count alike.
+ */
+export function outcomeOf(status: number, code: string | undefined): UsageOutcome | undefined {
   if (status < 400) return 'ok'
   if (status === 429) return 'rateLimited'
   if (status >= 500) return undefined
-  return reply.failure?.code.startsWith('auth_') ? 'authFailures' : 'clientErrors'
+  return code?.startsWith('auth_') ? 'authFailures' : 'clientErrors'
 }
+
+/** A response as a key's usage counts it (outcomeOf its status and error code). */
+export const usageOutcome = (reply: FastifyReply): UsageOutcome | undefined =>
+  outcomeOf(reply.statusCode, reply.failure?.code)
 
 /**
  * Per-key usage of REST: every response of a known key (a token's, a key's at issuance, a refusal that named its key)

@@ -7,6 +7,8 @@ import {
   WsStreamNotFoundError,
   WsTooMuchStreamError,
 } from '../errors.ts'
+import type { UsageOutcome } from '../../accounts/index.ts'
+import { outcomeOf } from '../plugins/key-usage.ts'
 import { wireError } from '../wire-error.ts'
 import { frameReqId, parseFrame, type StreamRequest } from './envelope.ts'
 
@@ -55,7 +57,7 @@ export const DEFAULT_CONNECTION_LIMITS: ConnectionLimits = {
 export interface ConnectionReports {
   /** Counts the connection's stream requests and, as documents, the messages its streams send (its key's usage). */
   readonly usage?: {
-    request(outcome: 'ok' | 'clientErrors' | 'rateLimited'): void
+    request(outcome: UsageOutcome): void
     documents(count: number): void
   }
   /** Logs an error no one expected under the trace id the client got. */
@@ -215,9 +217,9 @@ export function serveStreamConnection(
           usage?.request('ok')
         }
       } catch (error) {
-        // A refused request is the caller's (a server failure is not counted, as on REST).
-        if (error instanceof AntlerError && error.status < 500)
-          usage?.request(error.status === 429 ? 'rateLimited' : 'clientErrors')
+        // A refused request counts as a REST answer of its status would (a server failure is not counted).
+        const outcome = error instanceof AntlerError ? outcomeOf(error.status, error.code) : undefined
+        if (outcome) usage?.request(outcome)
         errorMessage(error, reqId)
       }
     })
