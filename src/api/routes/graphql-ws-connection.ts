@@ -51,7 +51,7 @@ export class SocketConnection {
     readonly socket: WebSocket,
     readonly runtime: GraphqlRuntime,
     request: FastifyRequest,
-    frames: OperationFrames,
+    private readonly frames: OperationFrames,
     encoding: PayloadEncoding<string>,
   ) {
     this.caller = { ip: request.ip, origin: request.headers.origin }
@@ -75,9 +75,9 @@ export class SocketConnection {
   }
 
   /** An error frame for a frame that is not what the protocol expects (the socket stays open). */
-  refuseFrame(frames: OperationFrames, id: unknown, message: string | GraphQLError): Promise<void> {
+  refuseFrame(id: unknown, message: string | GraphQLError): Promise<void> {
     const error = typeof message === 'string' ? new GraphQLError(message) : message
-    return this.operations.write(frames.error(typeof id === 'string' ? id : null, [this.runtime.wireError(error)]))
+    return this.operations.write(this.frames.error(typeof id === 'string' ? id : null, [this.runtime.wireError(error)]))
   }
 }
 

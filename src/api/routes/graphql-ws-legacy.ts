@@ -36,15 +36,14 @@ export function serveLegacySocket(
   runtime: GraphqlRuntime,
   encoding: PayloadEncoding<string>,
 ): void {
-  const frames = legacyFrames(runtime)
-  const connection = new SocketConnection(socket, runtime, request, frames, encoding)
+  const connection = new SocketConnection(socket, runtime, request, legacyFrames(runtime), encoding)
   const { operations } = connection
   let keepAlive: NodeJS.Timeout | undefined
   socket.on('close', () => clearInterval(keepAlive))
 
   serveFrames(connection, async (text) => {
     const frame = readFrame(text)
-    if (frame instanceof GraphQLError) return connection.refuseFrame(frames, null, frame)
+    if (frame instanceof GraphQLError) return connection.refuseFrame(null, frame)
     switch (frame.type) {
       case 'connection_init': {
         const refusal = await connection.init(frame.payload)
@@ -57,9 +56,9 @@ export function serveLegacySocket(
         return operations.write({ type: 'ka' })
       }
       case 'start': {
-        if (typeof frame.id !== 'string') return connection.refuseFrame(frames, null, 'a start frame needs an id')
+        if (typeof frame.id !== 'string') return connection.refuseFrame(null, 'a start frame needs an id')
         if (!connection.admitted)
-          return connection.refuseFrame(frames, frame.id, 'send connection_init before starting an operation')
+          return connection.refuseFrame(frame.id, 'send connection_init before starting an operation')
         if (operations.has(frame.id)) await operations.replace(frame.id)
         return operations.start(frame.id, frame.payload, connection.token)
       }
@@ -71,7 +70,7 @@ export function serveLegacySocket(
       case 'connection_terminate':
         return socket.close(1000)
       default:
-        return connection.refuseFrame(frames, frame.id, `unknown frame type ${JSON.stringify(frame.type)}`)
+        return connection.refuseFrame(frame.id, `unknown frame type ${JSON.stringify(frame.type)}`)
     }
   })
 }

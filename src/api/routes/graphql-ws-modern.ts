@@ -30,24 +30,22 @@ export function serveModernSocket(
   runtime: GraphqlRuntime,
   encoding: PayloadEncoding<string>,
 ): void {
-  const frames = modernFrames(runtime)
-  const connection = new SocketConnection(socket, runtime, request, frames, encoding)
+  const connection = new SocketConnection(socket, runtime, request, modernFrames(runtime), encoding)
   const { operations } = connection
 
   serveFrames(connection, async (text) => {
     const frame = readFrame(text)
-    if (frame instanceof GraphQLError) return connection.refuseFrame(frames, null, frame)
+    if (frame instanceof GraphQLError) return connection.refuseFrame(null, frame)
     switch (frame.type) {
       case 'connection_init': {
         const refusal = await connection.init(frame.payload)
         return operations.write(refusal ? { type: 'connection_error', payload: refusal } : { type: 'connection_ack' })
       }
       case 'subscribe': {
-        if (typeof frame.id !== 'string') return connection.refuseFrame(frames, null, 'a subscribe frame needs an id')
-        if (!connection.admitted)
-          return connection.refuseFrame(frames, frame.id, 'send connection_init before subscribing')
+        if (typeof frame.id !== 'string') return connection.refuseFrame(null, 'a subscribe frame needs an id')
+        if (!connection.admitted) return connection.refuseFrame(frame.id, 'send connection_init before subscribing')
         if (operations.has(frame.id))
-          return connection.refuseFrame(frames, frame.id, `an operation with id ${frame.id} is already running`)
+          return connection.refuseFrame(frame.id, `an operation with id ${frame.id} is already running`)
         return operations.start(frame.id, frame.payload, connection.token)
       }
       case 'complete':
@@ -57,7 +55,7 @@ export function serveModernSocket(
       case 'pong':
         return
       default:
-        return connection.refuseFrame(frames, frame.id, `unknown frame type ${JSON.stringify(frame.type)}`)
+        return connection.refuseFrame(frame.id, `unknown frame type ${JSON.stringify(frame.type)}`)
     }
   })
 }
