@@ -1,6 +1,7 @@
 import type { ErrorDefinition } from './error-definition.ts'
 import { AUTH_ERRORS } from './error-codes/auth.ts'
 import { HTTP_ERRORS } from './error-codes/http.ts'
+import { HYPERION_ERRORS } from './error-codes/hyperion.ts'
 import { INGEST_ERRORS } from './error-codes/ingest.ts'
 import { PORTAL_ERRORS } from './error-codes/portal.ts'
 import { PUSH_ERRORS } from './error-codes/push.ts'
@@ -22,6 +23,7 @@ export const ERROR_REGISTRY = {
   ...INGEST_ERRORS,
   ...WEBHOOK_ERRORS,
   ...PORTAL_ERRORS,
+  ...HYPERION_ERRORS,
 } as const
 
 /** Every error code (the wire's `code`). */

@@ -36,6 +36,8 @@ import { graphqlProtoRoutes } from './routes/graphql-proto.ts'
 import { graphiqlRoutes } from './routes/graphiql.ts'
 import { webhookRoutes } from './routes/webhooks.ts'
 import { portalRoutes, type PortalServices } from './portal/index.ts'
+import { hyperionRoutes } from './hyperion/index.ts'
+import type { HyperionServices } from '../hyperion/index.ts'
 import { createStreamHandlers, type StreamServices } from './stream/handlers.ts'
 import { ErrorObject } from './schemas.ts'
 import { clientErrorHandler, wsClientErrorHandler } from './client-errors.ts'
@@ -55,6 +57,8 @@ export interface ApiConfig {
   readonly chainBodyLimitBytes: number
   /** Honour X-Forwarded-For (behind a reverse proxy) for the per-IP limits. */
   readonly trustProxy: boolean
+  /** Hyperion's routes need a token (`--hyperion-token`); else they are public with a per-IP limit. */
+  readonly hyperionToken: boolean
 }
 
 /** What the routes use. */
@@ -78,6 +82,8 @@ export interface ApiServices {
   readonly portal?: PortalServices
   /** Per-key usage of every transport (the portal's figures and `/metrics`); absent: counted for `/metrics` only. */
   readonly usage?: UsageMeter
+  /** What Hyperion's API reads (docs/HYPERION.md); absent: not served. */
+  readonly hyperion?: HyperionServices
 }
 
 /** JSON bodies whatever their Content-Type: @dfuse/client posts JSON as text/plain. */
@@ -241,5 +247,12 @@ export async function buildApp(args: {
       : undefined,
   })
   if (services.portal) await app.register(portalRoutes, services.portal)
+  const hyperion = services.hyperion
+  if (hyperion)
+    await app.register(async (scope) => {
+      scope.removeContentTypeParser(['application/json', 'text/plain'])
+      scope.addContentTypeParser('*', { parseAs: 'string' }, parseJsonBody)
+      await scope.register(hyperionRoutes, { hyperion, auth: services.auth, requireToken: config.hyperionToken })
+    })
   return app
 }

@@ -36,6 +36,8 @@ export interface AuthService {
    * else its type's). A refusal of a verified token carries its key id, as for issue.
    */
   admit(args: { token: string | undefined; caller: Caller }): Promise<Admission>
+  /** A call to a route served without a token (Hyperion's): counted per client IP under `publicCallsPerIp`. */
+  admitPublic(args: { caller: Caller }): Promise<RateLimitDecision>
   /** The public signing key, for `/.well-known/jwks.json`. */
   readonly jwks: { keys: SigningKey['publicJwk'][] }
 }
@@ -101,6 +103,7 @@ export function createAuthService(deps: {
         throw withKeyId(error, key.id)
       }
     },
+    admitPublic: ({ caller }) => limit('public calls per IP', `public-ip:${caller.ip}`, deps.limits.publicCallsPerIp),
     async admit({ token, caller }) {
       const claims = await verifier.verify(token)
       try {

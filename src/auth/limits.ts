@@ -17,6 +17,8 @@ export interface AuthLimits {
   readonly callsPerIp: Readonly<Record<ApiKeyType, RateLimitRule>>
   /** Distinct IPs one web token may be used from, per window. */
   readonly webIpsPerToken: { readonly max: number; readonly windowMs: number }
+  /** Calls per client IP on the routes served without a token (Hyperion's API: its own default, 1,000 a minute). */
+  readonly publicCallsPerIp: RateLimitRule
 }
 
 const MINUTE = 60_000
@@ -34,6 +36,7 @@ export const DEFAULT_AUTH_LIMITS: AuthLimits = {
     mobile: { limit: 600, windowMs: MINUTE },
   },
   webIpsPerToken: { max: 5, windowMs: 60 * MINUTE },
+  publicCallsPerIp: { limit: 1000, windowMs: MINUTE },
 }
 
 const isRule = (v: unknown): v is RateLimitRule =>
@@ -70,10 +73,10 @@ export function parseAuthLimits(json: string): AuthLimits {
         merged[type] = rule
       }
       out[field] = merged
-    } else if (field === 'issuancePerIp') {
+    } else if (field === 'issuancePerIp' || field === 'publicCallsPerIp') {
       if (!isRule(value))
         throw InvalidApiKeySpecError({
-          field: 'rate-limits.issuancePerIp',
+          field: `rate-limits.${field}`,
           reason: 'must be {"limit": n >= 1, "windowMs": ms >= 1000}',
         })
       out[field] = value
@@ -93,7 +96,7 @@ export function parseAuthLimits(json: string): AuthLimits {
     } else
       throw InvalidApiKeySpecError({
         field: `rate-limits.${field}`,
-        reason: 'unknown; expected issuancePerKey, issuancePerIp, callsPerIp or webIpsPerToken',
+        reason: 'unknown; expected issuancePerKey, issuancePerIp, callsPerIp, webIpsPerToken or publicCallsPerIp',
       })
   }
   return out as unknown as AuthLimits

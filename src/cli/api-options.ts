@@ -18,6 +18,8 @@ export interface ApiFlags extends WebhookFlags {
   readonly trustProxy: boolean
   /** `/readyz` fails while the store trails the chain's head by more blocks than this (absent: not judged). */
   readonly maxLagBlocks?: number
+  /** `--hyperion-token`: Hyperion's routes and `/stream` need a token like dfuse's (default: public, per-IP limit). */
+  readonly hyperionToken: boolean
 }
 
 /**
@@ -77,6 +79,11 @@ export function addApiOptions(command: Command): Command {
     'override rate limits, e.g. {"callsPerIp":{"server":{"limit":100000,"windowMs":60000}}} (docs/API.md)',
     parseLimits,
     DEFAULT_AUTH_LIMITS,
+  )
+  flag(
+    command,
+    '--hyperion-token',
+    "Hyperion's routes (/v2, /v1/history, /v1/trace_api, /stream) need a token like dfuse's (default: public, limited per IP)",
   )
   flag(command, '--trust-proxy', 'take client IPs from X-Forwarded-For (behind a reverse proxy)')
   option(

@@ -61,6 +61,9 @@ function chainHeadCache(chainApi: string | undefined, ttlMs = 2000): () => Promi
   })
 }
 
+/** How long a request to the chain API (the passthrough, Hyperion's chain reads) may take. */
+const CHAIN_TIMEOUT_MS = 30_000
+
 /** How long a stopping gRPC server waits for its calls to end before it cuts them. */
 const GRPC_SHUTDOWN_GRACE_MS = 5_000
 
@@ -216,20 +219,22 @@ export async function startApi(args: {
           log: logger,
         })
   const accounts = portalWrites ? createAccountsService({ store }) : undefined
+  const state = createStateService({ store })
   const app = await buildApp({
     config: {
       noAuth: !flags.auth,
       openChainApi: flags.openChainApi,
       chainApi,
-      chainTimeoutMs: 30_000,
+      chainTimeoutMs: CHAIN_TIMEOUT_MS,
       bodyLimitBytes: 1024 * 1024,
       chainBodyLimitBytes: 8 * 1024 * 1024,
       trustProxy: flags.trustProxy,
+      hyperionToken: flags.hyperionToken,
     },
     services: {
       auth,
       push,
-      state: createStateService({ store }),
+      state,
       lifecycle,
       search,
       snapshots: store,
@@ -238,6 +243,7 @@ export async function startApi(args: {
       graphql,
       webhooks: webhooks?.service,
       usage,
+      hyperion: { store, search, state, lifecycle, live, chainApi, chainTimeoutMs: CHAIN_TIMEOUT_MS },
       portal: accounts && {
         accounts,
         keys,

@@ -743,6 +743,7 @@ async function startPlatform(t: TestContext, devchain: { ship: string; chainApi:
       openChainApi: true,
       rateLimits: DEFAULT_AUTH_LIMITS,
       trustProxy: false,
+      hyperionToken: false,
       ...DEFAULT_WEBHOOK_FLAGS,
     },
     host: '127.0.0.1',

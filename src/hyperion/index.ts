@@ -1,0 +1,2 @@
+export { HyperionBadRequestError, HyperionNotFoundError } from './errors.ts'
+export type { HyperionServices } from './services.ts'
