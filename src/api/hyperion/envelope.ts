@@ -8,9 +8,10 @@ import { hyperionTime } from '../../hyperion/time.ts'
  * last indexed block with its time. Antler caches no answer, so `cached` is false; the last indexed block is the
  * store's head when the answer was made.
  */
+// Optional in the schema only because handlers do not set them: the hook adds both to every object answer.
 export const ENVELOPE_PROPERTIES = {
-  query_time_ms: Type.Number(),
-  cached: Type.Boolean(),
+  query_time_ms: Type.Optional(Type.Number()),
+  cached: Type.Optional(Type.Boolean()),
   lib: Type.Optional(Type.Number()),
   last_indexed_block: Type.Optional(Type.Number()),
   last_indexed_block_time: Type.Optional(Type.String()),
