@@ -88,6 +88,27 @@ export interface StateReader {
   }): Promise<{ contract: string; action: string; permission: string; blockNum: number }[]>
   /** The permissions of `account` in force at `blockNum`, by name (byte order); removed ones are absent. */
   permissions(args: { account: string; blockNum: number }): Promise<AccountPermission[]>
+  /**
+   * Token balances of `account` at head: the present rows of every contract's table named `accounts` in its scope, by
+   * contract then primary key, at most `limit` (the token-holdings index, holdings-sql.ts).
+   */
+  tokenHoldings(args: {
+    account: string
+    limit: number
+  }): Promise<{ code: string; primaryKey: bigint; payer: string; value: Uint8Array; blockNum: number }[]>
+  /** Accounts having a permission at head whose authority lists `account` (any of its permissions), by name. */
+  controlledAccounts(args: { account: string; limit: number }): Promise<string[]>
+  /**
+   * Permission links in force at head over every account, newest first (then account, contract, action), each
+   * filter optional; `action` '' is a contract-wide link.
+   */
+  linksAtHead(args: {
+    account?: string
+    code?: string
+    action?: string
+    permission?: string
+    limit: number
+  }): Promise<{ account: string; contract: string; action: string; permission: string; blockNum: number }[]>
 }
 
 /** How `blockByTime` compares block times with the asked time. */

@@ -2,6 +2,15 @@ import type { SnapshotReader } from '../port.ts'
 import { createCommonReads } from '../common-reads.ts'
 import { blockFromRow, permissionLinksFromRows, permissionsFromRows, pkText, positionOf, u8 } from '../row-mapping.ts'
 import { GET_META, PERMISSIONS_AT, PERMISSION_LINKS_AT, numbered } from '../common-sql.ts'
+import {
+  CONTROLLED_ACCOUNTS,
+  LINKS_AT_HEAD,
+  TOKEN_HOLDINGS_OF,
+  controllerPattern,
+  holdingFromRow,
+  linkAtHeadFromRow,
+  linksAtHeadParams,
+} from '../holdings-sql.ts'
 import type pg from 'pg'
 import type { BlockRecord, StorePosition } from '../types.ts'
 import type { Queryable } from './column-insert.ts'
@@ -77,6 +86,9 @@ const ABI_AT =
   'SELECT abi, block_num FROM abi_versions WHERE account = $1 AND block_num <= $2 ORDER BY block_num DESC LIMIT 1'
 const PERMISSIONS_SQL = numbered(PERMISSIONS_AT)
 const PERMISSION_LINKS_SQL = numbered(PERMISSION_LINKS_AT)
+const TOKEN_HOLDINGS_SQL = numbered(TOKEN_HOLDINGS_OF)
+const CONTROLLED_ACCOUNTS_SQL = numbered(CONTROLLED_ACCOUNTS)
+const LINKS_AT_HEAD_SQL = numbered(LINKS_AT_HEAD)
 
 /** A meta row's value. */
 export const meta = async (q: Queryable, key: string) =>
@@ -199,6 +211,17 @@ export function createPostgresSnapshotReader(q: Queryable): SnapshotReader {
     },
     async permissionLinks({ account, blockNum }) {
       return permissionLinksFromRows((await q.query(PERMISSION_LINKS_SQL, [account, blockNum, blockNum])).rows)
+    },
+    async tokenHoldings({ account, limit }) {
+      return (await q.query(TOKEN_HOLDINGS_SQL, [account, limit])).rows.map(holdingFromRow)
+    },
+    async controlledAccounts({ account, limit }) {
+      const pattern = controllerPattern(account)
+      if (pattern === undefined) return []
+      return (await q.query<{ owner: string }>(CONTROLLED_ACCOUNTS_SQL, [pattern, limit])).rows.map((r) => r.owner)
+    },
+    async linksAtHead(args) {
+      return (await q.query(LINKS_AT_HEAD_SQL, linksAtHeadParams(args))).rows.map(linkAtHeadFromRow)
     },
     async blockByNum(num) {
       if (snapshotPosition) {

@@ -2,6 +2,15 @@ import type Database from 'better-sqlite3'
 import type { StateReader } from '../port.ts'
 import { permissionLinksFromRows, permissionsFromRows, pkText, u8 } from '../row-mapping.ts'
 import { PERMISSIONS_AT, PERMISSION_LINKS_AT } from '../common-sql.ts'
+import {
+  CONTROLLED_ACCOUNTS,
+  LINKS_AT_HEAD,
+  TOKEN_HOLDINGS_OF,
+  controllerPattern,
+  holdingFromRow,
+  linkAtHeadFromRow,
+  linksAtHeadParams,
+} from '../holdings-sql.ts'
 import type { StorePosition } from '../types.ts'
 
 /**
@@ -101,6 +110,9 @@ export function createSqliteStateReader(db: Database.Database, position: () => S
     ),
     permissions: db.prepare(PERMISSIONS_AT),
     permissionLinks: db.prepare(PERMISSION_LINKS_AT),
+    tokenHoldings: db.prepare(TOKEN_HOLDINGS_OF),
+    controlledAccounts: db.prepare(CONTROLLED_ACCOUNTS).pluck(),
+    linksAtHead: db.prepare(LINKS_AT_HEAD),
   }
   const atHead = (blockNum: number) => {
     const head = position()
@@ -160,6 +172,16 @@ export function createSqliteStateReader(db: Database.Database, position: () => S
     },
     async permissionLinks({ account, blockNum }) {
       return permissionLinksFromRows(s.permissionLinks.all(account, blockNum, blockNum) as Record<string, unknown>[])
+    },
+    async tokenHoldings({ account, limit }) {
+      return (s.tokenHoldings.all(account, limit) as Record<string, unknown>[]).map(holdingFromRow)
+    },
+    async controlledAccounts({ account, limit }) {
+      const pattern = controllerPattern(account)
+      return pattern === undefined ? [] : (s.controlledAccounts.all(pattern, limit) as string[])
+    },
+    async linksAtHead(args) {
+      return (s.linksAtHead.all(...linksAtHeadParams(args)) as Record<string, unknown>[]).map(linkAtHeadFromRow)
     },
   }
 }
