@@ -1,4 +1,5 @@
 import type { BlockRef } from '../antelope/index.ts'
+import type { HistoryPageReader } from './history-pages.ts'
 import type { SearchExpr, SearchMatch, SearchRange } from './search/query.ts'
 import type {
   AccountPermission,
@@ -378,6 +379,7 @@ export interface Store
     KeyStore,
     WebhookStore,
     PortalStore,
+    HistoryPageReader,
     SnapshotSource {
   /**
    * Calls `onSteps` whenever another process commits steps (PostgreSQL: LISTEN `antler_steps`), until the returned

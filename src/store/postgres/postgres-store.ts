@@ -1,5 +1,6 @@
 import { createChainIdRecord } from '../chain-id.ts'
 import { createCommonReads } from '../common-reads.ts'
+import { createHistoryPages } from '../history-pages.ts'
 import { createKeyStore } from '../key-store.ts'
 import { createPortalStore } from '../portal-store.ts'
 import { createWebhookStore } from '../webhook-store.ts'
@@ -48,6 +49,7 @@ export async function openPostgresStore(url: string, options: OpenStoreOptions =
     ...createPostgresSnapshotReader(pool),
     ...createPostgresBatchReaders(pool),
     ...createCommonReads(onPool),
+    ...createHistoryPages(onPool),
     ...createChainIdRecord(onPool),
     snapshot: (read) => inTransaction(pool, (client) => read(createPostgresSnapshotReader(client)), READ_SNAPSHOT),
     applyBlock: (batch, lib) => writer.applyBlocks([batch], lib),

@@ -1,5 +1,6 @@
 import { createChainIdRecord } from '../chain-id.ts'
 import { createCommonReads } from '../common-reads.ts'
+import { createHistoryPages } from '../history-pages.ts'
 import { createKeyStore } from '../key-store.ts'
 import { createPortalStore } from '../portal-store.ts'
 import { createWebhookStore } from '../webhook-store.ts'
@@ -69,6 +70,7 @@ export function openSqliteStore(path: string, options: OpenStoreOptions = {}): S
     ...createSqliteStateReader(db, position),
     ...createSqliteBatchReaders(db),
     ...createCommonReads(connection),
+    ...createHistoryPages(connection),
     ...createChainIdRecord(connection),
     async snapshot(read) {
       // A read transaction: every statement of `read` sees the same committed state. `read` awaits

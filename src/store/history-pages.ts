@@ -1,0 +1,147 @@
+import { blockFromRow, pkText, u8 } from './row-mapping.ts'
+import { rowsOf, type SqlSession } from './sql-routine.ts'
+import type { BlockRecord, RowChange } from './types.ts'
+
+/**
+ * Filtered pages of row versions and of blocks, for Hyperion's get_deltas and get_blocks (docs/HYPERION.md): the same
+ * statements on both adapters (`?` placeholders; the PostgreSQL runner numbers them). Every list filter is "any of";
+ * an absent or empty list does not filter.
+ */
+
+/** How many values one list filter may hold (bounds the statement's size and the number of distinct texts). */
+export const MAX_FILTER_VALUES = 20
+
+export interface RowVersionQuery {
+  readonly codes?: readonly string[]
+  readonly tables?: readonly string[]
+  readonly scopes?: readonly string[]
+  readonly payers?: readonly string[]
+  readonly primaryKeys?: readonly bigint[]
+  /** true: writes only; false: removals only. */
+  readonly present?: boolean
+  /** Inclusive block bounds. */
+  readonly fromBlock: number
+  readonly toBlock: number
+}
+
+/** A row version with the block that wrote it; a removal carries the removed version (`old`). */
+export interface RowVersionEntry {
+  readonly block: BlockRecord
+  readonly change: RowChange
+}
+
+export interface BlockQuery {
+  readonly producers?: readonly string[]
+  readonly minTrxCount?: number
+  readonly maxTrxCount?: number
+  readonly fromBlock: number
+  readonly toBlock: number
+}
+
+export interface HistoryPageReader {
+  /**
+   * Row versions matching `query`, by block (then code, table, scope, primary key), `descending` or not, `skip` then at
+   * most `limit`. One statement: the blocks come from the same read as the versions.
+   */
+  rowVersionPage(query: RowVersionQuery, page: PageArgs): Promise<RowVersionEntry[]>
+  /** How many row versions match, counting at most `cap` (a count of `cap` means "at least"). */
+  rowVersionCount(query: RowVersionQuery, cap: number): Promise<number>
+  /** Blocks matching `query`, by number, `skip` then at most `limit`. */
+  blockPage(query: BlockQuery, page: PageArgs): Promise<BlockRecord[]>
+  /** How many blocks match, counting at most `cap`. */
+  blockCount(query: BlockQuery, cap: number): Promise<number>
+}
+
+export interface PageArgs {
+  readonly descending: boolean
+  readonly skip: number
+  readonly limit: number
+}
+
+type DbRow = Record<string, unknown>
+
+/** `column IN (?, …)` for a non-empty list, nothing otherwise. */
+function anyOf(column: string, values: readonly unknown[] | undefined, where: string[], params: unknown[]): void {
+  if (values === undefined || values.length === 0) return
+  if (values.length > MAX_FILTER_VALUES) throw new RangeError(`store: more than ${MAX_FILTER_VALUES} values`)
+  where.push(`${column} IN (${values.map(() => '?').join(', ')})`)
+  params.push(...values)
+}
+
+function rowVersionWhere(query: RowVersionQuery): { where: string; params: unknown[] } {
+  const where = ['n.block_num >= ?', 'n.block_num <= ?']
+  const params: unknown[] = [query.fromBlock, query.toBlock]
+  anyOf('n.code', query.codes, where, params)
+  anyOf('n.tbl', query.tables, where, params)
+  anyOf('n.scope', query.scopes, where, params)
+  anyOf('n.payer', query.payers, where, params)
+  anyOf('n.pk', query.primaryKeys?.map(pkText), where, params)
+  if (query.present !== undefined) where.push(query.present ? 'n.value IS NOT NULL' : 'n.value IS NULL')
+  return { where: where.join(' AND '), params }
+}
+
+function blockWhere(query: BlockQuery): { where: string; params: unknown[] } {
+  const where = ['num >= ?', 'num <= ?']
+  const params: unknown[] = [query.fromBlock, query.toBlock]
+  anyOf('producer', query.producers, where, params)
+  if (query.minTrxCount !== undefined) {
+    where.push('trx_count >= ?')
+    params.push(query.minTrxCount)
+  }
+  if (query.maxTrxCount !== undefined) {
+    where.push('trx_count <= ?')
+    params.push(query.maxTrxCount)
+  }
+  return { where: where.join(' AND '), params }
+}
+
+// The version a removal closed: the key's version just below, by one backward seek on the primary key.
+const CLOSED_VERSION = (column: string) =>
+  `CASE WHEN n.value IS NULL THEN (SELECT p.${column} FROM row_versions p WHERE p.code = n.code AND p.tbl = n.tbl
+    AND p.scope = n.scope AND p.pk = n.pk AND p.block_num < n.block_num ORDER BY p.block_num DESC LIMIT 1) END`
+
+export function createHistoryPages(on: SqlSession): HistoryPageReader {
+  return {
+    async rowVersionPage(query, page) {
+      const { where, params } = rowVersionWhere(query)
+      const dir = page.descending ? 'DESC' : 'ASC'
+      const text = `SELECT n.code, n.tbl, n.scope, n.pk, n.payer, n.value, ${CLOSED_VERSION('payer')} AS old_payer,
+        ${CLOSED_VERSION('value')} AS old_value, b.num, b.id, b.previous, b.ts, b.producer, b.trx_count, b.action_count
+        FROM row_versions n JOIN blocks b ON b.num = n.block_num WHERE ${where}
+        ORDER BY n.block_num ${dir}, n.code ${dir}, n.tbl ${dir}, n.scope ${dir}, n.pk ${dir} LIMIT ? OFFSET ?`
+      const rows = await on.run(rowsOf<DbRow>(text, [...params, page.limit, page.skip]))
+      return rows.map((r) => ({
+        block: blockFromRow({ ...r, header: null }),
+        change: {
+          code: r.code as string,
+          table: r.tbl as string,
+          scope: r.scope as string,
+          primaryKey: BigInt(`0x${r.pk as string}`),
+          payer: r.payer as string,
+          value: r.value === null ? undefined : u8(r.value),
+          old:
+            r.value !== null || r.old_payer === null
+              ? undefined
+              : { payer: r.old_payer as string, value: r.old_value === null ? undefined : u8(r.old_value) },
+        },
+      }))
+    },
+    async rowVersionCount(query, cap) {
+      const { where, params } = rowVersionWhere(query)
+      const text = `SELECT count(*) AS n FROM (SELECT 1 FROM row_versions n WHERE ${where} LIMIT ?) capped`
+      const rows = await on.run(rowsOf<{ n: number | string }>(text, [...params, cap]))
+      return Number(rows[0]?.n ?? 0)
+    },
+    async blockPage(query, page) {
+      const { where, params } = blockWhere(query)
+      const text = `SELECT * FROM blocks WHERE ${where} ORDER BY num ${page.descending ? 'DESC' : 'ASC'} LIMIT ? OFFSET ?`
+      return (await on.run(rowsOf<DbRow>(text, [...params, page.limit, page.skip]))).map(blockFromRow)
+    },
+    async blockCount(query, cap) {
+      const { where, params } = blockWhere(query)
+      const text = `SELECT count(*) AS n FROM (SELECT 1 FROM blocks WHERE ${where} LIMIT ?) capped`
+      const rows = await on.run(rowsOf<{ n: number | string }>(text, [...params, cap]))
+      return Number(rows[0]?.n ?? 0)
+    },
+  }
+}

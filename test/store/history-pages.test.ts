@@ -1,0 +1,131 @@
+import { test, type TestContext } from 'node:test'
+import assert from 'node:assert/strict'
+import { openPostgresStore, type BlockBatch, type Store } from '../../src/store/index.ts'
+import type { RowVersionQuery } from '../../src/store/history-pages.ts'
+import { tempSqliteFile } from '../_helpers/store.ts'
+import { PG_SKIP_REASON, withPostgresDatabase } from '../_helpers/postgres.ts'
+import { onCleanup } from '../_helpers/cleanup.ts'
+
+const id = (num: number, branch: string) => num.toString(16).padStart(8, '0') + branch.repeat(56)
+
+function block(num: number, changes: Partial<BlockBatch>, extra: { producer?: string; trx?: number } = {}): BlockBatch {
+  return {
+    block: {
+      num,
+      id: id(num, 'a'),
+      previous: num === 1 ? '0'.repeat(64) : id(num - 1, 'a'),
+      timestampMs: 1_000_000 + num * 500,
+      producer: extra.producer ?? 'producera',
+      transactionCount: extra.trx ?? 0,
+      actionCount: 0,
+    },
+    transactions: [],
+    actions: [],
+    rows: [],
+    abis: [],
+    permissions: [],
+    links: [],
+    ...changes,
+  }
+}
+
+const row = (code: string, table: string, scope: string, pk: number, value: number | undefined, payer = scope) => ({
+  code,
+  table,
+  scope,
+  primaryKey: BigInt(pk),
+  payer,
+  value: value === undefined ? undefined : new Uint8Array([value]),
+})
+
+/** `block:code/table/scope/pk=value` of each entry (`-` for a removal, then the removed value). */
+const page = async (store: Store, query: Partial<RowVersionQuery>, descending = false, skip = 0, limit = 100) =>
+  (await store.rowVersionPage({ fromBlock: 1, toBlock: 100, ...query }, { descending, skip, limit })).map(
+    ({ block, change: c }) =>
+      `${block.num}:${c.code}/${c.table}/${c.scope}/${c.primaryKey}=${c.value ? c.value[0] : `-${c.old?.value?.[0]}`}`,
+  )
+
+type Opener = (t: TestContext) => Promise<Store>
+
+function runPages(name: string, open: Opener, skip?: string) {
+  test(
+    `${name}: row version pages filter, order, skip and count; removals carry the removed row`,
+    { skip },
+    async (t) => {
+      const store = await open(t)
+      await store.applyBlock(
+        block(1, {
+          rows: [
+            row('tok', 'accounts', 'alice', 5, 10),
+            row('tok', 'accounts', 'bob', 5, 20),
+            row('tok', 'stat', 'TOK', 5, 1, 'tok'),
+            row('other', 'accounts', 'alice', 5, 30),
+          ],
+        }),
+        0,
+      )
+      await store.applyBlock(block(2, { rows: [row('tok', 'accounts', 'alice', 5, 11)] }), 0)
+      await store.applyBlock(block(3, { rows: [row('tok', 'accounts', 'bob', 5, undefined)] }), 0)
+      await store.applyBlock(block(4, {}), 0)
+
+      assert.deepEqual(await page(store, { codes: ['tok'], tables: ['accounts'] }), [
+        '1:tok/accounts/alice/5=10',
+        '1:tok/accounts/bob/5=20',
+        '2:tok/accounts/alice/5=11',
+        '3:tok/accounts/bob/5=-20',
+      ])
+      assert.deepEqual(await page(store, { codes: ['tok'], tables: ['accounts'] }, true, 1, 2), [
+        '2:tok/accounts/alice/5=11',
+        '1:tok/accounts/bob/5=20',
+      ])
+      assert.deepEqual(await page(store, { scopes: ['alice'], codes: ['tok', 'other'] }), [
+        '1:other/accounts/alice/5=30',
+        '1:tok/accounts/alice/5=10',
+        '2:tok/accounts/alice/5=11',
+      ])
+      assert.deepEqual(await page(store, { payers: ['tok'] }), ['1:tok/stat/TOK/5=1'])
+      assert.deepEqual(await page(store, { present: false }), ['3:tok/accounts/bob/5=-20'])
+      assert.deepEqual(await page(store, { primaryKeys: [6n] }), [])
+      assert.deepEqual(await page(store, { fromBlock: 2, toBlock: 2 }), ['2:tok/accounts/alice/5=11'])
+      const [first] = await store.rowVersionPage({ fromBlock: 2, toBlock: 2 }, { descending: false, skip: 0, limit: 1 })
+      assert.equal(first?.block.id, id(2, 'a'))
+      assert.equal(first?.block.timestampMs, 1_001_000)
+
+      assert.equal(await store.rowVersionCount({ fromBlock: 1, toBlock: 100, codes: ['tok'] }, 100), 5)
+      assert.equal(await store.rowVersionCount({ fromBlock: 1, toBlock: 100, codes: ['tok'] }, 3), 3)
+      assert.equal(await store.rowVersionCount({ fromBlock: 1, toBlock: 100, present: true }, 100), 5)
+
+      // Undone blocks leave the pages.
+      await store.undoFrom(2)
+      assert.deepEqual(await page(store, { scopes: ['alice'], codes: ['tok'] }), ['1:tok/accounts/alice/5=10'])
+    },
+  )
+
+  test(`${name}: block pages filter by producer and transaction count`, { skip }, async (t) => {
+    const store = await open(t)
+    await store.applyBlock(block(1, {}, { producer: 'prod.a', trx: 0 }), 0)
+    await store.applyBlock(block(2, {}, { producer: 'prod.b', trx: 3 }), 0)
+    await store.applyBlock(block(3, {}, { producer: 'prod.a', trx: 5 }), 0)
+    const nums = async (q: Parameters<Store['blockPage']>[0], descending = false, skip = 0) =>
+      (await store.blockPage(q, { descending, skip, limit: 10 })).map((b) => b.num)
+    assert.deepEqual(await nums({ fromBlock: 1, toBlock: 3 }), [1, 2, 3])
+    assert.deepEqual(await nums({ fromBlock: 1, toBlock: 3 }, true, 1), [2, 1])
+    assert.deepEqual(await nums({ fromBlock: 1, toBlock: 3, producers: ['prod.a'] }), [1, 3])
+    assert.deepEqual(await nums({ fromBlock: 1, toBlock: 3, minTrxCount: 3, maxTrxCount: 3 }), [2])
+    assert.deepEqual(await nums({ fromBlock: 2, toBlock: 2 }), [2])
+    assert.equal(await store.blockCount({ fromBlock: 1, toBlock: 3, minTrxCount: 1 }, 10), 2)
+    assert.equal(await store.blockCount({ fromBlock: 1, toBlock: 3 }, 2), 2)
+  })
+}
+
+runPages('sqlite', async (t) => tempSqliteFile(t)())
+
+runPages(
+  'postgres',
+  async (t) => {
+    const store = await openPostgresStore(await withPostgresDatabase(t))
+    onCleanup(t, () => store.close())
+    return store
+  },
+  PG_SKIP_REASON,
+)
