@@ -47,7 +47,7 @@ const page = async (store: Store, query: Partial<RowVersionQuery>, descending = 
 
 type Opener = (t: TestContext) => Promise<Store>
 
-function runPages(name: string, open: Opener, skip?: string) {
+function runPages(name: string, open: Opener, skip?: string | false) {
   test(
     `${name}: row version pages filter, order, skip and count; removals carry the removed row`,
     { skip },
