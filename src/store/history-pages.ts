@@ -30,6 +30,13 @@ export interface RowVersionEntry {
   readonly change: RowChange
 }
 
+/** A block with the sums of its transactions' CPU (µs) and NET (words) usage. */
+export interface BlockUsageEntry {
+  readonly block: BlockRecord
+  readonly cpuUsageUs: number
+  readonly netUsageWords: number
+}
+
 export interface BlockQuery {
   readonly producers?: readonly string[]
   readonly minTrxCount?: number
@@ -46,8 +53,8 @@ export interface HistoryPageReader {
   rowVersionPage(query: RowVersionQuery, page: PageArgs): Promise<RowVersionEntry[]>
   /** How many row versions match, counting at most `cap` (a count of `cap` means "at least"). */
   rowVersionCount(query: RowVersionQuery, cap: number): Promise<number>
-  /** Blocks matching `query`, by number, `skip` then at most `limit`. */
-  blockPage(query: BlockQuery, page: PageArgs): Promise<BlockRecord[]>
+  /** Blocks matching `query`, by number, `skip` then at most `limit`, with their transactions' usage (one statement). */
+  blockPage(query: BlockQuery, page: PageArgs): Promise<BlockUsageEntry[]>
   /** How many blocks match, counting at most `cap`. */
   blockCount(query: BlockQuery, cap: number): Promise<number>
 }
@@ -134,8 +141,15 @@ export function createHistoryPages(on: SqlSession): HistoryPageReader {
     },
     async blockPage(query, page) {
       const { where, params } = blockWhere(query)
-      const text = `SELECT * FROM blocks WHERE ${where} ORDER BY num ${page.descending ? 'DESC' : 'ASC'} LIMIT ? OFFSET ?`
-      return (await on.run(rowsOf<DbRow>(text, [...params, page.limit, page.skip]))).map(blockFromRow)
+      const text = `SELECT b.*, (SELECT coalesce(sum(t.cpu_usage_us), 0) FROM transactions t WHERE t.block_num = b.num
+          AND t.block_index >= 0) AS cpu_sum, (SELECT coalesce(sum(t.net_usage_words), 0) FROM transactions t
+          WHERE t.block_num = b.num AND t.block_index >= 0) AS net_sum
+        FROM blocks b WHERE ${where} ORDER BY num ${page.descending ? 'DESC' : 'ASC'} LIMIT ? OFFSET ?`
+      return (await on.run(rowsOf<DbRow>(text, [...params, page.limit, page.skip]))).map((r) => ({
+        block: blockFromRow(r),
+        cpuUsageUs: Number(r.cpu_sum),
+        netUsageWords: Number(r.net_sum),
+      }))
     },
     async blockCount(query, cap) {
       const { where, params } = blockWhere(query)

@@ -104,15 +104,36 @@ function runPages(name: string, open: Opener, skip?: string | false) {
   test(`${name}: block pages filter by producer and transaction count`, { skip }, async (t) => {
     const store = await open(t)
     await store.applyBlock(block(1, {}, { producer: 'prod.a', trx: 0 }), 0)
-    await store.applyBlock(block(2, {}, { producer: 'prod.b', trx: 3 }), 0)
+    const trx = (i: number, cpu: number, net: number) => ({
+      id: (2 * 16 + i).toString(16).padStart(64, '0'),
+      blockNum: 2,
+      blockIndex: i,
+      status: 0,
+      cpuUsageUs: cpu,
+      netUsageWords: net,
+      scheduled: false,
+    })
+    await store.applyBlock(
+      block(2, { transactions: [trx(0, 100, 0), trx(1, 250, 12)] }, { producer: 'prod.b', trx: 3 }),
+      0,
+    )
     await store.applyBlock(block(3, {}, { producer: 'prod.a', trx: 5 }), 0)
     const nums = async (q: Parameters<Store['blockPage']>[0], descending = false, skip = 0) =>
-      (await store.blockPage(q, { descending, skip, limit: 10 })).map((b) => b.num)
+      (await store.blockPage(q, { descending, skip, limit: 10 })).map((b) => b.block.num)
     assert.deepEqual(await nums({ fromBlock: 1, toBlock: 3 }), [1, 2, 3])
     assert.deepEqual(await nums({ fromBlock: 1, toBlock: 3 }, true, 1), [2, 1])
     assert.deepEqual(await nums({ fromBlock: 1, toBlock: 3, producers: ['prod.a'] }), [1, 3])
     assert.deepEqual(await nums({ fromBlock: 1, toBlock: 3, minTrxCount: 3, maxTrxCount: 3 }), [2])
     assert.deepEqual(await nums({ fromBlock: 2, toBlock: 2 }), [2])
+    const [two] = await store.blockPage({ fromBlock: 2, toBlock: 2 }, { descending: false, skip: 0, limit: 1 })
+    assert.deepEqual([two?.cpuUsageUs, two?.netUsageWords, two?.block.producer], [350, 12, 'prod.b'])
+    assert.deepEqual(
+      (await store.blockPage({ fromBlock: 1, toBlock: 1 }, { descending: false, skip: 0, limit: 1 })).map((b) => [
+        b.cpuUsageUs,
+        b.netUsageWords,
+      ]),
+      [[0, 0]],
+    )
     assert.equal(await store.blockCount({ fromBlock: 1, toBlock: 3, minTrxCount: 1 }, 10), 2)
     assert.equal(await store.blockCount({ fromBlock: 1, toBlock: 3 }, 2), 2)
   })
