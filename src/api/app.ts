@@ -37,6 +37,7 @@ import { graphiqlRoutes } from './routes/graphiql.ts'
 import { webhookRoutes } from './routes/webhooks.ts'
 import { portalRoutes, type PortalServices } from './portal/index.ts'
 import { hyperionRoutes } from './hyperion/index.ts'
+import { attachHyperionStream } from './hyperion/stream.ts'
 import type { HyperionServices } from '../hyperion/index.ts'
 import { createStreamHandlers, type StreamServices } from './stream/handlers.ts'
 import { ErrorObject } from './schemas.ts'
@@ -253,6 +254,15 @@ export async function buildApp(args: {
       scope.removeContentTypeParser(['application/json', 'text/plain'])
       scope.addContentTypeParser('*', { parseAs: 'string' }, parseJsonBody)
       await scope.register(hyperionRoutes, { hyperion, auth: services.auth, requireToken: config.hyperionToken })
+    })
+  // Hyperion's socket.io `/stream` on the same port (closed with the app).
+  if (hyperion)
+    attachHyperionStream(app, {
+      hyperion,
+      auth: services.auth,
+      requireToken: config.hyperionToken,
+      noAuth: config.noAuth,
+      trustProxy: config.trustProxy,
     })
   return app
 }
