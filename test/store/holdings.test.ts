@@ -60,7 +60,7 @@ const authority = (owner: string, name: string, actors: string[]) => ({
 
 type Opener = (t: TestContext) => Promise<() => Promise<Store>>
 
-function runHoldings(name: string, opener: Opener, skip?: string) {
+function runHoldings(name: string, opener: Opener, skip?: string | false) {
   test(
     `${name}: tokenHoldings lists every contract's accounts rows of a scope at head, and undo restores them`,
     { skip },

@@ -1,5 +1,449 @@
-import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { Type, type FastifyPluginAsyncTypebox, type Static } from '@fastify/type-provider-typebox'
+import { AbiCache, canonicalPublicKey } from '../../antelope/index.ts'
+import { HyperionBadRequestError, HyperionNotFoundError } from '../../hyperion/errors.ts'
+import { HYPERION_LIMITS } from '../../hyperion/limits.ts'
+import { keyAccountsAt } from '../../hyperion/state-permissions.ts'
+import { chainAccount, storeAccount } from '../../hyperion/state-account.ts'
+import { blockTime, proposalsAt, voterScopesAt, votersAt } from '../../hyperion/state-system.ts'
+import { tokenBalances, topHolders } from '../../hyperion/tokens.ts'
+import type { SnapshotReader } from '../../store/index.ts'
 import type { HyperionRouteOptions } from './index.ts'
+import { withEnvelope } from './envelope.ts'
+
+/** The deepest page a state route serves: `skip` beyond it is refused by the schema (Hyperion's get_actions bound). */
+const MAX_SKIP = 10_000
+/** get_links, get_top_holders: the rows read for one answer at most (skip + limit of the deepest page). */
+const MAX_WINDOW = MAX_SKIP + 1_000
+/** get_controlled_accounts: Hyperion answers 100 hits without paging; Antler answers up to this many. */
+const CONTROLLED_ACCOUNTS_MAX = 1_000
+/** get_top_holders: the balances read for one answer at most (every scope of the contract's `accounts`). */
+const TOP_HOLDERS_MAX_ROWS = 200_000
+/** get_account: the default and largest page of its `actions` (Hyperion: 20 and 200). */
+const ACCOUNT_ACTIONS = { default: 20, max: 200 }
+
+const Name = (options: { minLength?: number } = {}) => Type.String({ minLength: options.minLength ?? 1, maxLength: 13 })
+const Skip = Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_SKIP }))
+const Limit = Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000 }))
+const Flag = Type.Optional(Type.Boolean())
+
+/** A page size: Hyperion's default when absent, capped at its largest (as Hyperion caps a larger one). */
+const pageSize = (limit: number | undefined, fallback: number, max: number) => Math.min(limit ?? fallback, max)
+
+/** The head the answer reads at, or undefined on an empty store (every answer is then empty). */
+const headOf = async (reader: Pick<SnapshotReader, 'position'>) => (await reader.position())?.head.blockNum
+
+/** A public key in PUB_K1 form (how the store keeps keys) from any form; 400 `invalid public key` otherwise. */
+function publicKeyParam(text: string): string {
+  const key = canonicalPublicKey(text)
+  if (key === undefined) throw HyperionBadRequestError('invalid public key')
+  return key
+}
+
+/** A comma list as names (empty parts dropped); undefined when absent or empty. */
+const commaList = (value: string | undefined): string[] | undefined => {
+  const list = value
+    ?.split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '')
+  return list && list.length > 0 ? list : undefined
+}
+
+/** `'true'`/`'false'` as Hyperion reads its unschematised flags; undefined otherwise. */
+const textFlag = (value: string | undefined): boolean | undefined =>
+  value === 'true' ? true : value === 'false' ? false : undefined
+
+const KeyAccountsQuery = Type.Object({
+  public_key: Type.String({ minLength: 1, maxLength: 256 }),
+  details: Flag,
+  limit: Limit,
+  skip: Skip,
+})
+const KeyAccountsBody = Type.Object({ public_key: Type.String({ minLength: 1, maxLength: 256 }) })
+
+const TokenSchema = Type.Object({
+  symbol: Type.String(),
+  precision: Type.Number(),
+  amount: Type.Number(),
+  contract: Type.String(),
+})
+const LinkSchema = Type.Object({
+  block_num: Type.Number(),
+  timestamp: Type.String(),
+  account: Type.String(),
+  permission: Type.String(),
+  code: Type.String(),
+  action: Type.String(),
+})
 
 /** /v2/state/* and POST /v1/history/get_key_accounts, get_controlled_accounts (docs/HYPERION.md). */
-export const stateRoutes: FastifyPluginAsyncTypebox<HyperionRouteOptions> = async () => {}
+export const stateRoutes: FastifyPluginAsyncTypebox<HyperionRouteOptions> = async (app, { hyperion }) => {
+  const { store } = hyperion
+  const abis = new AbiCache(256)
+
+  /** The accounts of a key at head, paged (`account_names` and, with details, their permissions). */
+  const keyAccounts = (publicKey: string, page: { skip: number; limit: number }) =>
+    store.snapshot(async (reader) => {
+      const head = await headOf(reader)
+      if (head === undefined) return { accounts: [], permissions: [] }
+      const found = await keyAccountsAt(reader, { publicKey, blockNum: head })
+      const accounts = found.accounts.slice(page.skip, page.skip + page.limit)
+      return { accounts, permissions: found.permissions.filter((p) => accounts.includes(p.owner)) }
+    })
+
+  app.get(
+    '/v2/state/get_key_accounts',
+    {
+      schema: {
+        summary: 'Accounts whose permissions hold a public key at head (any key format; answered in PUB_K1 form)',
+        tags: ['hyperion'],
+        querystring: KeyAccountsQuery,
+        response: {
+          200: withEnvelope({
+            public_key: Type.String(),
+            account_names: Type.Array(Type.String()),
+            permissions: Type.Optional(
+              Type.Array(
+                Type.Object({
+                  owner: Type.String(),
+                  name: Type.String(),
+                  weight: Type.Number(),
+                  threshold: Type.Number(),
+                }),
+              ),
+            ),
+          }),
+        },
+      },
+    },
+    async (request) => {
+      const q = request.query
+      const publicKey = publicKeyParam(q.public_key)
+      const limit = pageSize(q.limit, 100, HYPERION_LIMITS.get_key_accounts)
+      const found = await keyAccounts(publicKey, { skip: q.skip ?? 0, limit })
+      return {
+        public_key: publicKey,
+        account_names: found.accounts,
+        ...(q.details ? { permissions: found.permissions } : {}),
+      }
+    },
+  )
+
+  const keyAccountsPost = async (body: Static<typeof KeyAccountsBody>) => {
+    const found = await keyAccounts(publicKeyParam(body.public_key), {
+      skip: 0,
+      limit: HYPERION_LIMITS.get_key_accounts,
+    })
+    return { account_names: found.accounts }
+  }
+  const keyAccountsPostSchema = {
+    tags: ['hyperion'],
+    body: KeyAccountsBody,
+    response: { 200: withEnvelope({ account_names: Type.Array(Type.String()) }) },
+  }
+  app.post(
+    '/v2/state/get_key_accounts',
+    { schema: { summary: 'get_key_accounts with a JSON body: `account_names` only', ...keyAccountsPostSchema } },
+    async (request) => keyAccountsPost(request.body),
+  )
+  app.post(
+    '/v1/history/get_key_accounts',
+    {
+      schema: {
+        summary: "nodeos history plugin's get_key_accounts, from the permission state",
+        ...keyAccountsPostSchema,
+      },
+    },
+    async (request) => keyAccountsPost(request.body),
+  )
+
+  app.post(
+    '/v1/history/get_controlled_accounts',
+    {
+      schema: {
+        summary: 'Accounts having a permission whose authority lists an account, at head',
+        tags: ['hyperion'],
+        body: Type.Object({ controlling_account: Name() }),
+        response: { 200: withEnvelope({ controlled_accounts: Type.Array(Type.String()) }) },
+      },
+    },
+    async (request) => ({
+      controlled_accounts: await store.controlledAccounts({
+        account: request.body.controlling_account,
+        limit: CONTROLLED_ACCOUNTS_MAX,
+      }),
+    }),
+  )
+
+  /** Every balance of an account at head, paged. */
+  const tokensOf = (account: string, page: { skip: number; limit: number }) =>
+    store.snapshot(async (reader) => {
+      const head = await headOf(reader)
+      if (head === undefined) return []
+      const balances = await tokenBalances(reader, abis, { account, blockNum: head, window: page.skip + page.limit })
+      return balances.slice(page.skip, page.skip + page.limit)
+    })
+
+  app.get(
+    '/v2/state/get_tokens',
+    {
+      schema: {
+        summary: 'Every token balance an account holds at head, in every contract, with its precision',
+        tags: ['hyperion'],
+        querystring: Type.Object({ account: Name(), limit: Limit, skip: Skip }),
+        response: { 200: withEnvelope({ account: Type.String(), tokens: Type.Array(TokenSchema) }) },
+      },
+    },
+    async (request) => {
+      const q = request.query
+      const limit = pageSize(q.limit, 50, HYPERION_LIMITS.get_tokens)
+      return { account: q.account, tokens: await tokensOf(q.account, { skip: q.skip ?? 0, limit }) }
+    },
+  )
+
+  /** Links in force at head (each filter optional), newest first, paged; `total` counts up to MAX_WINDOW. */
+  const linksOf = (
+    filter: { account?: string; code?: string; action?: string; permission?: string },
+    page: { skip: number; limit: number },
+  ) =>
+    store.snapshot(async (reader) => {
+      const head = await headOf(reader)
+      if (head === undefined) return { total: { value: 0, relation: 'eq' }, links: [] }
+      const found = await reader.linksAtHead({ ...filter, limit: MAX_WINDOW + 1 })
+      const total =
+        found.length > MAX_WINDOW ? { value: MAX_WINDOW, relation: 'gte' } : { value: found.length, relation: 'eq' }
+      const links = []
+      for (const link of found.slice(page.skip, page.skip + page.limit))
+        links.push({
+          block_num: link.blockNum,
+          timestamp: await blockTime(reader, link.blockNum),
+          account: link.account,
+          permission: link.permission,
+          code: link.contract,
+          action: link.action,
+        })
+      return { total, links }
+    })
+
+  app.get(
+    '/v2/state/get_links',
+    {
+      schema: {
+        summary: 'Permission links in force at head, by account, contract, action and permission',
+        tags: ['hyperion'],
+        querystring: Type.Object({
+          account: Type.Optional(Name()),
+          code: Type.Optional(Name()),
+          action: Type.Optional(Name()),
+          permission: Type.Optional(Name()),
+          limit: Limit,
+          skip: Skip,
+          track: Type.Optional(Type.String({ maxLength: 64 })),
+        }),
+        response: { 200: withEnvelope({ links: Type.Array(LinkSchema) }) },
+      },
+    },
+    async (request) => {
+      const { account, code, action, permission, limit, skip } = request.query
+      return linksOf(
+        { account, code, action, permission },
+        { skip: skip ?? 0, limit: pageSize(limit, 50, HYPERION_LIMITS.get_links) },
+      )
+    },
+  )
+
+  app.get(
+    '/v2/state/get_top_holders',
+    {
+      schema: {
+        summary: "A token contract's holders at head, largest balance first, paged",
+        tags: ['hyperion'],
+        querystring: Type.Object({
+          contract: Name(),
+          symbol: Type.Optional(Type.String({ minLength: 1, maxLength: 7 })),
+          limit: Limit,
+          skip: Skip,
+        }),
+        response: {
+          200: withEnvelope({
+            contract: Type.String(),
+            holders: Type.Array(
+              Type.Object({
+                owner: Type.String(),
+                amount: Type.Number(),
+                symbol: Type.String(),
+                updated_on: Type.String(),
+              }),
+            ),
+          }),
+        },
+      },
+    },
+    async (request) => {
+      const q = request.query
+      const skip = q.skip ?? 0
+      const limit = pageSize(q.limit, 50, 500)
+      const holders = await store.snapshot(async (reader) => {
+        const head = await headOf(reader)
+        if (head === undefined) return []
+        const all = await topHolders(reader, abis, {
+          contract: q.contract,
+          symbol: q.symbol,
+          blockNum: head,
+          maxRows: TOP_HOLDERS_MAX_ROWS,
+        })
+        if (all === undefined)
+          throw HyperionBadRequestError(
+            `${q.contract} has more than ${TOP_HOLDERS_MAX_ROWS} balances: too many to rank`,
+          )
+        const page = []
+        for (const h of all.slice(skip, skip + limit))
+          page.push({
+            owner: h.owner,
+            amount: h.amount,
+            symbol: h.symbol,
+            updated_on: await blockTime(reader, h.blockNum),
+          })
+        return page
+      })
+      return { contract: q.contract, holders }
+    },
+  )
+
+  app.get(
+    '/v2/state/get_account',
+    {
+      schema: {
+        summary: "An account: the chain's get_account, its recent actions, its tokens and its links",
+        tags: ['hyperion'],
+        querystring: Type.Object({ account: Name(), limit: Limit, skip: Skip }),
+      },
+    },
+    async (request) => {
+      const q = request.query
+      const fromChain = hyperion.chainApi
+        ? await chainAccount(hyperion.chainApi, hyperion.chainTimeoutMs, q.account)
+        : undefined
+      if (fromChain?.found === false) throw HyperionNotFoundError('account not found')
+      const account =
+        fromChain?.account ??
+        (await store.snapshot(async (reader) => {
+          const head = await headOf(reader)
+          return head === undefined ? undefined : storeAccount(reader, { account: q.account, blockNum: head })
+        }))
+      if (account === undefined) throw HyperionNotFoundError('account not found')
+      const tokens = await tokensOf(q.account, { skip: 0, limit: HYPERION_LIMITS.get_tokens })
+      const links = await linksOf({ account: q.account }, { skip: 0, limit: HYPERION_LIMITS.get_links })
+      const actionsLimit = pageSize(q.limit, ACCOUNT_ACTIONS.default, ACCOUNT_ACTIONS.max)
+      void actionsLimit
+      return {
+        account,
+        actions: [],
+        total_actions: 0,
+        tokens,
+        links: links.links.map((l) => ({
+          timestamp: l.timestamp,
+          permission: l.permission,
+          code: l.code,
+          action: l.action,
+        })),
+      }
+    },
+  )
+
+  app.get(
+    '/v2/state/get_voters',
+    {
+      schema: {
+        summary: "The system contract's voters at head (empty on a chain without one)",
+        tags: ['hyperion'],
+        querystring: Type.Object({
+          producer: Type.Optional(Type.String({ maxLength: 13 * 30 + 29 })),
+          is_proxy: Type.Optional(Type.String({ maxLength: 8 })),
+          listProducers: Type.Optional(Type.String({ maxLength: 8 })),
+          limit: Limit,
+          skip: Skip,
+        }),
+      },
+    },
+    async (request) => {
+      const q = request.query
+      const skip = q.skip ?? 0
+      const limit = pageSize(q.limit, 50, HYPERION_LIMITS.get_voters)
+      const voters = await store.snapshot(async (reader) => {
+        const head = await headOf(reader)
+        if (head === undefined) return []
+        return votersAt(reader, abis, {
+          blockNum: head,
+          producers: commaList(q.producer) ?? [],
+          isProxy: q.is_proxy === 'true',
+          listProducers: q.listProducers === 'true',
+        })
+      })
+      return { voter_count: voters.length, voters: voters.slice(skip, skip + limit) }
+    },
+  )
+
+  app.get(
+    '/v2/state/get_voter_scopes',
+    {
+      schema: {
+        summary: 'Voters whose name holds a term (10 at most)',
+        tags: ['hyperion'],
+        querystring: Type.Object({ term: Type.String({ minLength: 1, maxLength: 12 }) }),
+        response: { 200: withEnvelope({ scopes: Type.Array(Type.String()) }) },
+      },
+    },
+    async (request) => ({
+      scopes: await store.snapshot(async (reader) => {
+        const head = await headOf(reader)
+        return head === undefined
+          ? []
+          : voterScopesAt(reader, abis, { blockNum: head, term: request.query.term, limit: 10 })
+      }),
+    }),
+  )
+
+  app.get(
+    '/v2/state/get_proposals',
+    {
+      schema: {
+        summary: "eosio.msig's pending proposals at head (empty on a chain without it)",
+        tags: ['hyperion'],
+        querystring: Type.Object({
+          proposer: Type.Optional(Name()),
+          proposal: Type.Optional(Name()),
+          account: Type.Optional(Type.String({ maxLength: 13 * 30 + 29 })),
+          requested: Type.Optional(Type.String({ maxLength: 13 * 30 + 29 })),
+          provided: Type.Optional(Type.String({ maxLength: 13 * 30 + 29 })),
+          executed: Flag,
+          expired: Type.Optional(Type.String({ maxLength: 8 })),
+          limit: Limit,
+          skip: Skip,
+        }),
+      },
+    },
+    async (request) => {
+      const q = request.query
+      const skip = q.skip ?? 0
+      const limit = pageSize(q.limit, 50, HYPERION_LIMITS.get_proposals)
+      const proposals = await store.snapshot(async (reader) => {
+        const head = await headOf(reader)
+        if (head === undefined) return []
+        return proposalsAt(reader, abis, {
+          blockNum: head,
+          nowMs: Date.now(),
+          filter: {
+            proposer: q.proposer,
+            proposal: q.proposal,
+            accounts: commaList(q.account),
+            requested: commaList(q.requested),
+            provided: commaList(q.provided),
+            executed: q.executed,
+            expired: textFlag(q.expired),
+          },
+        })
+      })
+      return { total: { value: proposals.length, relation: 'eq' }, proposals: proposals.slice(skip, skip + limit) }
+    },
+  )
+}
