@@ -215,255 +215,299 @@ async function clientsAgainst(t: TestContext, store: 'sqlite' | 'postgres') {
   const twice = seed.trx.twice.id
   const [twiceFirst, twiceSecond] = facts.actions.filter((a) => a.trx_id === twice)
 
-  await t.test('@wharfkit/hyperion: every v2 method it implements decodes, and each answer is the facts', async () => {
+  await t.test('@wharfkit/hyperion: every v2 method it implements decodes, and each answer is the facts', async (t) => {
     const hyperion = new HyperionAPIClient(new APIClient({ url: p.api }))
     const v2 = hyperion.v2
 
-    const health = await v2.get_health()
-    assert.ok(health.health.length > 0, 'health lists services')
-
-    const actions = await v2.history.get_actions(X, { limit: 100 })
-    assert.deepEqual(actions.actions.map(plain<HyperionActionJson>).map(comparable), desc, 'get_actions (desc)')
-    assert.equal(Number(actions.total.value), all.length, 'get_actions total.value')
-    assert.equal(actions.total.relation, 'eq')
-    const transfers = await v2.history.get_actions(X, { filter: 'eosio.token:transfer' })
-    assert.deepEqual(
-      transfers.actions.map(plain<HyperionActionJson>).map(comparable),
-      desc.filter((a) => a.name === 'transfer'),
-      'get_actions filter=eosio.token:transfer',
-    )
-    const page = await v2.history.get_actions(X, { skip: 1, limit: 2 })
-    assert.deepEqual(page.actions.map(plain<HyperionActionJson>).map(comparable), desc.slice(1, 3), 'skip=1&limit=2')
-
-    const created = await v2.history.get_created_accounts(seed.creator)
-    const mine = created.accounts.find((a: { name: unknown }) => String(a.name) === X)
-    assert.ok(mine, `get_created_accounts(${seed.creator}) lists ${X}: ${JSON.stringify(created.accounts)}`)
-    assert.equal(String(mine.trx_id), seed.trx.create.id)
-
-    const creator = await v2.history.get_creator(X)
-    assert.equal(String(creator.creator), seed.creator)
-    assert.equal(String(creator.trx_id), seed.trx.create.id)
-    assert.equal(Number(creator.block_num), seed.trx.create.blockNum)
-
-    const deltas = await v2.history.get_deltas('eosio.token', X, 'accounts', X)
-    assert.ok(deltas.deltas.length > 0, 'get_deltas lists the balance changes the account paid for')
-    for (const d of deltas.deltas) {
+    await t.test('get_health decodes (HealthEntry, Features)', async () => {
+      const health = await v2.get_health()
+      assert.ok(health.health.length > 0, 'health lists services')
+    })
+    await t.test('get_actions: the seeded actions, desc, total', async () => {
+      const actions = await v2.history.get_actions(X, { limit: 100 })
+      assert.deepEqual(actions.actions.map(plain<HyperionActionJson>).map(comparable), desc, 'get_actions (desc)')
+      assert.equal(Number(actions.total.value), all.length, 'get_actions total.value')
+      assert.equal(actions.total.relation, 'eq')
+    })
+    await t.test('get_actions filter=eosio.token:transfer', async () => {
+      const transfers = await v2.history.get_actions(X, { filter: 'eosio.token:transfer' })
       assert.deepEqual(
-        [String(d.code), String(d.scope), String(d.table), String(d.payer)],
-        ['eosio.token', X, 'accounts', X],
+        transfers.actions.map(plain<HyperionActionJson>).map(comparable),
+        desc.filter((a) => a.name === 'transfer'),
+        'get_actions filter=eosio.token:transfer',
       )
-    }
-    const latest = [...deltas.deltas].sort((a, b) => Number(b.block_num) - Number(a.block_num))[0]
-    assert.equal(Number(latest.block_num), seed.trx.twice.blockNum, 'the last balance change is the two transfers')
-    assert.equal((latest.data as { balance: string }).balance, await facts.balanceOf(X), 'its balance is the row')
-
-    const state = await v2.history.get_table_state('eosio.token', 'accounts', facts.head)
-    const row = (state.results as { scope: string; data: { balance: string } }[]).find((r) => r.scope === X)
-    assert.equal(row?.data.balance, seed.balance, `get_table_state has ${X}'s row`)
-
-    const transaction = await v2.history.get_transaction(twice)
-    assert.equal(transaction.executed, true)
-    assert.equal(String(transaction.trx_id), twice)
-    assert.equal(transaction.actions.length, 2, 'get_transaction: the two identical transfers are two actions')
-    assert.deepEqual(
-      transaction.actions.map(plain<HyperionActionJson>).map(comparable),
-      all.filter((a) => a.trx_id === twice),
-    )
-
-    const abi = await v2.history.get_abi_snapshot('eosio.token', facts.head, true)
-    assert.deepEqual(
-      abi.abi.actions.map((a: { name: unknown }) => String(a.name)).sort(),
-      facts.tokenAbi.actions.map((a) => a.name).sort(),
-      'get_abi_snapshot fetch=true is the contract ABI',
-    )
-
-    const byKey = await v2.state.get_key_accounts(seed.addedKey)
-    assert.deepEqual(byKey.account_names.map(String), facts.keyAccounts, 'get_key_accounts (added key)')
-    assert.deepEqual(facts.keyAccounts, [X])
-
-    const tokens = await v2.state.get_tokens(X)
-    assert.deepEqual(
-      tokens.tokens.map((x: { symbol: string; amount: unknown; precision: unknown; contract: string }) => ({
-        symbol: x.symbol,
-        amount: Number(x.amount),
-        precision: Number(x.precision),
-        contract: x.contract,
-      })),
-      facts.balances.map(tokenOf),
-      'get_tokens is /v1/chain/get_currency_balance',
-    )
-
-    const links = await v2.state.get_links(X)
-    assert.deepEqual(
-      links.links.map((l: { code: string; action: string; permission: string }) => ({
-        contract: l.code,
-        action: l.action,
-        permission_name: l.permission,
-      })),
-      facts.links,
-      'get_links is /v0/state/permission_links',
-    )
-    assert.equal(Number(links.links[0].block_num), seed.trx.linkauth.blockNum)
-
-    const voters = await v2.state.get_voters()
-    assert.deepEqual(voters.voters, [], 'no system contract: no voters')
-    const proposals = await v2.state.get_proposals()
-    assert.deepEqual(proposals.proposals, [], 'no msig: no proposals')
-
-    const account = await v2.state.get_account(X)
-    assert.equal(String(account.account.account_name), X)
-    assert.equal(Number(account.total_actions), all.length)
-    assert.deepEqual(
-      account.actions.map(plain<HyperionActionJson>).map(comparable),
-      desc.slice(0, account.actions.length),
-    )
-    assert.deepEqual(
-      account.links.map((l: { code: unknown; action: unknown; permission: unknown }) => ({
-        contract: String(l.code),
-        action: String(l.action),
-        permission_name: String(l.permission),
-      })),
-      facts.links,
-    )
-    assert.deepEqual(
-      account.tokens.map((x: { amount: unknown; symbol: string }) => `${x.amount} ${x.symbol}`),
-      facts.balances.map((b) => `${Number(b.split(' ')[0])} ${b.split(' ')[1]}`),
-    )
+    })
+    await t.test('get_actions skip=1&limit=2', async () => {
+      const page = await v2.history.get_actions(X, { skip: 1, limit: 2 })
+      assert.deepEqual(page.actions.map(plain<HyperionActionJson>).map(comparable), desc.slice(1, 3), 'skip=1&limit=2')
+    })
+    await t.test('get_created_accounts(alice) lists the account', async () => {
+      const created = await v2.history.get_created_accounts(seed.creator)
+      const mine = created.accounts.find((a: { name: unknown }) => String(a.name) === X)
+      assert.ok(mine, `get_created_accounts(${seed.creator}) lists ${X}: ${JSON.stringify(created.accounts)}`)
+      assert.equal(String(mine.trx_id), seed.trx.create.id)
+    })
+    await t.test('get_creator: alice, its trx and block', async () => {
+      const creator = await v2.history.get_creator(X)
+      assert.equal(String(creator.creator), seed.creator)
+      assert.equal(String(creator.trx_id), seed.trx.create.id)
+      assert.equal(Number(creator.block_num), seed.trx.create.blockNum)
+    })
+    await t.test("get_deltas of the account's balance row", async () => {
+      const deltas = await v2.history.get_deltas('eosio.token', X, 'accounts', X)
+      assert.ok(deltas.deltas.length > 0, 'get_deltas lists the balance changes the account paid for')
+      for (const d of deltas.deltas) {
+        assert.deepEqual(
+          [String(d.code), String(d.scope), String(d.table), String(d.payer)],
+          ['eosio.token', X, 'accounts', X],
+        )
+      }
+      const latest = [...deltas.deltas].sort((a, b) => Number(b.block_num) - Number(a.block_num))[0]
+      assert.equal(Number(latest.block_num), seed.trx.twice.blockNum, 'the last balance change is the two transfers')
+      assert.equal((latest.data as { balance: string }).balance, await facts.balanceOf(X), 'its balance is the row')
+    })
+    await t.test("get_table_state: the account's row", async () => {
+      const state = await v2.history.get_table_state('eosio.token', 'accounts', facts.head)
+      const row = (state.results as { scope: string; data: { balance: string } }[]).find((r) => r.scope === X)
+      assert.equal(row?.data.balance, seed.balance, `get_table_state has ${X}'s row`)
+    })
+    await t.test('get_transaction: two identical transfers are two actions', async () => {
+      const transaction = await v2.history.get_transaction(twice)
+      assert.equal(transaction.executed, true)
+      assert.equal(String(transaction.trx_id), twice)
+      assert.equal(transaction.actions.length, 2, 'get_transaction: the two identical transfers are two actions')
+      assert.deepEqual(
+        transaction.actions.map(plain<HyperionActionJson>).map(comparable),
+        all.filter((a) => a.trx_id === twice),
+      )
+    })
+    await t.test('get_abi_snapshot fetch=true is the ABI', async () => {
+      const abi = await v2.history.get_abi_snapshot('eosio.token', facts.head, true)
+      assert.deepEqual(
+        abi.abi.actions.map((a: { name: unknown }) => String(a.name)).sort(),
+        facts.tokenAbi.actions.map((a) => a.name).sort(),
+        'get_abi_snapshot fetch=true is the contract ABI',
+      )
+    })
+    await t.test('get_key_accounts by the added key', async () => {
+      const byKey = await v2.state.get_key_accounts(seed.addedKey)
+      assert.deepEqual(byKey.account_names.map(String), facts.keyAccounts, 'get_key_accounts (added key)')
+      assert.deepEqual(facts.keyAccounts, [X])
+    })
+    await t.test('get_tokens is /v1/chain/get_currency_balance', async () => {
+      const tokens = await v2.state.get_tokens(X)
+      assert.deepEqual(
+        tokens.tokens.map((x: { symbol: string; amount: unknown; precision: unknown; contract: string }) => ({
+          symbol: x.symbol,
+          amount: Number(x.amount),
+          precision: Number(x.precision),
+          contract: x.contract,
+        })),
+        facts.balances.map(tokenOf),
+        'get_tokens is /v1/chain/get_currency_balance',
+      )
+    })
+    await t.test('get_links is /v0/state/permission_links', async () => {
+      const links = await v2.state.get_links(X)
+      assert.deepEqual(
+        links.links.map((l: { code: string; action: string; permission: string }) => ({
+          contract: l.code,
+          action: l.action,
+          permission_name: l.permission,
+        })),
+        facts.links,
+        'get_links is /v0/state/permission_links',
+      )
+      assert.equal(Number(links.links[0].block_num), seed.trx.linkauth.blockNum)
+    })
+    await t.test('get_voters: none', async () => {
+      const voters = await v2.state.get_voters()
+      assert.deepEqual(voters.voters, [], 'no system contract: no voters')
+    })
+    await t.test('get_proposals: none', async () => {
+      const proposals = await v2.state.get_proposals()
+      assert.deepEqual(proposals.proposals, [], 'no msig: no proposals')
+    })
+    await t.test('get_account: account, actions, links, tokens', async () => {
+      const account = await v2.state.get_account(X)
+      assert.equal(String(account.account.account_name), X)
+      assert.equal(Number(account.total_actions), all.length)
+      assert.deepEqual(
+        account.actions.map(plain<HyperionActionJson>).map(comparable),
+        desc.slice(0, account.actions.length),
+      )
+      assert.deepEqual(
+        account.links.map((l: { code: unknown; action: unknown; permission: unknown }) => ({
+          contract: String(l.code),
+          action: String(l.action),
+          permission_name: String(l.permission),
+        })),
+        facts.links,
+      )
+      assert.deepEqual(
+        account.tokens.map((x: { amount: unknown; symbol: string }) => `${x.amount} ${x.symbol}`),
+        facts.balances.map((b) => `${Number(b.split(' ')[0])} ${b.split(' ')[1]}`),
+      )
+    })
   })
 
-  await t.test('@proton/hyperion: every method decodes, and each answer is the facts', async () => {
+  await t.test('@proton/hyperion: every method decodes, and each answer is the facts', async (t) => {
     const rpc = new ProtonRpc(p.api)
 
-    const alive = (await rpc.alive()) as unknown as { health: unknown[]; last_indexed_block: number }
-    assert.ok(Array.isArray(alive.health) && alive.health.length > 0, 'health lists services')
-    assert.ok(alive.last_indexed_block >= seed.trx.linkauth.blockNum, 'health: last_indexed_block')
-
-    const actions = (await rpc.get_actions(X, { limit: 100 })) as unknown as {
-      actions: HyperionActionJson[]
-      total: { value: number; relation: string }
-    }
-    assert.deepEqual(actions.actions.map(comparable), desc, 'get_actions')
-    assert.deepEqual(actions.total, { value: all.length, relation: 'eq' })
-    checkActionDocuments(actions.actions, seed, facts, 'get_actions')
-    // The two identical transfers: two documents, each with its own receipts (eosio.token, the account, carol).
-    const pair = actions.actions.filter((a) => a.trx_id === twice)
-    assert.deepEqual(pair.map((a) => Number(a.global_sequence)).sort(), [
-      twiceFirst.global_sequence,
-      twiceSecond.global_sequence,
-    ])
-    for (const a of pair)
-      assert.deepEqual(a.receipts?.map((r) => r.receiver).sort(), ['carol', 'eosio.token', X].sort())
-
-    const asc = (await rpc.get_actions(X, {
-      sort: 'asc',
-      after: String(seed.trx.create.blockNum),
-      limit: 100,
-    })) as unknown as { actions: HyperionActionJson[] }
-    assert.deepEqual(asc.actions.map(comparable), all, 'get_actions sort=asc after=<block>')
-    const toCarol = (await rpc.get_actions(X, { 'transfer.to': 'carol' } as Record<string, string>)) as unknown as {
-      actions: HyperionActionJson[]
-    }
-    assert.deepEqual(
-      toCarol.actions.map(comparable),
-      desc.filter((a) => a.trx_id === twice),
-      'get_actions transfer.to=carol: the two identical transfers',
+    await t.test('alive (/v2/health)', async () => {
+      const alive = (await rpc.alive()) as unknown as { health: unknown[]; last_indexed_block: number }
+      assert.ok(Array.isArray(alive.health) && alive.health.length > 0, 'health lists services')
+      assert.ok(alive.last_indexed_block >= seed.trx.linkauth.blockNum, 'health: last_indexed_block')
+    })
+    await t.test(
+      'get_actions: documents, usage and signatures on the first action, transfer amount/symbol',
+      async () => {
+        const actions = (await rpc.get_actions(X, { limit: 100 })) as unknown as {
+          actions: HyperionActionJson[]
+          total: { value: number; relation: string }
+        }
+        assert.deepEqual(actions.actions.map(comparable), desc, 'get_actions')
+        assert.deepEqual(actions.total, { value: all.length, relation: 'eq' })
+        checkActionDocuments(actions.actions, seed, facts, 'get_actions')
+        // The two identical transfers: two documents, each with its own receipts (eosio.token, the account, carol).
+        const pair = actions.actions.filter((a) => a.trx_id === twice)
+        assert.deepEqual(pair.map((a) => Number(a.global_sequence)).sort(), [
+          twiceFirst.global_sequence,
+          twiceSecond.global_sequence,
+        ])
+        for (const a of pair)
+          assert.deepEqual(a.receipts?.map((r) => r.receiver).sort(), ['carol', 'eosio.token', X].sort())
+      },
     )
-    const eosio = (await rpc.get_actions(X, { filter: 'eosio:*' })) as unknown as { actions: HyperionActionJson[] }
-    assert.deepEqual(
-      eosio.actions.map((a) => a.act.name),
-      ['linkauth', 'updateauth'],
-      'get_actions filter=eosio:*',
-    )
-
-    const transaction = (await rpc.get_transaction(twice)) as unknown as {
-      executed: boolean
-      trx_id: string
-      actions: HyperionActionJson[]
-    }
-    assert.equal(transaction.executed, true)
-    assert.equal(transaction.trx_id, twice)
-    assert.deepEqual(
-      transaction.actions.map(comparable),
-      all.filter((a) => a.trx_id === twice),
-      'get_transaction: the two identical transfers, notifications folded',
-    )
-    checkActionDocuments(transaction.actions, seed, facts, 'get_transaction')
-
-    const creator = (await rpc.get_creator(X)) as unknown as { creator: string; trx_id: string; block_num: number }
-    assert.deepEqual(
-      { creator: creator.creator, trx_id: creator.trx_id, block_num: creator.block_num },
-      { creator: seed.creator, trx_id: seed.trx.create.id, block_num: seed.trx.create.blockNum },
-    )
-    const created = (await rpc.get_created_accounts(seed.creator)) as unknown as {
-      accounts: { name: string; trx_id: string; timestamp: string }[]
-    }
-    assert.deepEqual(
-      created.accounts.find((a) => a.name === X),
-      { name: X, trx_id: seed.trx.create.id, timestamp: facts.blockTime.get(seed.trx.create.id) },
-      'get_created_accounts',
-    )
-
-    const deltas = (await rpc.get_deltas('eosio.token', X, 'accounts', X)) as unknown as {
-      deltas: { block_num: number; present: number; payer: string; data: { balance: string } }[]
-    }
-    const blocks = new Set(deltas.deltas.map((d) => d.block_num))
-    assert.ok(blocks.has(seed.trx.send.blockNum) && blocks.has(seed.trx.twice.blockNum), JSON.stringify(deltas))
-    const newest = deltas.deltas.reduce((a, b) => (b.block_num > a.block_num ? b : a))
-    assert.equal(newest.data.balance, seed.balance)
-
-    // Every row get_table_state lists (paged through next_key) is /v0/state/table's row of its scope.
-    const rows: { scope: string; present?: number; data: { balance: string } }[] = []
-    let afterKey: string | undefined
-    for (let pages = 0; pages < 20; pages++) {
-      const state = (await rpc.get_table_state('eosio.token', 'accounts', facts.head, afterKey!)) as unknown as {
-        results: typeof rows
-        next_key: string | null
+    await t.test('get_actions sort=asc after=<block>', async () => {
+      const asc = (await rpc.get_actions(X, {
+        sort: 'asc',
+        after: String(seed.trx.create.blockNum),
+        limit: 100,
+      })) as unknown as { actions: HyperionActionJson[] }
+      assert.deepEqual(asc.actions.map(comparable), all, 'get_actions sort=asc after=<block>')
+    })
+    await t.test('get_actions transfer.to=carol', async () => {
+      const toCarol = (await rpc.get_actions(X, { 'transfer.to': 'carol' } as Record<string, string>)) as unknown as {
+        actions: HyperionActionJson[]
       }
-      rows.push(...state.results)
-      if (!state.next_key) break
-      afterKey = state.next_key
-    }
-    assert.ok(
-      rows.some((r) => r.scope === X),
-      `get_table_state lists ${X}`,
-    )
-    for (const r of rows) assert.equal(r.data.balance, await facts.balanceOf(r.scope), `get_table_state ${r.scope}`)
-
-    const snapshot = (await rpc.get_abi_snapshot('eosio.token', facts.head)) as unknown as {
-      block_num: number
-      present?: boolean
-    }
-    assert.ok(snapshot.block_num >= 1 && snapshot.block_num <= facts.head, JSON.stringify(snapshot))
-
-    for (const key of [seed.addedKey, seed.ownerKey, PublicKey.from(seed.ownerKey).toLegacyString()]) {
-      const byKey = (await rpc.get_key_accounts(key)) as unknown as { account_names: string[] }
-      assert.deepEqual(byKey.account_names, [X], `get_key_accounts(${key})`)
-    }
-
-    const tokens = (await rpc.get_tokens(X)) as unknown as { tokens: unknown[] }
-    assert.deepEqual(tokens.tokens, facts.balances.map(tokenOf), 'get_tokens is /v1/chain/get_currency_balance')
-
-    const links = (await rpc.get_links(X)) as unknown as {
-      links: {
-        account: string
-        permission: string
-        code: string
-        action: string
+      assert.deepEqual(
+        toCarol.actions.map(comparable),
+        desc.filter((a) => a.trx_id === twice),
+        'get_actions transfer.to=carol: the two identical transfers',
+      )
+    })
+    await t.test('get_actions filter=eosio:*', async () => {
+      const eosio = (await rpc.get_actions(X, { filter: 'eosio:*' })) as unknown as { actions: HyperionActionJson[] }
+      assert.deepEqual(
+        eosio.actions.map((a) => a.act.name),
+        ['linkauth', 'updateauth'],
+        'get_actions filter=eosio:*',
+      )
+    })
+    await t.test('get_transaction: the two identical transfers, folded', async () => {
+      const transaction = (await rpc.get_transaction(twice)) as unknown as {
+        executed: boolean
+        trx_id: string
+        actions: HyperionActionJson[]
+      }
+      assert.equal(transaction.executed, true)
+      assert.equal(transaction.trx_id, twice)
+      assert.deepEqual(
+        transaction.actions.map(comparable),
+        all.filter((a) => a.trx_id === twice),
+        'get_transaction: the two identical transfers, notifications folded',
+      )
+      checkActionDocuments(transaction.actions, seed, facts, 'get_transaction')
+    })
+    await t.test('get_creator', async () => {
+      const creator = (await rpc.get_creator(X)) as unknown as { creator: string; trx_id: string; block_num: number }
+      assert.deepEqual(
+        { creator: creator.creator, trx_id: creator.trx_id, block_num: creator.block_num },
+        { creator: seed.creator, trx_id: seed.trx.create.id, block_num: seed.trx.create.blockNum },
+      )
+    })
+    await t.test('get_created_accounts', async () => {
+      const created = (await rpc.get_created_accounts(seed.creator)) as unknown as {
+        accounts: { name: string; trx_id: string; timestamp: string }[]
+      }
+      assert.deepEqual(
+        created.accounts.find((a) => a.name === X),
+        { name: X, trx_id: seed.trx.create.id, timestamp: facts.blockTime.get(seed.trx.create.id) },
+        'get_created_accounts',
+      )
+    })
+    await t.test("get_deltas of the account's balance row", async () => {
+      const deltas = (await rpc.get_deltas('eosio.token', X, 'accounts', X)) as unknown as {
+        deltas: { block_num: number; present: number; payer: string; data: { balance: string } }[]
+      }
+      const blocks = new Set(deltas.deltas.map((d) => d.block_num))
+      assert.ok(blocks.has(seed.trx.send.blockNum) && blocks.has(seed.trx.twice.blockNum), JSON.stringify(deltas))
+      const newest = deltas.deltas.reduce((a, b) => (b.block_num > a.block_num ? b : a))
+      assert.equal(newest.data.balance, seed.balance)
+    })
+    await t.test("get_table_state paged through next_key: every row is /v0/state/table's", async () => {
+      // Every row get_table_state lists (paged through next_key) is /v0/state/table's row of its scope.
+      const rows: { scope: string; present?: number; data: { balance: string } }[] = []
+      let afterKey: string | undefined
+      for (let pages = 0; pages < 20; pages++) {
+        const state = (await rpc.get_table_state('eosio.token', 'accounts', facts.head, afterKey!)) as unknown as {
+          results: typeof rows
+          next_key: string | null
+        }
+        rows.push(...state.results)
+        if (!state.next_key) break
+        afterKey = state.next_key
+      }
+      assert.ok(
+        rows.some((r) => r.scope === X),
+        `get_table_state lists ${X}`,
+      )
+      for (const r of rows) assert.equal(r.data.balance, await facts.balanceOf(r.scope), `get_table_state ${r.scope}`)
+    })
+    await t.test('get_abi_snapshot', async () => {
+      const snapshot = (await rpc.get_abi_snapshot('eosio.token', facts.head)) as unknown as {
         block_num: number
-        timestamp: string
-      }[]
-    }
-    assert.deepEqual(
-      links.links.map((l) => ({ contract: l.code, action: l.action, permission_name: l.permission })),
-      facts.links,
-    )
-    assert.equal(links.links[0].account, X)
-    assert.equal(links.links[0].timestamp, facts.blockTime.get(seed.trx.linkauth.id))
-
-    const voters = (await rpc.get_voters({})) as unknown as { voters: unknown[] }
-    assert.deepEqual(voters.voters, [])
-    const proposals = (await rpc.get_proposals({})) as unknown as { proposals: unknown[] }
-    assert.deepEqual(proposals.proposals, [])
+        present?: boolean
+      }
+      assert.ok(snapshot.block_num >= 1 && snapshot.block_num <= facts.head, JSON.stringify(snapshot))
+    })
+    await t.test('get_key_accounts by each key, in either format', async () => {
+      for (const key of [seed.addedKey, seed.ownerKey, PublicKey.from(seed.ownerKey).toLegacyString()]) {
+        const byKey = (await rpc.get_key_accounts(key)) as unknown as { account_names: string[] }
+        assert.deepEqual(byKey.account_names, [X], `get_key_accounts(${key})`)
+      }
+    })
+    await t.test('get_tokens is /v1/chain/get_currency_balance', async () => {
+      const tokens = (await rpc.get_tokens(X)) as unknown as { tokens: unknown[] }
+      assert.deepEqual(tokens.tokens, facts.balances.map(tokenOf), 'get_tokens is /v1/chain/get_currency_balance')
+    })
+    await t.test('get_links is /v0/state/permission_links', async () => {
+      const links = (await rpc.get_links(X)) as unknown as {
+        links: {
+          account: string
+          permission: string
+          code: string
+          action: string
+          block_num: number
+          timestamp: string
+        }[]
+      }
+      assert.deepEqual(
+        links.links.map((l) => ({ contract: l.code, action: l.action, permission_name: l.permission })),
+        facts.links,
+      )
+      assert.equal(links.links[0].account, X)
+      assert.equal(links.links[0].timestamp, facts.blockTime.get(seed.trx.linkauth.id))
+    })
+    await t.test('get_voters: none', async () => {
+      const voters = (await rpc.get_voters({})) as unknown as { voters: unknown[] }
+      assert.deepEqual(voters.voters, [])
+    })
+    await t.test('get_proposals: none', async () => {
+      const proposals = (await rpc.get_proposals({})) as unknown as { proposals: unknown[] }
+      assert.deepEqual(proposals.proposals, [])
+    })
   })
 
   await t.test("@wharfkit/antelope's typed v1.history decodes each answer, and each is the facts", async () => {
