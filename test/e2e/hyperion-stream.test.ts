@@ -178,3 +178,110 @@ test(
     ws.close()
   },
 )
+
+test(
+  '/stream: fork_event when sent blocks are forked out, then the new chain; lib_update; cancel; bad requests acked with ERROR',
+  { timeout: 120_000 },
+  async (t) => {
+    const p = await startPlatform(t, ['--lib-depth', '30'])
+    const chain = new APIClient({ url: p.chainApi })
+    const { socket } = await connect(t, p)
+    const libUpdates: Json[] = []
+    socket.on('lib_update', (u: Json) => libUpdates.push(u))
+
+    // Bad requests: each answered, none kills the connection.
+    const bad: [string, unknown][] = [
+      ['action_stream_request', 'not an object'],
+      ['action_stream_request', {}],
+      ['action_stream_request', { account: 'NotAName' }],
+      ['action_stream_request', { account: 'a'.repeat(5000) }],
+      ['action_stream_request', { contract: 'eosio.token', action: 'transfer', start_from: 200, read_until: 100 }],
+      ['action_stream_request', { account: 'alice', filters: 'x' }],
+      ['action_stream_request', { account: 'alice', filters: [{ field: 'act.name', value: 'x', operator: 'like' }] }],
+      ['action_stream_request', { account: 'alice', start_from: { block: 1 } }],
+      ['delta_stream_request', { table: 'accounts' }],
+      ['delta_stream_request', null],
+    ]
+    for (const [event, body] of bad) {
+      const ack = await request(socket, event, body)
+      assert.equal(ack.status, 'ERROR', `${event} ${JSON.stringify(body)?.slice(0, 60)}: ${JSON.stringify(ack)}`)
+      assert.equal(typeof ack.message, 'string')
+    }
+    // A delta request without scope (Hyperion never answers it) streams every scope.
+    const noScope = await request(socket, 'delta_stream_request', { code: 'eosio.token', table: 'accounts' })
+    assert.equal(noScope.status, 'OK')
+    socket.emit('no_such_event', { x: 1 })
+    assert.deepEqual(await request(socket, 'cancel_stream_request', { reqUUID: noScope.reqUUID }), { status: 'OK' })
+    assert.deepEqual(await request(socket, 'cancel_stream_request', { reqUUID: noScope.reqUUID }), {
+      status: 'NOT_FOUND',
+    })
+
+    // Live from head: bob's transfers, then a fork deep enough to undo the block that held the last one.
+    const ids: { live?: string } = {}
+    const received = collect(socket, () => ids.live)
+    const ack = await request(socket, 'action_stream_request', { account: 'bob', start_from: 0, read_until: 0 })
+    assert.equal(ack.status, 'OK')
+    ids.live = ack.reqUUID
+    const sent = await transfer(chain, 'alice', 'bob', 'before the fork')
+    await pollUntil(
+      async () => received.live.length,
+      (n) => n >= 1,
+      20_000,
+    )
+    const head = (await chain.v1.chain.get_info()).head_block_num.toNumber()
+    const response = await fetch(`${p.chainApi}/v1/devchain/fork`, {
+      method: 'POST',
+      body: JSON.stringify({ depth: head - sent.blockNum + 2, drop: [] }),
+    })
+    assert.equal(response.status, 200, await response.clone().text())
+    await pollUntil(
+      async () => received.forks.length,
+      (n) => n >= 1,
+      20_000,
+    )
+    const fork = received.forks[0] as Json & {
+      starting_block: number
+      ending_block: number
+      new_id: string
+      forkedBlocks: { block_num: number; block_id: string }[]
+    }
+    assert.equal(fork.chain_id, p.chainId)
+    assert.ok(fork.starting_block <= sent.blockNum && fork.ending_block >= sent.blockNum, JSON.stringify(fork))
+    // The transfer again, from the new chain (the devchain re-includes it), after the fork notice.
+    await pollUntil(
+      async () => received.live.filter((d) => d.trx_id === sent.id).length,
+      (n) => n >= 2,
+      20_000,
+    )
+    const again = received.live.filter((d) => d.trx_id === sent.id)
+    const newBlock = await chain.v1.chain.get_block(again[1].block_num as number)
+    assert.equal(again[1].block_id, String(newBlock.id), 'the re-sent transfer is in the final chain')
+    const replaced = await chain.v1.chain.get_block(fork.starting_block)
+    assert.equal(fork.new_id, String(replaced.id), 'new_id is the new chain block at starting_block')
+    for (const b of fork.forkedBlocks) {
+      const final = await chain.v1.chain.get_block(b.block_num)
+      assert.notEqual(String(final.id), b.block_id, `block ${b.block_num} was forked out`)
+    }
+    assert.ok(
+      received.order.lastIndexOf('live') > received.order.indexOf('history_end'),
+      'live messages follow history_end',
+    )
+
+    // lib_update as LIB moves.
+    await pollUntil(
+      async () => libUpdates.length,
+      (n) => n >= 2,
+      20_000,
+    )
+    const last = libUpdates.at(-1) as { chain_id: string; block_num: number; block_id: string }
+    assert.equal(last.chain_id, p.chainId)
+    assert.equal(last.block_id, String((await chain.v1.chain.get_block(last.block_num)).id))
+
+    // Cancelled: nothing more for that request.
+    assert.deepEqual(await request(socket, 'cancel_stream_request', { reqUUID: ids.live }), { status: 'OK' })
+    const count = received.live.length
+    await transfer(chain, 'alice', 'bob', 'after cancel')
+    await new Promise((resolve) => setTimeout(resolve, 1_500))
+    assert.equal(received.live.length, count)
+  },
+)
