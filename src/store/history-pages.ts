@@ -17,6 +17,7 @@ export interface RowVersionQuery {
   readonly scopes?: readonly string[]
   readonly payers?: readonly string[]
   readonly primaryKeys?: readonly bigint[]
+  readonly blockNums?: readonly number[]
   /** true: writes only; false: removals only. */
   readonly present?: boolean
   /** Inclusive block bounds. */
@@ -83,6 +84,7 @@ function rowVersionWhere(query: RowVersionQuery): { where: string; params: unkno
   anyOf('n.scope', query.scopes, where, params)
   anyOf('n.payer', query.payers, where, params)
   anyOf('n.pk', query.primaryKeys?.map(pkText), where, params)
+  anyOf('n.block_num', query.blockNums, where, params)
   if (query.present !== undefined) where.push(query.present ? 'n.value IS NOT NULL' : 'n.value IS NULL')
   return { where: where.join(' AND '), params }
 }

@@ -87,6 +87,10 @@ function runPages(name: string, open: Opener, skip?: string | false) {
       assert.deepEqual(await page(store, { present: false }), ['3:tok/accounts/bob/5=-20'])
       assert.deepEqual(await page(store, { primaryKeys: [6n] }), [])
       assert.deepEqual(await page(store, { fromBlock: 2, toBlock: 2 }), ['2:tok/accounts/alice/5=11'])
+      assert.deepEqual(await page(store, { blockNums: [2, 3] }), [
+        '2:tok/accounts/alice/5=11',
+        '3:tok/accounts/bob/5=-20',
+      ])
       const [first] = await store.rowVersionPage({ fromBlock: 2, toBlock: 2 }, { descending: false, skip: 0, limit: 1 })
       assert.equal(first?.block.id, id(2, 'a'))
       assert.equal(first?.block.timestampMs, 1_001_000)
