@@ -82,8 +82,8 @@ export function serveStreamSession(socket: Socket, context: SessionContext): voi
       return !closed && socket.connected
     },
     async historyBatch(batch) {
-      const answer: unknown = await socket.timeout(context.limits.ackTimeoutMs).emitWithAck('message', batch)
-      void answer
+      // Hyperion's client answers `{status: true}`; any answer lets the next batch go.
+      await socket.timeout(context.limits.ackTimeoutMs).emitWithAck('message', batch)
     },
     message: (payload) => void socket.emit('message', payload),
     live: (type, reqUUID, doc) =>
