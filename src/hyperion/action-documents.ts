@@ -79,36 +79,28 @@ export interface ActionDocumentOptions {
  * The traces of one execution grouped per action: each group is an original trace (receiver = the action's account)
  * followed by its notifications, in global-sequence order.
  *
- * In nodeos a notification trace copies the original's act (so the same act digest) and its creator action ordinal,
- * and runs right after the original, before any inline action: in global-sequence order a notification follows its
- * original with only that original's other notifications in between, and nodeos never notifies an account twice for
- * one action. So a trace whose receiver is the action's account opens a group, and any other trace joins the latest
- * open group with the same digest and creator ordinal (or stands alone if there is none: a store missing the original
- * still answers every trace). Two identical actions (same digest and creator) are two originals, so two groups: the
- * fold Hyperion got wrong by grouping on the digest alone (its issue 148).
+ * In nodeos a notification trace copies the original's act (so the same act digest), gets its own action ordinal
+ * and, as creator action ordinal, the original's action ordinal; nodeos never notifies the action's own account. So a
+ * trace whose receiver is the action's account opens a group, and any other trace joins the group whose original has
+ * its creator ordinal as action ordinal and the same digest (an inline action created by an action has another
+ * digest; without such a group, as in a store missing the original, the trace stands alone). Ordinals are unique in a
+ * transaction, so two identical actions (same digest) stay two groups, each with its own notifications: the fold
+ * Hyperion got wrong by grouping on the digest (its issue 148).
  */
 export function foldNotifications(execution: readonly ActionRecord[]): ActionRecord[][] {
   const groups: ActionRecord[][] = []
+  const byOrdinal = new Map<number, ActionRecord[]>()
   for (const trace of execution) {
-    const open = trace.receiver === trace.account ? undefined : latestOpenGroup(groups, trace)
-    if (open) open.push(trace)
-    else groups.push([trace])
+    const open = trace.receiver === trace.account ? undefined : byOrdinal.get(trace.creatorActionOrdinal)
+    if (open && open[0].actDigest === trace.actDigest) {
+      open.push(trace)
+      continue
+    }
+    const group = [trace]
+    groups.push(group)
+    if (trace.receiver === trace.account) byOrdinal.set(trace.actionOrdinal, group)
   }
   return groups
-}
-
-/** The latest group whose original ran the same call as `notification` (same digest and creator ordinal). */
-function latestOpenGroup(groups: readonly ActionRecord[][], notification: ActionRecord): ActionRecord[] | undefined {
-  for (let i = groups.length - 1; i >= 0; i--) {
-    const original = groups[i][0]
-    if (
-      original.receiver === original.account &&
-      original.actDigest === notification.actDigest &&
-      original.creatorActionOrdinal === notification.creatorActionOrdinal
-    )
-      return groups[i]
-  }
-  return undefined
 }
 
 function uint64Of(style: 'number' | 'string'): (value: bigint | number | string) => Uint64 {

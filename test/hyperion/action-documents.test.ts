@@ -26,17 +26,19 @@ const D1 = '1'.repeat(64)
 const D2 = '2'.repeat(64)
 const D3 = '3'.repeat(64)
 
-/** Two identical transfers alice → bob (each notifying alice and bob), then an inline action of the first one's bob. */
+/**
+ * Two identical transfers alice → bob (each notifying alice and bob: a notification's creator ordinal is its
+ * original's ordinal), then an inline action of the first one's bob handler, which notified carol.
+ */
 const execution: ActionRecord[] = [
   trace(100, 'eosio.token', { actDigest: D1, actionOrdinal: 1 }),
-  trace(101, 'alice', { actDigest: D1, actionOrdinal: 3 }),
-  trace(102, 'bob', { actDigest: D1, actionOrdinal: 4 }),
+  trace(101, 'alice', { actDigest: D1, actionOrdinal: 3, creatorActionOrdinal: 1 }),
+  trace(102, 'bob', { actDigest: D1, actionOrdinal: 4, creatorActionOrdinal: 1 }),
   trace(103, 'eosio.token', { actDigest: D1, actionOrdinal: 2 }),
-  trace(104, 'alice', { actDigest: D1, actionOrdinal: 5 }),
-  trace(105, 'bob', { actDigest: D1, actionOrdinal: 6 }),
-  // bob's handler of the first transfer sent an inline bob::log, which notified carol.
+  trace(104, 'alice', { actDigest: D1, actionOrdinal: 5, creatorActionOrdinal: 2 }),
+  trace(105, 'bob', { actDigest: D1, actionOrdinal: 6, creatorActionOrdinal: 2 }),
   trace(106, 'bob', { actDigest: D2, actionOrdinal: 7, creatorActionOrdinal: 4, account: 'bob', name: 'log' }),
-  trace(107, 'carol', { actDigest: D2, actionOrdinal: 8, creatorActionOrdinal: 4, account: 'bob', name: 'log' }),
+  trace(107, 'carol', { actDigest: D2, actionOrdinal: 8, creatorActionOrdinal: 7, account: 'bob', name: 'log' }),
 ]
 
 test('fold: two identical actions stay two documents, each with its own notifications', () => {
@@ -53,18 +55,18 @@ test('fold: two identical actions stay two documents, each with its own notifica
 
 test('fold: a notification with no original of its call stands alone; different digests never merge', () => {
   const lone = [
-    trace(1, 'alice', { actDigest: D1, actionOrdinal: 2 }),
+    trace(1, 'alice', { actDigest: D1, actionOrdinal: 2, creatorActionOrdinal: 5 }),
     trace(2, 'eosio.token', { actDigest: D3, actionOrdinal: 1 }),
-    trace(3, 'bob', { actDigest: D1, actionOrdinal: 3 }),
+    trace(3, 'bob', { actDigest: D1, actionOrdinal: 3, creatorActionOrdinal: 1 }),
   ]
   assert.deepEqual(
     foldNotifications(lone).map((g) => g.map((t) => t.globalSequence)),
     [[1], [2], [3]],
   )
-  // Same digest, another creator ordinal: another call.
+  // Same digest, created by another action: another call.
   const other = [
     trace(1, 'eosio.token', { actDigest: D1, actionOrdinal: 1 }),
-    trace(2, 'bob', { actDigest: D1, actionOrdinal: 3, creatorActionOrdinal: 9 }),
+    trace(2, 'bob', { actDigest: D1, actionOrdinal: 3, creatorActionOrdinal: 2 }),
   ]
   assert.equal(foldNotifications(other).length, 2)
 })
@@ -125,6 +127,7 @@ test('documents: receipts, the first document carries cpu, net and signatures, u
   assert.equal(second.global_sequence, 103)
   assert.equal(second.action_ordinal, 2)
   assert.equal(third.creator_action_ordinal, 4)
+  assert.equal(second.creator_action_ordinal, 0, "the original's, not a notification's")
   assert.deepEqual(first.act.data, {
     amount: 1,
     symbol: 'EOS',
