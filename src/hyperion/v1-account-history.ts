@@ -1,3 +1,4 @@
+import { AntlerError } from '../antelope/index.ts'
 import type { SearchExpr, Store } from '../store/index.ts'
 
 /**
@@ -10,6 +11,11 @@ import type { SearchExpr, Store } from '../store/index.ts'
  * is walked once per account and remembered as its count and a checkpoint every `checkpointEvery` entries (the global
  * sequence of entries 0, K, 2K…): entry i is then at most K entries' walk from a checkpoint. The reversible tail (above
  * LIB, a few hundred blocks) is walked on each request, so a fork never leaves a wrong number behind.
+ *
+ * The first walk of a long history is the costly part: the store's search answers about 100,000 to 200,000 matches a
+ * second (measured on SQLite), so an account with 10 million entries takes about a minute once. It is bounded: at most
+ * `concurrentWalks` accounts are walked at once, a request waits for its account's walk at most `waitMs`, and then
+ * answers 503 (retryable) while the walk goes on, so the retry finds it done or further on.
  */
 
 export type AccountHistoryStore = Pick<Store, 'searchActions' | 'position' | 'firstSeqFromBlock'>
@@ -25,8 +31,12 @@ export interface AccountHistoryOptions {
   readonly checkpointEvery?: number
   /** Accounts remembered at most (least recently asked dropped first). */
   readonly maxAccounts?: number
-  /** Matches asked of the store per read while walking. */
+  /** Matches asked of the store per read while walking (each read holds SQLite's one connection). */
   readonly page?: number
+  /** How long a request waits for its account's remembered part to be walked before it answers 503. */
+  readonly waitMs?: number
+  /** Accounts whose remembered part is walked at once (others wait their turn). */
+  readonly concurrentWalks?: number
 }
 
 /** The walked irreversible part of one account's list. */
@@ -48,6 +58,8 @@ export class AccountHistoryIndex {
   private readonly checkpointEvery: number
   private readonly maxAccounts: number
   private readonly page: number
+  private readonly waitMs: number
+  private readonly walkTurns: WalkTurns
   /** By account, in least-recently-asked order; a promise so concurrent requests share one walk. */
   private readonly remembered = new Map<string, Promise<Remembered>>()
 
@@ -57,7 +69,9 @@ export class AccountHistoryIndex {
   ) {
     this.checkpointEvery = options.checkpointEvery ?? 4096
     this.maxAccounts = options.maxAccounts ?? 10_000
-    this.page = options.page ?? 10_000
+    this.page = options.page ?? 4096
+    this.waitMs = options.waitMs ?? 10_000
+    this.walkTurns = new WalkTurns(options.concurrentWalks ?? 2)
   }
 
   /** Accounts remembered (tests and figures). */
@@ -74,7 +88,7 @@ export class AccountHistoryIndex {
     entries: (first: number, last: number) => Promise<AccountHistoryEntry[]>
   }> {
     const query = accountHistoryQuery(account)
-    const known = await this.irreversiblePart(account, query)
+    const known = await this.withinWait(account, this.irreversiblePart(account, query))
     // The reversible tail: every match from where the remembered part ends.
     const tail: number[] = []
     await this.walk(query, known.nextSeq, undefined, (seq) => void tail.push(seq))
@@ -104,6 +118,27 @@ export class AccountHistoryIndex {
     return { count, entries }
   }
 
+  /** The walk's answer if it comes within `waitMs`; else a 503 (the walk goes on for the next request). */
+  private async withinWait<T>(account: string, walk: Promise<T>): Promise<T> {
+    let timer: NodeJS.Timeout | undefined
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () =>
+          reject(
+            new AntlerError('service_unavailable_error', {
+              reason: `the history of ${account} is still being counted; retry in a few seconds`,
+            }),
+          ),
+        this.waitMs,
+      )
+    })
+    try {
+      return await Promise.race([walk, late])
+    } finally {
+      clearTimeout(timer)
+    }
+  }
+
   /** The remembered irreversible part, walked on from where it ended up to the current LIB. */
   private irreversiblePart(account: string, query: SearchExpr): Promise<Remembered> {
     const previous = this.remembered.get(account)
@@ -128,12 +163,16 @@ export class AccountHistoryIndex {
   /** Walks from `state.nextSeq` to below `bound`, counting and taking checkpoints. */
   private async extend(state: Remembered, query: SearchExpr, bound: number): Promise<Remembered> {
     if (bound <= state.nextSeq) return state
-    await this.walk(query, state.nextSeq, bound - 1, (seq) => {
-      if (state.count % this.checkpointEvery === 0) state.checkpoints.push(seq)
-      state.count++
+    return this.walkTurns.run(async () => {
+      // Counted into a copy: a walk that fails midway leaves the remembered state as it was.
+      const next = { count: state.count, nextSeq: state.nextSeq, checkpoints: [...state.checkpoints] }
+      await this.walk(query, state.nextSeq, bound - 1, (seq) => {
+        if (next.count % this.checkpointEvery === 0) next.checkpoints.push(seq)
+        next.count++
+      })
+      next.nextSeq = bound
+      return next
     })
-    state.nextSeq = bound
-    return state
   }
 
   /**
@@ -166,6 +205,26 @@ export class AccountHistoryIndex {
       for (const m of matches) visit(m.seq)
       if (matches.length < this.page) return
       at = matches[matches.length - 1].seq + 1
+    }
+  }
+}
+
+/** At most `limit` walks at once; the others wait in arrival order. */
+class WalkTurns {
+  private running = 0
+  private readonly waiting: (() => void)[] = []
+
+  constructor(private readonly limit: number) {}
+
+  async run<T>(walk: () => Promise<T>): Promise<T> {
+    if (this.running >= this.limit) await new Promise<void>((resolve) => this.waiting.push(resolve))
+    else this.running++
+    try {
+      return await walk()
+    } finally {
+      const next = this.waiting.shift()
+      if (next) next()
+      else this.running--
     }
   }
 }

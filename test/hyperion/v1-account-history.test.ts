@@ -181,3 +181,31 @@ test('account history: the irreversible part is walked once; later requests walk
   // The tail above LIB (3 blocks) and at most one checkpoint stretch plus the 10 entries.
   assert.ok(store.matchesRead < 64 + 10 + 3 * 6, `read ${store.matchesRead} matches`)
 })
+
+test('account history: a walk longer than the wait answers 503 (retryable) and goes on, so a retry finds it done', async () => {
+  const rnd = random(3)
+  const store = new FakeStore()
+  let seq = 1
+  grow(store, rnd, 300, () => seq++)
+  store.lib = store.head - 2
+  // Each read of the store takes 5 ms: the walk of ~400 matches by pages of 10 takes ~200 ms.
+  const slow: AccountHistoryStore = {
+    searchActions: async (args) => {
+      await new Promise((resolve) => setTimeout(resolve, 5))
+      return store.searchActions(args)
+    },
+    position: () => store.position(),
+    firstSeqFromBlock: (n) => store.firstSeqFromBlock(n),
+  }
+  const index = new AccountHistoryIndex(slow, { page: 10, waitMs: 30 })
+  await assert.rejects(index.open('alice'), (e: unknown) => {
+    const error = e as { code?: string; status?: number }
+    return error.code === 'service_unavailable_error' && error.status === 503
+  })
+  const expected = store.actions.filter((a) => a.terms.has('receiver:alice') || a.terms.has('auth:alice')).length
+  await new Promise((resolve) => setTimeout(resolve, 600))
+  const readsBefore = store.reads
+  const history = await index.open('alice')
+  assert.equal(history.count, expected)
+  assert.ok(store.reads - readsBefore < 5, 'the retry walked only the tail')
+})
