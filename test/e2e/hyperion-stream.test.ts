@@ -183,7 +183,13 @@ test(
   '/stream: fork_event when sent blocks are forked out, then the new chain; lib_update; cancel; bad requests acked with ERROR',
   { timeout: 120_000 },
   async (t) => {
-    const p = await startPlatform(t, ['--lib-depth', '30'])
+    const limit = 3
+    const p = await startPlatform(t, [
+      '--lib-depth',
+      '30',
+      '--rate-limits',
+      JSON.stringify({ publicCallsPerIp: { limit, windowMs: 60_000 } }),
+    ])
     const chain = new APIClient({ url: p.chainApi })
     const { socket } = await connect(t, p)
     const libUpdates: Json[] = []
@@ -283,5 +289,87 @@ test(
     await transfer(chain, 'alice', 'bob', 'after cancel')
     await new Promise((resolve) => setTimeout(resolve, 1_500))
     assert.equal(received.live.length, count)
+
+    // Public connections count against the per-IP limit (Hyperion's HTTP routes share it).
+    let refusal: Error | undefined
+    for (let i = 0; i < limit + 1 && !refusal; i++)
+      refusal = await connect(t, p).then(
+        () => undefined,
+        (e: Error) => e,
+      )
+    assert.match(refusal?.message ?? '', /rate limit|exceeded/i)
+  },
+)
+
+test(
+  '/stream with --hyperion-token: the handshake needs a token (auth or ?token=); reconnect replays a request from where it stopped',
+  { timeout: 120_000 },
+  async (t) => {
+    const p = await startPlatform(t, ['--hyperion-token'])
+    const chain = new APIClient({ url: p.chainApi })
+    const open = (options: { auth?: Json; query?: Json }) => {
+      const socket = io(p.api, { path: '/stream', transports: ['websocket'], reconnection: false, ...options })
+      t.after(() => void socket.close())
+      return new Promise<Socket>((resolve, reject) => {
+        socket.once('handshake', () => resolve(socket))
+        socket.once('connect_error', reject)
+      })
+    }
+    const refusedWithout = await open({}).then(
+      () => undefined,
+      (e: Error & { data?: { statusCode?: number } }) => e,
+    )
+    assert.equal(refusedWithout?.data?.statusCode, 401, refusedWithout?.message)
+    const refusedBad = await open({ auth: { token: 'nope' } }).then(
+      () => undefined,
+      (e: Error & { data?: { statusCode?: number } }) => e,
+    )
+    assert.equal(refusedBad?.data?.statusCode, 401)
+    const token = await issueToken(p, p.apiKey)
+    await open({ query: { token } })
+    const first = await open({ auth: { token } })
+
+    // A live request kept for a reconnect; one transfer while connected, one while away.
+    const ids: { first?: string; second?: string } = {}
+    const before = collect(first, () => ids.first)
+    const ack = await request(first, 'action_stream_request', { account: 'carol', replayOnReconnect: true })
+    assert.equal(ack.status, 'OK')
+    ids.first = ack.reqUUID
+    const seen = await transfer(chain, 'alice', 'carol', 'seen')
+    await pollUntil(
+      async () => before.live.length,
+      (n) => n >= 1,
+      20_000,
+    )
+    const oldId = first.id
+    first.close()
+    const missed = await transfer(chain, 'alice', 'carol', 'missed')
+    const second = await open({ auth: { token } })
+    const after = collect(second, () => ids.second)
+    const resumed = (await second.timeout(10_000).emitWithAck('reconnect', { last_id: oldId })) as {
+      status: string
+      reqUUIDs: string[]
+    }
+    assert.equal(resumed.status, 'OK')
+    assert.equal(resumed.reqUUIDs.length, 1)
+    ids.second = resumed.reqUUIDs[0]
+    await pollUntil(
+      async () => [...after.history, ...after.live].length,
+      (n) => n >= 1,
+      20_000,
+    )
+    await new Promise((resolve) => setTimeout(resolve, 500))
+    assert.deepEqual(
+      [...after.history, ...after.live].map((d) => d.trx_id),
+      [missed.id],
+      'the missed transfer, not the one already seen',
+    )
+    assert.ok(seen.blockNum < missed.blockNum)
+    // An unknown socket id: the client is asked to resend its requests.
+    const resend = new Promise<void>((resolve) => second.once('resend_requests', () => resolve()))
+    assert.deepEqual(await second.timeout(10_000).emitWithAck('reconnect', { last_id: 'unknown' }), {
+      status: 'NOT_FOUND',
+    })
+    await resend
   },
 )
