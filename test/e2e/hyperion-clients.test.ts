@@ -7,6 +7,7 @@ import { JsonRpc as EosjsRpc } from 'eosjs'
 import { issueToken, startPlatform, type Platform } from '../_helpers/platform.ts'
 import { PG_SKIP_REASON, withPostgresDatabase } from '../_helpers/postgres.ts'
 import {
+  flattenTraces,
   foldTraces,
   involves,
   seedHyperion,
@@ -40,6 +41,9 @@ interface Facts {
   readonly balanceOf: (scope: string) => Promise<string | undefined>
   readonly tokenAbi: { actions: { name: string }[]; tables: { name: string }[] }
   readonly head: number
+  /** Every trace the account received or authorized (nodeos's per-account history), by global sequence. */
+  readonly traces: DfuseActionTrace[]
+  readonly lifecycles: Map<string, Lifecycle>
 }
 
 type Lifecycle = {
@@ -76,11 +80,17 @@ async function readFacts(p: Platform, seed: HyperionSeed): Promise<Facts> {
     [...Array(4).fill('eosio.token::transfer'), 'eosio::updateauth', 'eosio::linkauth'] as string[],
     'the seeded actions, through /v0/search/transactions',
   )
+  const traces = (found.transactions ?? [])
+    .flatMap((t) => flattenTraces(t.lifecycle.execution_trace.action_traces))
+    .filter((trace) => trace.receiver === seed.account || trace.act.authorization.some((a) => a.actor === seed.account))
+    .sort((a, b) => Number(a.receipt.global_sequence) - Number(b.receipt.global_sequence))
+  const lifecycles = new Map<string, Lifecycle>()
   const blockTime = new Map<string, string>()
   const blockId = new Map<string, string>()
   const usage = new Map<string, { cpu_usage_us: number; net_usage_words: number }>()
   for (const pushed of Object.values(seed.trx)) {
     const lifecycle = await rest<Lifecycle>(`/v0/transactions/${pushed.id}`)
+    lifecycles.set(pushed.id, lifecycle)
     blockTime.set(pushed.id, lifecycle.execution_trace.block_time)
     blockId.set(pushed.id, lifecycle.execution_trace.producer_block_id)
     usage.set(pushed.id, lifecycle.execution_trace.receipt)
@@ -103,7 +113,20 @@ async function readFacts(p: Platform, seed: HyperionSeed): Promise<Facts> {
     ).rows.find((r) => r.json.balance.endsWith(' EOS'))?.json.balance
   const tokenAbi = (await chain<{ abi: Facts['tokenAbi'] }>('/v1/chain/get_abi', { account_name: 'eosio.token' })).abi
   const head = (await chain<{ head_block_num: number }>('/v1/chain/get_info', {})).head_block_num
-  return { actions, blockTime, blockId, usage, keyAccounts, links, balances, balanceOf, tokenAbi, head }
+  return {
+    actions,
+    blockTime,
+    blockId,
+    usage,
+    keyAccounts,
+    links,
+    balances,
+    balanceOf,
+    tokenAbi,
+    head,
+    traces,
+    lifecycles,
+  }
 }
 
 /** A Hyperion action reduced to what the facts can tell: identity, place, contract/name, receivers, authorizers. */
@@ -510,67 +533,112 @@ async function clientsAgainst(t: TestContext, store: 'sqlite' | 'postgres') {
     })
   })
 
-  await t.test("@wharfkit/antelope's typed v1.history decodes each answer, and each is the facts", async () => {
+  await t.test("@wharfkit/antelope's typed v1.history decodes each answer, and each is the facts", async (t) => {
     const history = new APIClient({ url: p.api }).v1.history
-    const listed = await history.get_actions(X, 0, 99)
-    assert.ok(Number(listed.head_block_num) >= seed.trx.linkauth.blockNum, 'head_block_num')
-    assert.ok(Number(listed.last_irreversible_block) >= 1, 'last_irreversible_block')
-    assert.deepEqual(
-      [...new Set(listed.actions.map((a) => String((a.action_trace as { trx_id: string }).trx_id)))].sort(),
-      [...new Set(all.map((a) => a.trx_id))].sort(),
-      'get_actions lists the transactions of the account',
-    )
-    const sequences = listed.actions.map((a) => Number(a.account_action_seq))
-    assert.deepEqual(
-      sequences,
-      [...sequences].sort((a, b) => a - b),
-      'account_action_seq ascending',
-    )
-    for (const a of listed.actions) {
-      const trace = a.action_trace as { trx_id: string }
-      assert.equal(String(a.block_time).slice(0, 19), facts.blockTime.get(trace.trx_id)!.slice(0, 19), 'block_time')
-    }
 
-    const transaction = await history.get_transaction(twice)
-    assert.equal(String(transaction.id), twice)
-    assert.equal(Number(transaction.block_num), seed.trx.twice.blockNum)
-    assert.equal(String(transaction.block_time).slice(0, 19), facts.blockTime.get(twice)!.slice(0, 19))
-    assert.equal(transaction.trx.trx.actions.length, 2, 'the real transaction: its two actions')
-
-    const byKey = await history.get_key_accounts(seed.addedKey)
-    assert.deepEqual(byKey.account_names.map(String), [X])
-    const controlled = await history.get_controlled_accounts(seed.controller)
-    assert.ok(
-      controlled.controlled_accounts.map(String).includes(X),
-      'get_controlled_accounts(alice) finds the account',
+    await t.test(
+      "get_actions(account, 0, 99): every trace the account received or authorized, nodeos's order",
+      async () => {
+        const listed = await history.get_actions(X, 0, 99)
+        assert.ok(Number(listed.head_block_num) >= seed.trx.linkauth.blockNum, 'head_block_num')
+        assert.ok(Number(listed.last_irreversible_block) >= 1, 'last_irreversible_block')
+        assert.deepEqual(
+          listed.actions.map((a) => Number(a.global_action_seq)),
+          facts.traces.map((trace) => Number(trace.receipt.global_sequence)),
+          'global_action_seq: the traces of the account, as /v0/search/transactions has them',
+        )
+        const sequences = listed.actions.map((a) => Number(a.account_action_seq))
+        assert.deepEqual(
+          sequences.map((n) => n - sequences[0]),
+          sequences.map((_, i) => i),
+          'account_action_seq one by one',
+        )
+        for (const a of listed.actions) {
+          const trace = a.action_trace as { trx_id: string }
+          assert.equal(String(a.block_time).slice(0, 19), facts.blockTime.get(trace.trx_id)!.slice(0, 19), 'block_time')
+        }
+      },
     )
+
+    await t.test("get_transaction: the real transaction; an unknown id is nodeos's tx_not_found", async () => {
+      const transaction = await history.get_transaction(twice)
+      assert.equal(String(transaction.id), twice)
+      assert.equal(Number(transaction.block_num), seed.trx.twice.blockNum)
+      assert.equal(String(transaction.block_time).slice(0, 19), facts.blockTime.get(twice)!.slice(0, 19))
+      assert.equal(transaction.trx.trx.actions.length, 2, 'the real transaction: its two actions')
+      await assert.rejects(history.get_transaction('00'.repeat(32)), (error: { error?: { name?: string } }) => {
+        assert.equal(error.error?.name, 'tx_not_found', JSON.stringify(error))
+        return true
+      })
+    })
+
+    await t.test('get_key_accounts and get_controlled_accounts', async () => {
+      const byKey = await history.get_key_accounts(seed.addedKey)
+      assert.deepEqual(byKey.account_names.map(String), [X])
+      const controlled = await history.get_controlled_accounts(seed.controller)
+      assert.ok(
+        controlled.controlled_accounts.map(String).includes(X),
+        'get_controlled_accounts(alice) finds the account',
+      )
+    })
   })
 
-  await t.test("eosjs's history_* answers, each the facts", async () => {
+  await t.test("eosjs's history_* answers, each the facts", async (t) => {
     const rpc = new EosjsRpc(p.api, { fetch })
-    const listed = (await rpc.history_get_actions(X, 0, 99)) as unknown as {
-      actions: { account_action_seq: number; action_trace: { trx_id: string } }[]
-      head_block_num: number
-    }
-    assert.deepEqual(
-      [...new Set(listed.actions.map((a) => a.action_trace.trx_id))].sort(),
-      [...new Set(all.map((a) => a.trx_id))].sort(),
-    )
-    const transaction = (await rpc.history_get_transaction(twice, seed.trx.twice.blockNum)) as {
-      id: string
-      block_num: number
-    }
-    assert.deepEqual(
-      { id: transaction.id, block_num: transaction.block_num },
-      { id: twice, block_num: seed.trx.twice.blockNum },
-    )
-    const byKey = (await rpc.history_get_key_accounts(seed.addedKey)) as { account_names: string[] }
-    assert.deepEqual(byKey.account_names, [X])
-    const controlled = (await rpc.history_get_controlled_accounts(seed.controller)) as {
-      controlled_accounts: string[]
-    }
-    assert.ok(controlled.controlled_accounts.includes(X))
+    await t.test('history_get_actions', async () => {
+      const listed = (await rpc.history_get_actions(X, 0, 99)) as unknown as {
+        actions: { global_action_seq: number; action_trace: { trx_id: string } }[]
+      }
+      assert.deepEqual(
+        listed.actions.map((a) => Number(a.global_action_seq)),
+        facts.traces.map((trace) => Number(trace.receipt.global_sequence)),
+      )
+    })
+    await t.test('history_get_transaction', async () => {
+      const transaction = (await rpc.history_get_transaction(twice, seed.trx.twice.blockNum)) as {
+        id: string
+        block_num: number
+      }
+      assert.deepEqual(
+        { id: transaction.id, block_num: transaction.block_num },
+        { id: twice, block_num: seed.trx.twice.blockNum },
+      )
+    })
+    await t.test('history_get_key_accounts and history_get_controlled_accounts', async () => {
+      const byKey = (await rpc.history_get_key_accounts(seed.addedKey)) as { account_names: string[] }
+      assert.deepEqual(byKey.account_names, [X])
+      const controlled = (await rpc.history_get_controlled_accounts(seed.controller)) as {
+        controlled_accounts: string[]
+      }
+      assert.ok(controlled.controlled_accounts.includes(X))
+    })
   })
+
+  await t.test(
+    "/v1/trace_api/get_block (the explorer's block page): the block's transactions and actions",
+    async () => {
+      const response = await fetch(`${p.api}/v1/trace_api/get_block`, {
+        method: 'POST',
+        body: JSON.stringify({ block_num: seed.trx.twice.blockNum }),
+      })
+      assert.equal(response.status, 200)
+      const block = (await response.json()) as {
+        id: string
+        number: number
+        transactions: { id: string; actions: { receiver: string; account: string; action: string }[] }[]
+      }
+      assert.equal(block.number, seed.trx.twice.blockNum)
+      assert.equal(block.id, facts.blockId.get(twice))
+      const pair = block.transactions.find((x) => x.id === twice)
+      assert.deepEqual(
+        pair?.actions.map((a) => `${a.receiver}:${a.account}::${a.action}`).sort(),
+        flattenTraces(facts.lifecycles.get(twice)!.execution_trace.action_traces)
+          .map((a) => `${a.receiver}:${a.act.account}::${a.act.name}`)
+          .sort(),
+        'one entry per receipt, as the execution trace',
+      )
+    },
+  )
 }
 
 test('Hyperion clients, unchanged, against antler dev on SQLite: each answer decodes and is the facts', async (t) =>
