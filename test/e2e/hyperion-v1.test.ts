@@ -1,10 +1,11 @@
-import { test } from 'node:test'
+import { test, type TestContext } from 'node:test'
 import assert from 'node:assert/strict'
 import { createHash } from 'node:crypto'
 import { APIClient, APIError } from '@wharfkit/antelope'
 import { JsonRpc as EosjsRpc } from 'eosjs'
 import { send } from '../_helpers/http.ts'
 import { issueToken, startPlatform } from '../_helpers/platform.ts'
+import { PG_SKIP_REASON, withPostgresDatabase } from '../_helpers/postgres.ts'
 import { flattenTraces, seedHyperion, type DfuseActionTrace } from '../_helpers/hyperion.ts'
 
 /**
@@ -27,8 +28,9 @@ interface V1Action {
   }
 }
 
-test('/v1/history and /v1/trace_api: nodeos semantics and shapes, decoded by wharfkit and eosjs, equal to the dfuse facts', async (t) => {
+async function v1Against(t: TestContext, store: 'sqlite' | 'postgres') {
   const p = await startPlatform(t, [
+    ...(store === 'postgres' ? ['--store', await withPostgresDatabase(t)] : []),
     '--rate-limits',
     JSON.stringify({ publicCallsPerIp: { limit: 100_000, windowMs: 60_000 } }),
   ])
@@ -241,4 +243,13 @@ test('/v1/history and /v1/trace_api: nodeos semantics and shapes, decoded by wha
       assert.equal(typeof error.message, 'string')
     }
   })
-})
+}
+
+test('/v1/history and /v1/trace_api on SQLite: nodeos semantics and shapes, decoded by wharfkit and eosjs, equal to the dfuse facts', async (t) =>
+  v1Against(t, 'sqlite'))
+
+test(
+  '/v1/history and /v1/trace_api on PostgreSQL: nodeos semantics and shapes, decoded by wharfkit and eosjs, equal to the dfuse facts',
+  { skip: PG_SKIP_REASON },
+  async (t) => v1Against(t, 'postgres'),
+)
