@@ -107,7 +107,10 @@ async function walkDocuments(
       let groups = folds.get(execution)
       if (!groups) folds.set(execution, (groups = groupIndexes(execution.actions)))
       const group = groups[seq - first!]
-      if (lastKey && lastKey.execution === execution && lastKey.group === group) continue
+      // Each batch reads its executions anew: the same execution is compared by transaction and block.
+      const previous = lastKey?.execution
+      if (previous?.trxId === execution.trxId && previous.blockNum === execution.blockNum && lastKey!.group === group)
+        continue
       lastKey = { execution, group }
       out.push(lastKey)
       if (out.length === want) break
