@@ -16,10 +16,11 @@ export interface HyperionBlockDocument {
   prev_id: string
   producer: string
   schedule_version: number
-  /** The sum of the block's transactions' CPU usage (µs). */
+  /** The sum of the block's transaction receipts' CPU usage (µs). */
   cpu_usage: number
-  /** The sum of the block's transactions' NET usage (words). */
+  /** The sum of the block's transaction receipts' NET usage (words). */
   net_usage: number
+  /** The transaction receipts the block lists (the implicit onblock is not one). */
   trx_count: number
   new_producers?: HyperionSchedule
 }
@@ -74,8 +75,11 @@ export function decodeAuthoritySchedule(bytes: Uint8Array): HyperionSchedule {
   return { version, producers }
 }
 
-/** Hyperion's document of a stored block with its transactions' usage. */
-export function blockDocument(block: BlockRecord, usage: { cpuUsageUs: number; netUsageWords: number }) {
+/** Hyperion's document of a stored block with its transaction receipts' count and usage. */
+export function blockDocument(
+  block: BlockRecord,
+  receipts: { receiptCount: number; cpuUsageUs: number; netUsageWords: number },
+) {
   const doc: HyperionBlockDocument = {
     '@timestamp': hyperionTime(block.timestampMs),
     block_num: block.num,
@@ -83,9 +87,9 @@ export function blockDocument(block: BlockRecord, usage: { cpuUsageUs: number; n
     prev_id: block.previous,
     producer: block.producer,
     schedule_version: block.header?.scheduleVersion ?? 0,
-    cpu_usage: usage.cpuUsageUs,
-    net_usage: usage.netUsageWords,
-    trx_count: block.transactionCount,
+    cpu_usage: receipts.cpuUsageUs,
+    net_usage: receipts.netUsageWords,
+    trx_count: receipts.receiptCount,
   }
   const schedule = announcedSchedule(block)
   if (schedule) doc.new_producers = schedule

@@ -31,15 +31,20 @@ export interface RowVersionEntry {
   readonly change: RowChange
 }
 
-/** A block with the sums of its transactions' CPU (µs) and NET (words) usage. */
+/**
+ * A block with its transaction receipts' count and CPU (µs) and NET (words) sums: the transactions the block itself
+ * lists, which leaves out the implicit `eosio::onblock` (a trace with no receipt in the block).
+ */
 export interface BlockUsageEntry {
   readonly block: BlockRecord
+  readonly receiptCount: number
   readonly cpuUsageUs: number
   readonly netUsageWords: number
 }
 
 export interface BlockQuery {
   readonly producers?: readonly string[]
+  /** Bounds on the transaction receipts' count (BlockUsageEntry.receiptCount). */
   readonly minTrxCount?: number
   readonly maxTrxCount?: number
   readonly fromBlock: number
@@ -89,16 +94,25 @@ function rowVersionWhere(query: RowVersionQuery): { where: string; params: unkno
   return { where: where.join(' AND '), params }
 }
 
+/**
+ * An aggregate over the transaction receipts of block `b`: its transactions but the implicit onblock (whose first
+ * action is eosio::onblock; a transaction without actions, a failed one, is a receipt too).
+ */
+const receipts = (select: string) =>
+  `(SELECT ${select} FROM transactions t WHERE t.block_num = b.num AND t.block_index >= 0 AND NOT EXISTS
+    (SELECT 1 FROM actions a WHERE a.global_seq = t.first_seq AND a.account = 'eosio' AND a.name = 'onblock'))`
+
 function blockWhere(query: BlockQuery): { where: string; params: unknown[] } {
-  const where = ['num >= ?', 'num <= ?']
+  const where = ['b.num >= ?', 'b.num <= ?']
   const params: unknown[] = [query.fromBlock, query.toBlock]
-  anyOf('producer', query.producers, where, params)
+  anyOf('b.producer', query.producers, where, params)
+  // The blocks' trx_count column counts onblock too, so the bounds are on the receipts themselves.
   if (query.minTrxCount !== undefined) {
-    where.push('trx_count >= ?')
+    where.push(`${receipts('count(*)')} >= ?`)
     params.push(query.minTrxCount)
   }
   if (query.maxTrxCount !== undefined) {
-    where.push('trx_count <= ?')
+    where.push(`${receipts('count(*)')} <= ?`)
     params.push(query.maxTrxCount)
   }
   return { where: where.join(' AND '), params }
@@ -143,19 +157,19 @@ export function createHistoryPages(on: SqlSession): HistoryPageReader {
     },
     async blockPage(query, page) {
       const { where, params } = blockWhere(query)
-      const text = `SELECT b.*, (SELECT coalesce(sum(t.cpu_usage_us), 0) FROM transactions t WHERE t.block_num = b.num
-          AND t.block_index >= 0) AS cpu_sum, (SELECT coalesce(sum(t.net_usage_words), 0) FROM transactions t
-          WHERE t.block_num = b.num AND t.block_index >= 0) AS net_sum
-        FROM blocks b WHERE ${where} ORDER BY num ${page.descending ? 'DESC' : 'ASC'} LIMIT ? OFFSET ?`
+      const text = `SELECT b.*, ${receipts('coalesce(sum(t.cpu_usage_us), 0)')} AS cpu_sum,
+          ${receipts('coalesce(sum(t.net_usage_words), 0)')} AS net_sum, ${receipts('count(*)')} AS receipts
+        FROM blocks b WHERE ${where} ORDER BY b.num ${page.descending ? 'DESC' : 'ASC'} LIMIT ? OFFSET ?`
       return (await on.run(rowsOf<DbRow>(text, [...params, page.limit, page.skip]))).map((r) => ({
         block: blockFromRow(r),
         cpuUsageUs: Number(r.cpu_sum),
         netUsageWords: Number(r.net_sum),
+        receiptCount: Number(r.receipts),
       }))
     },
     async blockCount(query, cap) {
       const { where, params } = blockWhere(query)
-      const text = `SELECT count(*) AS n FROM (SELECT 1 FROM blocks WHERE ${where} LIMIT ?) capped`
+      const text = `SELECT count(*) AS n FROM (SELECT 1 FROM blocks b WHERE ${where} LIMIT ?) capped`
       const rows = await on.run(rowsOf<{ n: number | string }>(text, [...params, cap]))
       return Number(rows[0]?.n ?? 0)
     },

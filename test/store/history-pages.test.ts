@@ -108,9 +108,9 @@ function runPages(name: string, open: Opener, skip?: string | false) {
   test(`${name}: block pages filter by producer and transaction count`, { skip }, async (t) => {
     const store = await open(t)
     await store.applyBlock(block(1, {}, { producer: 'prod.a', trx: 0 }), 0)
-    const trx = (i: number, cpu: number, net: number) => ({
-      id: (2 * 16 + i).toString(16).padStart(64, '0'),
-      blockNum: 2,
+    const trx = (i: number, cpu: number, net: number, blockNum = 2) => ({
+      id: (blockNum * 16 + i).toString(16).padStart(64, '0'),
+      blockNum,
       blockIndex: i,
       status: 0,
       cpuUsageUs: cpu,
@@ -121,16 +121,46 @@ function runPages(name: string, open: Opener, skip?: string | false) {
       block(2, { transactions: [trx(0, 100, 0), trx(1, 250, 12)] }, { producer: 'prod.b', trx: 3 }),
       0,
     )
-    await store.applyBlock(block(3, {}, { producer: 'prod.a', trx: 5 }), 0)
+    // Block 3: the implicit onblock (first action eosio::onblock; no receipt in the block) and one transaction.
+    const action = (seq: number, trxId: string, name: string) => ({
+      globalSequence: seq,
+      blockNum: 3,
+      trxId,
+      actionOrdinal: 1,
+      creatorActionOrdinal: 0,
+      receiver: 'eosio',
+      account: 'eosio',
+      name,
+      authorization: [],
+      data: new Uint8Array(0),
+      returnValue: new Uint8Array(0),
+      actDigest: '0'.repeat(64),
+      recvSequence: 1n,
+      ramDeltas: [],
+    })
+    const onblock = trx(0, 900, 0, 3)
+    const real = trx(1, 40, 4, 3)
+    await store.applyBlock(
+      block(
+        3,
+        { transactions: [onblock, real], actions: [action(1, onblock.id, 'onblock'), action(2, real.id, 'setcode')] },
+        { producer: 'prod.a', trx: 2 },
+      ),
+      0,
+    )
     const nums = async (q: Parameters<Store['blockPage']>[0], descending = false, skip = 0) =>
       (await store.blockPage(q, { descending, skip, limit: 10 })).map((b) => b.block.num)
     assert.deepEqual(await nums({ fromBlock: 1, toBlock: 3 }), [1, 2, 3])
     assert.deepEqual(await nums({ fromBlock: 1, toBlock: 3 }, true, 1), [2, 1])
     assert.deepEqual(await nums({ fromBlock: 1, toBlock: 3, producers: ['prod.a'] }), [1, 3])
-    assert.deepEqual(await nums({ fromBlock: 1, toBlock: 3, minTrxCount: 3, maxTrxCount: 3 }), [2])
+    assert.deepEqual(await nums({ fromBlock: 1, toBlock: 3, minTrxCount: 2, maxTrxCount: 2 }), [2])
+    assert.deepEqual(await nums({ fromBlock: 1, toBlock: 3, minTrxCount: 1, maxTrxCount: 1 }), [3])
     assert.deepEqual(await nums({ fromBlock: 2, toBlock: 2 }), [2])
     const [two] = await store.blockPage({ fromBlock: 2, toBlock: 2 }, { descending: false, skip: 0, limit: 1 })
-    assert.deepEqual([two?.cpuUsageUs, two?.netUsageWords, two?.block.producer], [350, 12, 'prod.b'])
+    assert.deepEqual(
+      [two?.cpuUsageUs, two?.netUsageWords, two?.receiptCount, two?.block.producer],
+      [350, 12, 2, 'prod.b'],
+    )
     assert.deepEqual(
       (await store.blockPage({ fromBlock: 1, toBlock: 1 }, { descending: false, skip: 0, limit: 1 })).map((b) => [
         b.cpuUsageUs,
@@ -138,6 +168,8 @@ function runPages(name: string, open: Opener, skip?: string | false) {
       ]),
       [[0, 0]],
     )
+    const [three] = await store.blockPage({ fromBlock: 3, toBlock: 3 }, { descending: false, skip: 0, limit: 1 })
+    assert.deepEqual([three?.cpuUsageUs, three?.netUsageWords, three?.receiptCount], [40, 4, 1])
     assert.equal(await store.blockCount({ fromBlock: 1, toBlock: 3, minTrxCount: 1 }, 10), 2)
     assert.equal(await store.blockCount({ fromBlock: 1, toBlock: 3 }, 2), 2)
   })
