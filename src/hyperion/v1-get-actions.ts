@@ -61,8 +61,12 @@ export class V1GetActions {
       max: V1_MAX_ACTIONS,
     })
     const entries = await history.entries(window.first, window.last)
-    // An action forked out since the count was read is left out (actionsBySeq answers only stored ones).
-    const records = await this.store.actionsBySeq(entries.map((e) => e.globalSequence))
+    // A fork between the count and this read gives the forked-out sequences to other actions: only the account's own
+    // are answered (actionsBySeq answers only actions of the chain as it now is).
+    const account = request.account_name
+    const records = (await this.store.actionsBySeq(entries.map((e) => e.globalSequence))).filter(
+      (r) => r.receiver === account || r.authorization.some((l) => l.actor === account),
+    )
     const bySeq = new Map(records.map((r) => [r.globalSequence, r]))
     const blocks = await this.store.blocksByNums([...new Set(records.map((r) => r.blockNum))])
     const accountsByBlock = new Map<number, Set<string>>()
