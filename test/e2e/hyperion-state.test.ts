@@ -240,10 +240,26 @@ async function checkStateRoutes(t: TestContext, extraArgs: string[]): Promise<vo
   )
 
   // get_account: nodeos's account, the tokens and the links.
-  const got = await hyperion<{ account: { account_name: string }; tokens: unknown[]; links: unknown[] }>(
-    `/v2/state/get_account?account=${account}`,
-  )
+  const got = await hyperion<{
+    account: { account_name: string }
+    actions: unknown[]
+    tokens: unknown[]
+    links: unknown[]
+  }>(`/v2/state/get_account?account=${account}`)
   assert.equal(got.account.account_name, account)
+  // Its actions are get_actions' for the account, newest first, with the same total.
+  type Actions = { actions: { trx_id: string; global_sequence: number }[]; total: { value: number } }
+  const history = await hyperion<Actions>(`/v2/history/get_actions?account=${account}&limit=3&skip=1`)
+  const paged = await hyperion<{ actions: Actions['actions']; total_actions: number }>(
+    `/v2/state/get_account?account=${account}&limit=3&skip=1`,
+  )
+  assert.deepEqual(
+    paged.actions.map((a) => [a.trx_id, a.global_sequence]),
+    history.actions.map((a) => [a.trx_id, a.global_sequence]),
+  )
+  assert.equal(paged.actions.length, 3)
+  assert.equal(paged.total_actions, history.total.value)
+  assert.ok(paged.total_actions >= 5, 'newaccount, two transfers in, updateauth, linkauth, transfer out')
   assert.equal(got.tokens.length, 2)
   assert.deepEqual(got.links, [
     { timestamp: links.links[0].timestamp, permission: 'hot', code: 'eosio.token', action: 'transfer' },

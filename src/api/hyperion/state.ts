@@ -1,5 +1,8 @@
 import { Type, type FastifyPluginAsyncTypebox, type Static } from '@fastify/type-provider-typebox'
 import { AbiCache, canonicalPublicKey } from '../../antelope/index.ts'
+import { planActionQuery } from '../../hyperion/action-query.ts'
+import { searchActionDocuments } from '../../hyperion/action-search.ts'
+import { createBlockDecoderSource } from '../../lifecycle/decoder.ts'
 import { HyperionBadRequestError, HyperionNotFoundError } from '../../hyperion/errors.ts'
 import { HYPERION_LIMITS } from '../../hyperion/limits.ts'
 import { keyAccountsAt } from '../../hyperion/state-permissions.ts'
@@ -20,6 +23,8 @@ const CONTROLLED_ACCOUNTS_MAX = 1_000
 const TOP_HOLDERS_MAX_ROWS = 200_000
 /** get_account: the default and largest page of its `actions` (Hyperion: 20 and 200). */
 const ACCOUNT_ACTIONS = { default: 20, max: 200 }
+/** get_account: `total_actions` counts up to this many (get_actions' `track=true` cap). */
+const ACCOUNT_ACTIONS_COUNT_CAP = 100_000
 
 const Name = (options: { minLength?: number } = {}) => Type.String({ minLength: options.minLength ?? 1, maxLength: 13 })
 const Skip = Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_SKIP }))
@@ -79,6 +84,7 @@ const LinkSchema = Type.Object({
 export const stateRoutes: FastifyPluginAsyncTypebox<HyperionRouteOptions> = async (app, { hyperion }) => {
   const { store } = hyperion
   const abis = new AbiCache(256)
+  const decoders = createBlockDecoderSource(store)
 
   /** The accounts of a key at head, paged (`account_names` and, with details, their permissions). */
   const keyAccounts = (publicKey: string, page: { skip: number; limit: number }) =>
@@ -333,12 +339,18 @@ export const stateRoutes: FastifyPluginAsyncTypebox<HyperionRouteOptions> = asyn
       if (account === undefined) throw HyperionNotFoundError('account not found')
       const tokens = await tokensOf(q.account, { skip: 0, limit: HYPERION_LIMITS.get_tokens })
       const links = await linksOf({ account: q.account }, { skip: 0, limit: HYPERION_LIMITS.get_links })
-      const actionsLimit = pageSize(q.limit, ACCOUNT_ACTIONS.default, ACCOUNT_ACTIONS.max)
-      void actionsLimit
+      const actions = await searchActionDocuments(store, decoders, {
+        plan: planActionQuery({ account: q.account }),
+        direction: 'backward',
+        skip: q.skip ?? 0,
+        limit: pageSize(q.limit, ACCOUNT_ACTIONS.default, ACCOUNT_ACTIONS.max),
+        countCap: ACCOUNT_ACTIONS_COUNT_CAP,
+        documents: { noBinary: true },
+      })
       return {
         account,
-        actions: [],
-        total_actions: 0,
+        actions: actions.documents,
+        total_actions: actions.total?.value ?? 0,
         tokens,
         links: links.links.map((l) => ({
           timestamp: l.timestamp,
