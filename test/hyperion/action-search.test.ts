@@ -10,7 +10,8 @@ import { mulberry32 } from '../_helpers/random.ts'
 import { tempSqliteStore } from '../_helpers/store.ts'
 
 /** No ABIs: every action's data is its hex. */
-const noDecoders: BlockDecoderSource = async (blocks) => new Map([...blocks.keys()].map((n) => [n, () => undefined]))
+const noDecoders: BlockDecoderSource = async (blocks) =>
+  new Map([...blocks.keys()].map((n) => [n, Object.assign(() => undefined, { abiOf: () => undefined })]))
 
 const NAMES = ['alice', 'bob', 'carol', 'dave']
 const CONTRACTS = ['eosio.token', 'tok']
