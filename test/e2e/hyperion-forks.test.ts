@@ -86,14 +86,18 @@ interface HyperionAction {
   receipts: { receiver: string }[]
 }
 
-/** GET /v2/history/get_actions for `account`, paged by `limit` with `skip`, in `sort` order (asc from block 1). */
+/**
+ * GET /v2/history/get_actions for `account`, paged by `limit` with `skip`, in `sort` order (asc from block 1): every
+ * page's actions, and the first page's total.value.
+ */
 async function pagedActions(
   api: string,
   account: string,
   sort: 'asc' | 'desc',
   limit: number,
-): Promise<HyperionAction[]> {
+): Promise<{ actions: HyperionAction[]; total: number }> {
   const all: HyperionAction[] = []
+  let total = -1
   for (let skip = 0; ; skip += limit) {
     const after = sort === 'asc' ? '&after=1' : ''
     const url = `${api}/v2/history/get_actions?account=${account}&sort=${sort}${after}&limit=${limit}&skip=${skip}`
@@ -101,10 +105,11 @@ async function pagedActions(
     const body = (await response.json()) as { actions?: HyperionAction[]; total?: { value: number } }
     assert.equal(response.status, 200, `${url}: ${JSON.stringify(body)}`)
     all.push(...body.actions!)
+    if (skip === 0) total = body.total?.value ?? -1
     if (body.actions!.length < limit) break
     assert.ok(skip < 10_000, 'paging ends')
   }
-  return all
+  return { actions: all, total }
 }
 
 const listedOf = (a: HyperionAction): Listed => ({
@@ -157,7 +162,7 @@ async function forkedHistory(t: TestContext, store: 'sqlite' | 'postgres') {
     assert.ok(want.length > 0, `${user} has transfers`)
     for (const sort of ['desc', 'asc'] as const) {
       const limit = 2 + Math.floor(random() * 6)
-      const got = await pagedActions(p.api, user, sort, limit)
+      const { actions: got, total } = await pagedActions(p.api, user, sort, limit)
       const listed = got.filter((a) => a.block_num > BOOT_BLOCK && a.block_num <= head).map(listedOf)
       if (sort === 'desc') listed.reverse()
       assert.deepEqual(
@@ -168,6 +173,7 @@ async function forkedHistory(t: TestContext, store: 'sqlite' | 'postgres') {
       const sequences = got.map((a) => a.global_sequence)
       const twice = got.filter((a, i) => sequences.indexOf(a.global_sequence) !== i)
       assert.deepEqual(twice, [], `${user} ${sort}: no global_sequence twice (seed ${SEED})`)
+      assert.equal(total, got.length, `${user} ${sort}: total.value counts the actions listed (seed ${SEED})`)
       const ordered = [...sequences].sort((a, b) => (sort === 'asc' ? a - b : b - a))
       assert.deepEqual(sequences, ordered, `${user} ${sort}: in global_sequence order (seed ${SEED})`)
     }
