@@ -402,6 +402,23 @@ async function clientsAgainst(t: TestContext, store: 'sqlite' | 'postgres') {
           assert.deepEqual(a.receipts?.map((r) => r.receiver).sort(), ['carol', 'eosio.token', X].sort())
       },
     )
+    await t.test('get_actions paged with skip (limit 1 and 4), both orders: each action once', async () => {
+      for (const limit of [1, 4])
+        for (const sort of ['desc', 'asc'] as const) {
+          const paged: Comparable[] = []
+          for (let skip = 0; skip < 50; skip += limit) {
+            const page = (await rpc.get_actions(X, {
+              sort,
+              ...(sort === 'asc' ? { after: '1' } : {}),
+              skip,
+              limit,
+            })) as unknown as { actions: HyperionActionJson[] }
+            paged.push(...page.actions.map(comparable))
+            if (page.actions.length < limit) break
+          }
+          assert.deepEqual(paged, sort === 'asc' ? all : desc, `sort=${sort} limit=${limit}, paged with skip`)
+        }
+    })
     await t.test('get_actions sort=asc after=<block>', async () => {
       const asc = (await rpc.get_actions(X, {
         sort: 'asc',
