@@ -1,6 +1,6 @@
 import type { AbiCache } from '../antelope/index.ts'
-import type { SnapshotReader, SnapshotSource } from '../store/index.ts'
-import { rowDecoderOf, withTableProjection } from './delta-documents.ts'
+import type { SnapshotReader, Store } from '../store/index.ts'
+import { rowDecoderOf, withTableProjection, type RowDecoder } from './delta-documents.ts'
 import { HyperionBadRequestError } from './errors.ts'
 import { hyperionTime } from './time.ts'
 
@@ -33,17 +33,36 @@ export interface TableStateRow {
  * Each row carries the block that last wrote it. Rows removed by then are left out (Hyperion, which keeps no
  * removals, still lists them with their last value). The cursor is `<scope>-<primary key>` of the last row of a page
  * (Hyperion's composite key); `next_key` is null once a page is not full. Rows are decoded with the contract's ABI at
- * the asked height. One snapshot: a fork landing meanwhile is seen entirely or not at all.
+ * the asked height.
+ *
+ * At head (no `block_num`, or one at or above the head) a page is one keyset read of the current rows, whatever the
+ * table's size; a fork landing between it and the read of the rows' blocks is detected (a row's block gone) and the
+ * page read again. At a past height the page is read in one snapshot from the table's scopes at that height: that
+ * reads every scope name of the table and every row of the scopes it pages through.
  */
 export async function hyperionTableState(
-  store: SnapshotSource,
+  store: Pick<Store, 'snapshot' | 'position' | 'currentRowsPage' | 'blocksByNums' | 'abi'>,
   abis: AbiCache,
   query: GetTableStateQuery,
 ): Promise<GetTableStateQuery & { next_key: string | null; results: TableStateRow[] }> {
   const after = query.after_key ? parseAfterKey(query.after_key) : undefined
+  const head = (await store.position())?.head.blockNum ?? 0
+  if (query.block_num === undefined || query.block_num >= head) {
+    for (let attempt = 0; ; attempt++) {
+      const rows = await store.currentRowsPage({
+        code: query.code,
+        table: query.table,
+        limit: TABLE_STATE_PAGE,
+        ...(after ? { after } : {}),
+      })
+      const blocks = await store.blocksByNums([...new Set(rows.map((r) => r.blockNum))])
+      if (attempt < 3 && rows.some((r) => r.blockNum > 0 && !blocks.has(r.blockNum))) continue
+      const decode = rowDecoderOf(await abiAt(store, abis, query.code, (await store.position())?.head.blockNum ?? 0))
+      return page(query, rows, blocks, decode)
+    }
+  }
   return store.snapshot(async (reader) => {
-    const head = (await reader.position())?.head.blockNum ?? 0
-    const blockNum = Math.min(query.block_num ?? head, head)
+    const blockNum = query.block_num ?? head
     const scopes = (await reader.scopes({ code: query.code, table: query.table, blockNum }))
       .filter((s) => after === undefined || s >= after.scope)
       .sort()
@@ -66,22 +85,32 @@ export async function hyperionTableState(
       reader,
       rows.map((r) => r.blockNum),
     )
-    const results = rows.map((row): TableStateRow => {
-      const block = blocks.get(row.blockNum)
-      return {
-        scope: row.scope,
-        primary_key: row.primaryKey.toString(),
-        payer: row.payer,
-        timestamp: block ? hyperionTime(block.timestampMs) : '',
-        block_num: row.blockNum,
-        block_id: block?.id ?? '',
-        present: 1,
-        data: withTableProjection(query.table, decode(query.code, query.table, row.value)),
-      }
-    })
-    const last = rows.length === TABLE_STATE_PAGE ? rows[rows.length - 1] : undefined
-    return { ...query, next_key: last ? `${last.scope}-${last.primaryKey}` : null, results }
+    return page(query, rows, blocks, decode)
   })
+}
+
+/** A page of rows in Hyperion's shape, with the cursor of the next page when this one is full. */
+function page(
+  query: GetTableStateQuery,
+  rows: readonly { scope: string; primaryKey: bigint; payer: string; value: Uint8Array; blockNum: number }[],
+  blocks: ReadonlyMap<number, { id: string; timestampMs: number }>,
+  decode: RowDecoder,
+): GetTableStateQuery & { next_key: string | null; results: TableStateRow[] } {
+  const results = rows.map((row): TableStateRow => {
+    const block = blocks.get(row.blockNum)
+    return {
+      scope: row.scope,
+      primary_key: row.primaryKey.toString(),
+      payer: row.payer,
+      timestamp: block ? hyperionTime(block.timestampMs) : '',
+      block_num: row.blockNum,
+      block_id: block?.id ?? '',
+      present: 1,
+      data: withTableProjection(query.table, decode(query.code, query.table, row.value)),
+    }
+  })
+  const last = rows.length === TABLE_STATE_PAGE ? rows[rows.length - 1] : undefined
+  return { ...query, next_key: last ? `${last.scope}-${last.primaryKey}` : null, results }
 }
 
 /** `<scope>-<decimal primary key>`; scopes are names, which hold no `-`. */

@@ -63,6 +63,17 @@ export interface HistoryPageReader {
   blockPage(query: BlockQuery, page: PageArgs): Promise<BlockUsageEntry[]>
   /** How many blocks match, counting at most `cap`. */
   blockCount(query: BlockQuery, cap: number): Promise<number>
+  /**
+   * The current (head) rows of (code, table), by scope then primary key, after the `after` key, at most `limit`: a
+   * keyset walk of the current-version index, whatever the table's size. Scopes are ordered by the database's text
+   * order (byte order on SQLite, the column's collation on PostgreSQL), the same order the `after` comparison uses.
+   */
+  currentRowsPage(args: {
+    code: string
+    table: string
+    after?: { scope: string; primaryKey: bigint }
+    limit: number
+  }): Promise<{ scope: string; primaryKey: bigint; payer: string; value: Uint8Array; blockNum: number }[]>
 }
 
 export interface PageArgs {
@@ -165,6 +176,21 @@ export function createHistoryPages(on: SqlSession): HistoryPageReader {
         cpuUsageUs: Number(r.cpu_sum),
         netUsageWords: Number(r.net_sum),
         receiptCount: Number(r.receipts),
+      }))
+    },
+    async currentRowsPage({ code, table, after, limit }) {
+      const keyset = after ? 'AND (scope > ? OR (scope = ? AND pk > ?))' : ''
+      const text = `SELECT scope, pk, payer, value, block_num FROM row_versions
+        WHERE code = ? AND tbl = ? AND valid_to IS NULL AND value IS NOT NULL ${keyset} ORDER BY scope, pk LIMIT ?`
+      const params = after
+        ? [code, table, after.scope, after.scope, pkText(after.primaryKey), limit]
+        : [code, table, limit]
+      return (await on.run(rowsOf<DbRow>(text, params))).map((r) => ({
+        scope: r.scope as string,
+        primaryKey: BigInt(`0x${r.pk as string}`),
+        payer: r.payer as string,
+        value: u8(r.value),
+        blockNum: Number(r.block_num),
       }))
     },
     async blockCount(query, cap) {

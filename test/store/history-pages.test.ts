@@ -99,6 +99,24 @@ function runPages(name: string, open: Opener, skip?: string | false) {
       assert.equal(await store.rowVersionCount({ fromBlock: 1, toBlock: 100, codes: ['tok'] }, 3), 3)
       assert.equal(await store.rowVersionCount({ fromBlock: 1, toBlock: 100, present: true }, 100), 5)
 
+      // Head rows by scope then key, after a key; the removed row is not one.
+      const current = async (after?: { scope: string; primaryKey: bigint }) =>
+        (await store.currentRowsPage({ code: 'tok', table: 'accounts', limit: 10, ...(after ? { after } : {}) })).map(
+          (r) => `${r.scope}/${r.primaryKey}=${r.value[0]}@${r.blockNum}`,
+        )
+      await store.applyBlock(
+        block(5, { rows: [row('tok', 'accounts', 'alice', 300, 7), row('tok', 'accounts', 'carol', 1, 8)] }),
+        0,
+      )
+      assert.deepEqual(await current(), ['alice/5=11@2', 'alice/300=7@5', 'carol/1=8@5'])
+      assert.deepEqual(await current({ scope: 'alice', primaryKey: 5n }), ['alice/300=7@5', 'carol/1=8@5'])
+      assert.deepEqual(await current({ scope: 'alice', primaryKey: 300n }), ['carol/1=8@5'])
+      assert.deepEqual(await current({ scope: 'b', primaryKey: 0n }), ['carol/1=8@5'])
+      assert.deepEqual(
+        (await store.currentRowsPage({ code: 'tok', table: 'accounts', limit: 1 })).map((r) => r.scope),
+        ['alice'],
+      )
+
       // Undone blocks leave the pages.
       await store.undoFrom(2)
       assert.deepEqual(await page(store, { scopes: ['alice'], codes: ['tok'] }), ['1:tok/accounts/alice/5=10'])
