@@ -38,7 +38,7 @@ export interface NodeosActionTrace {
 }
 
 /** A 64-bit counter as nodeos's JSON prints it: a number while exact, else a string. */
-function uint64(value: bigint | number | string): number | string {
+export function uint64(value: bigint | number | string): number | string {
   const n = Number(value)
   return Number.isSafeInteger(n) ? n : String(value)
 }

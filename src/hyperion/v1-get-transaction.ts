@@ -1,6 +1,7 @@
 import { BinaryWriter, fromHex, nameToBigInt, packContextFreeData, toHex, transactionId } from '../antelope/index.ts'
 import type { LifecycleService, TransactionLifecycle } from '../lifecycle/index.ts'
 import type { WireActionTrace, WireSignedTransaction } from '../lifecycle/types.ts'
+import { uint64 } from './v1-action-trace.ts'
 
 /**
  * `POST /v1/history/get_transaction` in nodeos's history_plugin shape, from the transaction lifecycle dfuse's
@@ -47,12 +48,6 @@ export function v1TransactionNotFound(id: string): V1TransactionNotFound {
       ],
     },
   }
-}
-
-/** A 64-bit counter as nodeos's JSON prints it: a number while exact, else a string. */
-function uint64(value: string | number): number | string {
-  const n = Number(value)
-  return Number.isSafeInteger(n) ? n : String(value)
 }
 
 /** The wire transaction packed again (uncompressed); undefined when its id is not `id` (a record missing a part). */
