@@ -33,12 +33,12 @@ keep-sqlite             text        -           -      ingest                   
 keep-postgres           switch      -           -      ingest                                  keep the PostgreSQL database ingest wrote
 savanna                 switch      -           -      ingest                                  with the ingest figures, Savanna against legacy too
 savanna-rounds          count       3           1      ingest-savanna                          rounds of Savanna against legacy, best of
-sqlite                  text        -           -      search,state-api,search-api             a kept SQLite store (DIR/store.sqlite)
-postgres                text        -           -      search,state-api,search-api             a kept PostgreSQL store (URL)
-warmup-seconds          count≥0     3           0      api,state-api,search-api,search-devchain,graphql,replicas warm-up run of each configuration (0: none)
-api-seconds             count       5           1      api,state-api,search-api,search-devchain length of each measured run
+sqlite                  text        -           -      search,state-api,search-api,hyperion    a kept SQLite store (DIR/store.sqlite)
+postgres                text        -           -      search,state-api,search-api,hyperion    a kept PostgreSQL store (URL)
+warmup-seconds          count≥0     3           0      api,state-api,search-api,search-devchain,graphql,replicas,hyperion warm-up run of each configuration (0: none)
+api-seconds             count       5           1      api,state-api,search-api,search-devchain,hyperion length of each measured run
 api-connections         count       10          -      api,graphql,replicas                    autocannon connections
-api-rounds              count       4           1      api,state-api,search-api,search-devchain,replicas runs of each configuration, taking turns
+api-rounds              count       4           1      api,state-api,search-api,search-devchain,replicas,hyperion runs of each configuration, taking turns
 api-backlog             count≥0     6000        100    api                                     blocks of backlog for the latency during catch-up (0 skips it)
 state-slow-seconds      count       20          1      state-api                               runs of the chain's own scope (answers that take seconds)
 search-pages-only       switch      -           -      search-api                              only the 25-transaction pages (issue 26), not issue 16's set

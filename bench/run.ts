@@ -6,6 +6,7 @@ import { benchApi } from './api.ts'
 import { benchDevchain } from './devchain.ts'
 import { helpText, parseFlags, type Options } from './flags.ts'
 import { benchGraphql } from './graphql.ts'
+import { benchHyperion } from './hyperion.ts'
 import { benchIngest, benchIngestSavanna } from './ingest.ts'
 import { benchIngestAgainst } from './ingest-against.ts'
 import { benchPortal } from './portal.ts'
@@ -137,6 +138,13 @@ const BENCHES: readonly Bench[] = [
     needs: 'store',
     expects: ['issue 26 bar', 'unwarmed'],
     run: async (o, c) => benchSearchApi({ ...(await c.stores()), ...apiRun(o), pagesOnly: o.on('search-pages-only') }),
+  },
+  {
+    name: 'hyperion',
+    about: "Hyperion's get_actions and get_transaction (issue 35) on kept stores, next to the dfuse routes",
+    needs: 'store',
+    expects: ['Hyperion / dfuse throughput', 'issue 35 bar, account get_actions p99'],
+    run: async (o, c) => benchHyperion({ ...(await c.stores()), ...apiRun(o) }),
   },
   {
     name: 'search-devchain',
