@@ -37,6 +37,26 @@ const pageSize = (limit: number | undefined, fallback: number, max: number) => M
 /** The head the answer reads at, or undefined on an empty store (every answer is then empty). */
 const headOf = async (reader: Pick<SnapshotReader, 'position'>) => (await reader.position())?.head.blockNum
 
+/**
+ * One account's links at head through its own key (the account-less read walks every current link), filtered and
+ * ordered as `linksAtHead` answers them.
+ */
+async function linksOfAccount(
+  reader: Pick<SnapshotReader, 'permissionLinks'>,
+  filter: { account: string; code?: string; action?: string; permission?: string; blockNum: number },
+) {
+  const links = await reader.permissionLinks({ account: filter.account, blockNum: filter.blockNum })
+  return links
+    .filter(
+      (l) =>
+        (filter.code === undefined || l.contract === filter.code) &&
+        (filter.action === undefined || l.action === filter.action) &&
+        (filter.permission === undefined || l.permission === filter.permission),
+    )
+    .map((l) => ({ ...l, account: filter.account }))
+    .sort((a, b) => b.blockNum - a.blockNum)
+}
+
 /** A public key in PUB_K1 form (how the store keeps keys) from any form; 400 `invalid public key` otherwise. */
 function publicKeyParam(text: string): string {
   const key = canonicalPublicKey(text)
@@ -214,7 +234,10 @@ export const stateRoutes: FastifyPluginAsyncTypebox<HyperionRouteOptions> = asyn
     store.snapshot(async (reader) => {
       const head = await headOf(reader)
       if (head === undefined) return { total: { value: 0, relation: 'eq' }, links: [] }
-      const found = await reader.linksAtHead({ ...filter, limit: MAX_WINDOW + 1 })
+      const found =
+        filter.account === undefined
+          ? await reader.linksAtHead({ ...filter, limit: MAX_WINDOW + 1 })
+          : await linksOfAccount(reader, { ...filter, account: filter.account, blockNum: head })
       const total =
         found.length > MAX_WINDOW ? { value: MAX_WINDOW, relation: 'gte' } : { value: found.length, relation: 'eq' }
       const links = []
