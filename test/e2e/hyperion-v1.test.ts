@@ -97,6 +97,8 @@ async function v1Against(t: TestContext, store: 'sqlite' | 'postgres') {
     assert.deepEqual(await window(4, -2), entries(2, 4), 'pos 4, offset -2: entries 2 to 4')
     assert.deepEqual(await window(n + 5, 10), [], 'past the end: none')
     assert.deepEqual(await window(undefined, undefined), entries(n - 20, n), 'defaults: pos -1, offset -20')
+    const withHex = await post('/v1/history/get_actions', { account_name: X, pos: 0, offset: 0, hex_data: true })
+    assert.equal((withHex.body as { actions: V1Action[] }).actions[0].action_trace.act.hex_data.length > 0, true)
     const none = await post('/v1/history/get_actions', { account_name: 'nobody.here' })
     assert.deepEqual((none.body as { actions: unknown[] }).actions, [])
   })

@@ -13,8 +13,11 @@ const GetActionsBody = Type.Object({
   offset: Type.Optional(Type.Integer({ minimum: -INT32_MAX - 1, maximum: INT32_MAX })),
 })
 
-/** Hyperion's extensions of v1 get_actions, refused: they change which list is numbered (docs/HYPERION.md). */
-const HYPERION_EXTENSIONS = ['filter', 'sort', 'after', 'before', 'parent', 'hex_data'] as const
+/**
+ * Hyperion's extensions of v1 get_actions, refused: they change which list is numbered or its order (docs/HYPERION.md).
+ * Its `hex_data` is accepted and changes nothing: every action carries `hex_data` here, as on nodeos.
+ */
+const HYPERION_EXTENSIONS = ['filter', 'sort', 'after', 'before', 'parent'] as const
 
 const GetTransactionBody = Type.Object({
   id: Type.String({ minLength: 64, maxLength: 64, pattern: '^[0-9a-fA-F]{64}$' }),
