@@ -10,7 +10,8 @@ import { pushActions, waitIndexed } from '../_helpers/push.ts'
  * Hyperion's get_actions is fork-correct (issue 35, "Done when"): transfers among a few accounts while forks are
  * injected into the devchain, then, once quiet, GET /v2/history/get_actions?account=X paged through in both orders
  * equals a brute-force list of the final chain's actions for X, read block by block from the devchain's
- * /v1/chain/get_block, a transfer's notifications (to `from` and `to`) folded into its one action. The seed is
+ * /v1/chain/get_block, a transfer's notifications (to `from` and `to`) folded into its one action; get_transaction of
+ * every transfer pushed answers its final block, or not executed when a fork dropped it. The seed is
  * printed; ANTLER_TEST_SEED replays a run.
  */
 
@@ -120,7 +121,11 @@ const listedOf = (a: HyperionAction): Listed => ({
   actors: a.act.authorization.map((x) => x.actor),
 })
 
-async function transfersUnderForks(t: TestContext, p: Platform, random: () => number): Promise<number> {
+async function transfersUnderForks(
+  t: TestContext,
+  p: Platform,
+  random: () => number,
+): Promise<{ forks: number; pushed: string[] }> {
   const chain = new APIClient({ url: p.chainApi })
   const pushed: string[] = []
   let forks = 0
@@ -141,7 +146,7 @@ async function transfersUnderForks(t: TestContext, p: Platform, random: () => nu
     }
   }
   t.diagnostic(`${forks} forks injected among ${pushed.length} transfers`)
-  return forks
+  return { forks, pushed }
 }
 
 async function forkedHistory(t: TestContext, store: 'sqlite' | 'postgres') {
@@ -149,7 +154,7 @@ async function forkedHistory(t: TestContext, store: 'sqlite' | 'postgres') {
   const random = mulberry32(SEED)
   const extra = store === 'postgres' ? ['--store', await withPostgresDatabase(t)] : []
   const p = await startPlatform(t, [...extra, '--lib-depth', '30'])
-  const forks = await transfersUnderForks(t, p, random)
+  const { forks, pushed } = await transfersUnderForks(t, p, random)
   assert.ok(forks >= 5, `${forks} forks injected (seed ${SEED})`)
 
   // Quiet: nothing more is pushed; wait until the store is a few blocks past the chain's head at the end.
@@ -177,6 +182,23 @@ async function forkedHistory(t: TestContext, store: 'sqlite' | 'postgres') {
       const ordered = [...sequences].sort((a, b) => (sort === 'asc' ? a - b : b - a))
       assert.deepEqual(sequences, ordered, `${user} ${sort}: in global_sequence order (seed ${SEED})`)
     }
+  }
+
+  // get_transaction of every transfer pushed: in the final chain, executed in its final block; forked out and
+  // dropped, not executed (Hyperion's issue 63 answers a transaction from a block that no longer holds it).
+  const finalBlock = new Map([...expected.values()].flat().map((a) => [a.trx_id, a.block_num]))
+  t.diagnostic(`${pushed.filter((id) => !finalBlock.has(id)).length} transfers dropped by the forks`)
+  for (const id of pushed) {
+    const response = await fetch(`${p.api}/v2/history/get_transaction?id=${id}`)
+    const body = (await response.json()) as { executed: boolean; actions?: { block_num: number }[] }
+    assert.equal(response.status, 200, JSON.stringify(body))
+    const block = finalBlock.get(id)
+    assert.equal(body.executed, block !== undefined, `get_transaction ${id}: executed (seed ${SEED})`)
+    assert.deepEqual(
+      [...new Set((body.actions ?? []).map((a) => a.block_num))],
+      block === undefined ? [] : [block],
+      `get_transaction ${id}: its final block (seed ${SEED})`,
+    )
   }
 }
 
