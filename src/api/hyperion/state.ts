@@ -290,7 +290,8 @@ export const stateRoutes: FastifyPluginAsyncTypebox<HyperionRouteOptions> = asyn
           contract: Name(),
           symbol: Type.Optional(Type.String({ minLength: 1, maxLength: 7 })),
           limit: Limit,
-          skip: Skip,
+          // Every holder is ranked for an answer, so any of them can be paged to.
+          skip: Type.Optional(Type.Integer({ minimum: 0, maximum: TOP_HOLDERS_MAX_ROWS })),
         }),
         response: {
           200: withEnvelope({
