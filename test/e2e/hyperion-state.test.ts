@@ -231,6 +231,12 @@ async function checkStateRoutes(t: TestContext, extraArgs: string[]): Promise<vo
     [holders.holders[1]],
   )
 
+  assert.deepEqual(
+    (await hyperion<Holders>(`/v2/state/get_top_holders?contract=eosio.token&skip=20000`)).holders,
+    [],
+    'a page past the 10,000th holder is served (empty here)',
+  )
+
   // A balance that changes is answered current (Hyperion's get_tokens serves stale amounts).
   const spent = await pushActions(chain, [transfer(account, 'bob', `2 ${symbol}`)], asAccount)
   await waitIndexed(p.api, spent.blockNum)
