@@ -1,5 +1,4 @@
-import type { Store } from '../store/index.ts'
-import { MAX_FILTER_VALUES, type BlockQuery } from '../store/history-pages.ts'
+import { MAX_FILTER_VALUES, type BlockQuery, type Store } from '../store/index.ts'
 import { filterValues, isDescending, parseAfterBefore, resolveBlockBounds, type HyperionSort } from './block-range.ts'
 import { blockDocument, type HyperionBlockDocument } from './block-documents.ts'
 import { HyperionBadRequestError, HyperionNotFoundError } from './errors.ts'

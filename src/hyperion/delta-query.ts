@@ -1,6 +1,5 @@
-import type { BlockDecoderSource } from '../lifecycle/decoder.ts'
-import type { Store } from '../store/index.ts'
-import { MAX_FILTER_VALUES, type RowVersionQuery } from '../store/history-pages.ts'
+import type { BlockDecoderSource } from '../lifecycle/index.ts'
+import { MAX_FILTER_VALUES, type RowVersionQuery, type Store } from '../store/index.ts'
 import { filterValues, isDescending, parseAfterBefore, resolveBlockBounds, type HyperionSort } from './block-range.ts'
 import { MAX_SKIP, TOTAL_CAP, totalOf, type HyperionTotal } from './block-queries.ts'
 import { deltaDocuments, rowDecoderOf, type HyperionDeltaDocument } from './delta-documents.ts'
@@ -29,7 +28,7 @@ export interface GetDeltasQuery {
   [key: string]: unknown
 }
 
-const KNOWN_KEYS = new Set([
+const KNOWN_KEYS: ReadonlySet<string> = new Set([
   'code',
   'scope',
   'table',

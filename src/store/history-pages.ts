@@ -59,7 +59,7 @@ export interface HistoryPageReader {
   rowVersionPage(query: RowVersionQuery, page: PageArgs): Promise<RowVersionEntry[]>
   /** How many row versions match, counting at most `cap` (a count of `cap` means "at least"). */
   rowVersionCount(query: RowVersionQuery, cap: number): Promise<number>
-  /** Blocks matching `query`, by number, `skip` then at most `limit`, with their transactions' usage (one statement). */
+  /** Blocks matching `query`, by number, `skip` then at most `limit`, with their receipts' usage (one statement). */
   blockPage(query: BlockQuery, page: PageArgs): Promise<BlockUsageEntry[]>
   /** How many blocks match, counting at most `cap`. */
   blockCount(query: BlockQuery, cap: number): Promise<number>

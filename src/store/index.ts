@@ -17,6 +17,15 @@ export type {
   SnapshotSource,
 } from './port.ts'
 export type { SearchExpr, SearchFlag, SearchDirection, SearchMatch, SearchRange } from './search/query.ts'
+export {
+  MAX_FILTER_VALUES,
+  type HistoryPageReader,
+  type RowVersionQuery,
+  type RowVersionEntry,
+  type BlockQuery,
+  type BlockUsageEntry,
+  type PageArgs,
+} from './history-pages.ts'
 export { FLAG_INPUT, FLAG_NOTIF, FLAG_SCHEDULED, termKey, decodeEntries } from './search/postings.ts'
 export {
   SEARCH_DATA_FIELDS,

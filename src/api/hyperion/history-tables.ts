@@ -5,7 +5,7 @@ import { hyperionBlock, hyperionBlocks } from '../../hyperion/block-queries.ts'
 import { hyperionDeltas } from '../../hyperion/delta-query.ts'
 import { hyperionSchedule } from '../../hyperion/schedule-history.ts'
 import { hyperionTableState } from '../../hyperion/table-state.ts'
-import { createBlockDecoderSource } from '../../lifecycle/decoder.ts'
+import { createBlockDecoderSource } from '../../lifecycle/index.ts'
 import type { HyperionRouteOptions } from './index.ts'
 
 /** A comma list of names (Hyperion's `a,b` → any of); the domain code bounds how many values it takes. */
