@@ -27,8 +27,12 @@ test('get_transaction: the signed transaction packs again to the bytes wharfkit 
   }
   const expected = Transaction.from({
     ...wire,
-    context_free_actions: wire.context_free_actions.map((a) => ({ ...a, data: a.hex_data })),
-    actions: wire.actions.map((a) => ({ ...a, data: a.hex_data })),
+    context_free_actions: wire.context_free_actions.map((a) => ({
+      ...a,
+      authorization: [...a.authorization],
+      data: a.hex_data,
+    })),
+    actions: wire.actions.map((a) => ({ ...a, authorization: [...a.authorization], data: a.hex_data })),
     transaction_extensions: [{ type: 1, data: 'deadbeef' }],
   })
   const id = String(expected.id)
