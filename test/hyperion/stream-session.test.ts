@@ -201,3 +201,34 @@ test('requests without an ack callback or with junk are survived', async (t) => 
   assert.equal(socket.connected, true)
   assert.deepEqual(unexpected, [])
 })
+
+test('a live request ends once its read_until block is irreversible', async (t) => {
+  const { deps, subscriptions } = fakeDeps()
+  const { client } = await serve(t, deps, 5_000)
+  const socket = await client()
+  const until = HEAD + 10
+  const ack = (await socket
+    .timeout(5_000)
+    .emitWithAck('action_stream_request', { account: 'bob', read_until: until })) as Json
+  assert.equal(ack.status, 'OK')
+  await waitFor(() => subscriptions.length === 1)
+  const irreversible = (blockNum: number) => ({
+    step: { seq: 10 * blockNum, type: 'irreversible' as const, blockNum, blockId: block(blockNum).id },
+    payload: undefined,
+    pastRetention: true,
+    bytes: 0,
+  })
+  await subscriptions[0].onSteps([irreversible(until - 1)])
+  const cancel = () => socket.timeout(5_000).emitWithAck('cancel_stream_request', { reqUUID: ack.reqUUID })
+  assert.deepEqual(await cancel(), { status: 'OK' }, 'still running before read_until is irreversible')
+  const again = (await socket
+    .timeout(5_000)
+    .emitWithAck('action_stream_request', { account: 'bob', read_until: until })) as Json
+  await waitFor(() => subscriptions.length === 2)
+  await subscriptions[1].onSteps([irreversible(until)])
+  assert.deepEqual(
+    await socket.timeout(5_000).emitWithAck('cancel_stream_request', { reqUUID: again.reqUUID }),
+    { status: 'NOT_FOUND' },
+    'ended by itself',
+  )
+})

@@ -49,13 +49,15 @@ export interface LiveOutput {
   fork(event: Omit<ForkEvent, 'chain_id' | 'reqUUID'>): void
   /** Called after each batch of steps; the hub waits for it (a slow client slows, then loses, its subscription). */
   flush(): Promise<void>
+  /** `read_until` is irreversible: nothing more can come (or change) for the request. */
+  finished(): void
 }
 
 /**
  * Follows the step log for one request: applied blocks (`new`, `redo`) in the window `floor..until` give their
  * documents; undone blocks the request was past are gathered into one fork notice, sent with the id of the block that
  * replaces the first of them (the next applied step), before that block's documents. `irreversible` steps carry
- * nothing here (`lib_update` is the server's).
+ * nothing here (`lib_update` is the server's) but end the request once `read_until` is irreversible.
  */
 export function followLive(
   deps: Pick<StreamDeps, 'live'>,
@@ -69,6 +71,10 @@ export function followLive(
   const inWindow = (num: number) => num >= window.floor && (window.until === undefined || num <= window.until)
   const onSteps = async (items: readonly LiveStep[]) => {
     for (const { step, payload } of items) {
+      if (step.type === 'irreversible' && window.until !== undefined && step.blockNum >= window.until) {
+        await out.flush()
+        return out.finished()
+      }
       if (step.type === 'undo') {
         if (inWindow(step.blockNum)) undone.push({ block_num: step.blockNum, block_id: step.blockId })
         continue

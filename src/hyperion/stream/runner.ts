@@ -71,6 +71,7 @@ export function runStream(args: {
         },
         fork: (event) => sink.fork({ chain_id: args.chainId, reqUUID, ...event }),
         flush: () => sink.drain(),
+        finished: () => end(),
       },
       end,
     )
