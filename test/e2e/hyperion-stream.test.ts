@@ -1,9 +1,10 @@
-import { test } from 'node:test'
+import { test, type TestContext } from 'node:test'
 import assert from 'node:assert/strict'
 import { APIClient } from '@wharfkit/antelope'
 import { io, type Socket } from 'socket.io-client'
 import { issueToken, startPlatform, type Platform } from '../_helpers/platform.ts'
 import { pollUntil, pushActions, waitIndexed } from '../_helpers/push.ts'
+import { PG_SKIP_REASON, withPostgresDatabase } from '../_helpers/postgres.ts'
 
 type Json = Record<string, unknown>
 type Ack = { status: string; reqUUID?: string; currentBlockNum?: number; message?: string }
@@ -12,6 +13,8 @@ interface Received {
   readonly history: Json[]
   readonly live: Json[]
   readonly forks: Json[]
+  /** Error messages and `stream_error` events of the request. */
+  readonly errors: Json[]
   historyEnd?: Json
 }
 
@@ -29,28 +32,68 @@ async function connect(
   return { socket, handshake }
 }
 
-/** Collects what a request receives; history batches are acked (`{status: true}`) as Hyperion's client does. */
-function collect(socket: Socket, reqUUID: () => string | undefined): Received {
-  const received: Received = { order: [], history: [], live: [], forks: [] }
+/** Every stream event a socket received, in order (one log per socket, whatever request it is for). */
+const logs = new WeakMap<Socket, { event: string; m: Json }[]>()
+function eventLog(socket: Socket): { event: string; m: Json }[] {
+  let log = logs.get(socket)
+  if (log) return log
+  logs.set(socket, (log = []))
+  const entries = log
   socket.on('message', (m: Json, ack?: (a: unknown) => void) => {
-    if (m.mode === 'history' && Array.isArray(m.messages)) {
-      if (m.reqUUID === reqUUID()) {
-        received.history.push(...(m.messages as Json[]))
-        received.order.push('history')
+    entries.push({ event: 'message', m })
+    // History batches are acked (`{status: true}`) as Hyperion's client does.
+    ack?.({ status: true })
+  })
+  for (const event of ['stream_error', 'fork_event']) socket.on(event, (m: Json) => entries.push({ event, m }))
+  return log
+}
+
+/**
+ * What one request received, read from the socket's log when asked: the request's id is known only once its ack
+ * arrives, and its first batch may be handled before the code awaiting the ack runs.
+ */
+function collect(socket: Socket, reqUUID: () => string | undefined): Received {
+  const log = eventLog(socket)
+  const mine = () =>
+    log.filter(({ m }) => m.reqUUID === reqUUID() || (Array.isArray(m.targets) && m.targets.includes(reqUUID() ?? '')))
+  const view = (): Received => {
+    const r: Received = { order: [], history: [], live: [], forks: [], errors: [] }
+    for (const { event, m } of mine()) {
+      if (event === 'fork_event') r.forks.push(m)
+      else if (event === 'stream_error' || typeof m.error === 'string') r.errors.push(m)
+      else if (m.mode === 'history' && Array.isArray(m.messages)) {
+        r.history.push(...(m.messages as Json[]))
+        r.order.push('history')
+      } else if (m.type === 'history_end') {
+        r.historyEnd = m
+        r.order.push('history_end')
+      } else if (m.mode === 'live') {
+        r.live.push(JSON.parse(Buffer.from(m.message as Uint8Array).toString()) as Json)
+        r.order.push('live')
       }
-      ack?.({ status: true })
-    } else if (m.type === 'history_end' && m.reqUUID === reqUUID()) {
-      received.historyEnd = m
-      received.order.push('history_end')
-    } else if (m.mode === 'live' && (m.targets as string[]).includes(reqUUID() ?? '')) {
-      received.live.push(JSON.parse(Buffer.from(m.message as Uint8Array).toString()) as Json)
-      received.order.push('live')
     }
-  })
-  socket.on('fork_event', (e: Json) => {
-    if (e.reqUUID === reqUUID()) received.forks.push(e)
-  })
-  return received
+    return r
+  }
+  return {
+    get order() {
+      return view().order
+    },
+    get history() {
+      return view().history
+    },
+    get live() {
+      return view().live
+    },
+    get forks() {
+      return view().forks
+    },
+    get errors() {
+      return view().errors
+    },
+    get historyEnd() {
+      return view().historyEnd
+    },
+  }
 }
 
 const request = (socket: Socket, event: string, body: unknown): Promise<Ack> =>
@@ -69,115 +112,129 @@ async function transfer(chain: APIClient, from: string, to: string, memo: string
 
 const libOf = async (chain: APIClient) => (await chain.v1.chain.get_info()).last_irreversible_block_num.toNumber()
 
-test(
-  '/stream: irreversible history in acked batches, history_end, then live actions and deltas, each exactly once; /v1/stream still works beside it',
-  { timeout: 120_000 },
-  async (t) => {
-    const p = await startPlatform(t)
-    const chain = new APIClient({ url: p.chainApi })
-    // History: transfers alice → bob, then LIB past them.
-    const early: { id: string; blockNum: number }[] = []
-    for (let i = 0; i < 4; i++) early.push(await transfer(chain, 'alice', 'bob', `early ${i}`))
-    await pollUntil(
-      () => libOf(chain),
-      (lib) => lib > early.at(-1)!.blockNum,
-      20_000,
-    )
-    await waitIndexed(p.api, (await chain.v1.chain.get_info()).head_block_num.toNumber())
+/** History then live on a store: `extraArgs` picks it (PostgreSQL with `--store <url>`). */
+async function historyThenLive(t: TestContext, extraArgs: string[]): Promise<void> {
+  const p = await startPlatform(t, extraArgs)
+  const chain = new APIClient({ url: p.chainApi })
+  // History: transfers alice → bob, then LIB past them.
+  const early: { id: string; blockNum: number }[] = []
+  for (let i = 0; i < 4; i++) early.push(await transfer(chain, 'alice', 'bob', `early ${i}`))
+  await pollUntil(
+    () => libOf(chain),
+    (lib) => lib > early.at(-1)!.blockNum,
+    20_000,
+  )
+  await waitIndexed(p.api, (await chain.v1.chain.get_info()).head_block_num.toNumber())
 
-    const { socket, handshake } = await connect(t, p)
-    assert.equal(handshake.chain_id, p.chainId)
-    const ids: { action?: string; delta?: string } = {}
-    const actions = collect(socket, () => ids.action)
-    const deltas = collect(socket, () => ids.delta)
-    const first = early[0].blockNum
-    const actionAck = await request(socket, 'action_stream_request', {
-      contract: 'eosio.token',
-      action: 'transfer',
-      account: '',
-      start_from: first,
-      read_until: 0,
-      filters: [{ field: '@transfer.to', value: 'bob' }],
+  const { socket, handshake } = await connect(t, p)
+  assert.equal(handshake.chain_id, p.chainId)
+  const ids: { action?: string; delta?: string } = {}
+  const actions = collect(socket, () => ids.action)
+  const deltas = collect(socket, () => ids.delta)
+  const first = early[0].blockNum
+  const actionAck = await request(socket, 'action_stream_request', {
+    contract: 'eosio.token',
+    action: 'transfer',
+    account: '',
+    start_from: first,
+    read_until: 0,
+    filters: [{ field: '@transfer.to', value: 'bob' }],
+  })
+  assert.equal(actionAck.status, 'OK', JSON.stringify(actionAck))
+  ids.action = actionAck.reqUUID
+  assert.ok((actionAck.currentBlockNum ?? 0) >= early.at(-1)!.blockNum)
+  const deltaAck = await request(socket, 'delta_stream_request', {
+    code: 'eosio.token',
+    table: 'accounts',
+    scope: 'bob',
+    payer: '',
+    start_from: first,
+    read_until: 0,
+  })
+  assert.equal(deltaAck.status, 'OK', JSON.stringify(deltaAck))
+  ids.delta = deltaAck.reqUUID
+
+  // Live: more transfers while the stream runs; a transfer to carol the filter leaves out.
+  const late: { id: string; blockNum: number }[] = []
+  for (let i = 0; i < 4; i++) late.push(await transfer(chain, 'alice', 'bob', `late ${i}`))
+  const other = await transfer(chain, 'alice', 'carol', 'not for bob')
+  const all = [...early, ...late]
+  const idsOf = (r: Received) => [...r.history, ...r.live].map((d) => d.trx_id as string)
+  const deltaBlocksOf = (r: Received) => [...r.history, ...r.live].map((d) => d.block_num as number)
+  const wantedBlocks = [...new Set(all.map((x) => x.blockNum))]
+  const problems = () =>
+    JSON.stringify({
+      actionErrors: actions.errors,
+      deltaErrors: deltas.errors,
+      got: deltaBlocksOf(deltas),
+      wantedBlocks,
     })
-    assert.equal(actionAck.status, 'OK', JSON.stringify(actionAck))
-    ids.action = actionAck.reqUUID
-    assert.ok((actionAck.currentBlockNum ?? 0) >= early.at(-1)!.blockNum)
-    const deltaAck = await request(socket, 'delta_stream_request', {
-      code: 'eosio.token',
-      table: 'accounts',
-      scope: 'bob',
-      payer: '',
-      start_from: first,
-      read_until: 0,
+  await pollUntil(
+    async () => idsOf(actions).length,
+    (n) => n >= all.length,
+    20_000,
+  ).catch((e: Error) => assert.fail(`${e.message}: ${problems()}`))
+  await pollUntil(
+    async () => new Set(deltaBlocksOf(deltas)).size,
+    (n) => n >= wantedBlocks.length,
+    20_000,
+  ).catch((e: Error) => assert.fail(`${e.message}: ${problems()}`))
+  assert.deepEqual([...actions.errors, ...deltas.errors], [])
+  await new Promise((resolve) => setTimeout(resolve, 500))
+
+  // Actions: every transfer to bob exactly once, in order, history (irreversible) first.
+  assert.deepEqual(
+    idsOf(actions),
+    all.map((x) => x.id),
+  )
+  assert.ok(!idsOf(actions).includes(other.id))
+  assert.deepEqual(actions.order.slice(0, actions.order.indexOf('history_end') + 1).at(-1), 'history_end')
+  assert.ok(
+    !actions.order.slice(0, actions.order.indexOf('history_end')).includes('live'),
+    'no live before history_end',
+  )
+  assert.ok(actions.history.length >= early.length, 'the irreversible transfers came as history')
+  const lastBlock = (actions.historyEnd!.message as { lastBlock: number }).lastBlock
+  for (const d of actions.history) assert.ok((d.block_num as number) <= lastBlock)
+  for (const d of actions.live) assert.ok((d.block_num as number) > lastBlock)
+  const doc = actions.history[0] as Json & { act: Json & { data: Json }; receipts: Json[] }
+  assert.deepEqual(doc.act.data.to, 'bob')
+  assert.equal(doc.act.data.symbol, 'EOS')
+  assert.deepEqual(
+    doc.receipts.map((r) => r.receiver),
+    ['eosio.token', 'alice', 'bob'],
+    'notifications folded into receipts',
+  )
+  assert.equal(typeof doc['@timestamp'], 'string')
+
+  // Deltas: bob's balance row once per block that changed it, the last one equal to /v0/state/table.
+  const deltaBlocks = [...deltas.history, ...deltas.live].map((d) => d.block_num as number)
+  assert.deepEqual(deltaBlocks, [...new Set(all.map((x) => x.blockNum))])
+  const token = await issueToken(p, p.apiKey)
+  const rest = (await (
+    await fetch(`${p.api}/v0/state/table?account=eosio.token&table=accounts&scope=bob&json=true`, {
+      headers: { authorization: `Bearer ${token}` },
     })
-    assert.equal(deltaAck.status, 'OK', JSON.stringify(deltaAck))
-    ids.delta = deltaAck.reqUUID
+  ).json()) as { rows: { json: { balance: string } }[] }
+  const lastDelta = [...deltas.history, ...deltas.live].at(-1) as Json & { data: { balance: string } }
+  assert.equal(lastDelta.data.balance, rest.rows[0].json.balance)
+  assert.equal(lastDelta.present, 1)
 
-    // Live: more transfers while the stream runs; a transfer to carol the filter leaves out.
-    const late: { id: string; blockNum: number }[] = []
-    for (let i = 0; i < 4; i++) late.push(await transfer(chain, 'alice', 'bob', `late ${i}`))
-    const other = await transfer(chain, 'alice', 'carol', 'not for bob')
-    const all = [...early, ...late]
-    const idsOf = (r: Received) => [...r.history, ...r.live].map((d) => d.trx_id as string)
-    await pollUntil(
-      async () => idsOf(actions).length,
-      (n) => n >= all.length,
-      20_000,
-    )
-    await pollUntil(
-      async () => new Set([...deltas.history, ...deltas.live].map((d) => d.block_num)).size,
-      (n) => n >= new Set(all.map((x) => x.blockNum)).size,
-      20_000,
-    )
-    await new Promise((resolve) => setTimeout(resolve, 500))
+  // The dfuse WebSocket on the same port still upgrades.
+  const ws = new WebSocket(`${p.api.replace('http', 'ws')}/v1/stream?token=${token}`)
+  await new Promise<void>((resolve, reject) => {
+    ws.onopen = () => resolve()
+    ws.onerror = () => reject(new Error('/v1/stream did not upgrade'))
+  })
+  ws.close()
+}
 
-    // Actions: every transfer to bob exactly once, in order, history (irreversible) first.
-    assert.deepEqual(
-      idsOf(actions),
-      all.map((x) => x.id),
-    )
-    assert.ok(!idsOf(actions).includes(other.id))
-    assert.deepEqual(actions.order.slice(0, actions.order.indexOf('history_end') + 1).at(-1), 'history_end')
-    assert.ok(
-      !actions.order.slice(0, actions.order.indexOf('history_end')).includes('live'),
-      'no live before history_end',
-    )
-    assert.ok(actions.history.length >= early.length, 'the irreversible transfers came as history')
-    const lastBlock = (actions.historyEnd!.message as { lastBlock: number }).lastBlock
-    for (const d of actions.history) assert.ok((d.block_num as number) <= lastBlock)
-    for (const d of actions.live) assert.ok((d.block_num as number) > lastBlock)
-    const doc = actions.history[0] as Json & { act: Json & { data: Json }; receipts: Json[] }
-    assert.deepEqual(doc.act.data.to, 'bob')
-    assert.equal(doc.act.data.symbol, 'EOS')
-    assert.deepEqual(
-      doc.receipts.map((r) => r.receiver),
-      ['eosio.token', 'alice', 'bob'],
-      'notifications folded into receipts',
-    )
-    assert.equal(typeof doc['@timestamp'], 'string')
-
-    // Deltas: bob's balance row once per block that changed it, the last one equal to /v0/state/table.
-    const deltaBlocks = [...deltas.history, ...deltas.live].map((d) => d.block_num as number)
-    assert.deepEqual(deltaBlocks, [...new Set(all.map((x) => x.blockNum))])
-    const token = await issueToken(p, p.apiKey)
-    const rest = (await (
-      await fetch(`${p.api}/v0/state/table?account=eosio.token&table=accounts&scope=bob&json=true`, {
-        headers: { authorization: `Bearer ${token}` },
-      })
-    ).json()) as { rows: { json: { balance: string } }[] }
-    const lastDelta = [...deltas.history, ...deltas.live].at(-1) as Json & { data: { balance: string } }
-    assert.equal(lastDelta.data.balance, rest.rows[0].json.balance)
-    assert.equal(lastDelta.present, 1)
-
-    // The dfuse WebSocket on the same port still upgrades.
-    const ws = new WebSocket(`${p.api.replace('http', 'ws')}/v1/stream?token=${token}`)
-    await new Promise<void>((resolve, reject) => {
-      ws.onopen = () => resolve()
-      ws.onerror = () => reject(new Error('/v1/stream did not upgrade'))
-    })
-    ws.close()
-  },
-)
+for (const store of ['sqlite', 'postgres'] as const)
+  test(
+    `/stream (${store}): irreversible history in acked batches, history_end, then live actions and deltas, each exactly once; /v1/stream still works beside it`,
+    { timeout: 120_000, skip: store === 'postgres' && PG_SKIP_REASON },
+    async (t) => historyThenLive(t, store === 'postgres' ? ['--store', await withPostgresDatabase(t)] : []),
+  )
 
 test(
   '/stream: fork_event when sent blocks are forked out, then the new chain; lib_update; cancel; bad requests acked with ERROR',
