@@ -232,3 +232,31 @@ test('a live request ends once its read_until block is irreversible', async (t) 
     'ended by itself',
   )
 })
+
+test('live output waits for the transport: a client that stops reading holds up its feed (then the hub bound applies)', async (t) => {
+  const { deps, subscriptions } = fakeDeps()
+  const { client } = await serve(t, deps, 5_000)
+  const socket = await client()
+  const ack = (await socket.timeout(5_000).emitWithAck('delta_stream_request', { code: 'eosio.token' })) as Json
+  assert.equal(ack.status, 'OK')
+  await waitFor(() => subscriptions.length === 1)
+  // The client's TCP socket stops reading.
+  const raw = (socket.io.engine.transport as unknown as { ws: { _socket: { pause(): void; resume(): void } } }).ws
+    ._socket
+  raw.pause()
+  const num = HEAD + 1
+  const changes = Array.from({ length: 40_000 }, (_, i) => ({ ...change(num), primaryKey: BigInt(i) }))
+  const payload = { step: undefined, block: block(num), transactions: [], actions: [], rowChanges: changes }
+  const step = { seq: 10 * num, type: 'new' as const, blockNum: num, blockId: block(num).id }
+  let delivered = false
+  const onSteps = Promise.resolve(
+    subscriptions[0].onSteps([{ step, payload: { ...payload, step }, pastRetention: false, bytes: 1 }]),
+  ).then(() => (delivered = true))
+  await new Promise((resolve) => setTimeout(resolve, 1_000))
+  assert.equal(delivered, false, 'the step is not done while the client reads nothing')
+  let received = 0
+  socket.on('message', (m: Json) => m.mode === 'live' && received++)
+  raw.resume()
+  await onSteps
+  await waitFor(() => received === changes.length, 20_000)
+})
