@@ -163,6 +163,64 @@ export function countableByPostings(expr: SearchExpr): boolean {
   return !receivers.negated && receivers.values.size <= 1
 }
 
+/** An AND's or an OR's parts with nested ANDs (ORs) merged in. */
+function flatten(expr: SearchExpr): SearchExpr {
+  if ('and' in expr) return { and: expr.and.map(flatten).flatMap((e) => ('and' in e ? e.and : [e])) }
+  if ('or' in expr) return { or: expr.or.map(flatten).flatMap((e) => ('or' in e ? e.or : [e])) }
+  if ('not' in expr) return { not: flatten(expr.not) }
+  return expr
+}
+
+/** The terms an expression excludes when negated: `not t` and `not (t1 or t2…)`. */
+function negatedTerms(expr: SearchExpr): string[] {
+  if (!('not' in expr)) return []
+  const inner = expr.not
+  if ('term' in inner) return [inner.term]
+  if ('or' in inner) return inner.or.flatMap((e) => ('term' in e ? [e.term] : []))
+  return []
+}
+
+/**
+ * An AND's parts simplified where its own terms decide them: inside `not (…)` an AND's parts that the AND requires
+ * anyway are true, so they go; a NOT left with nothing, or excluding a term the AND requires, makes it match nothing
+ * (undefined).
+ */
+function simplifyConjunction(parts: readonly SearchExpr[]): SearchExpr[] | undefined {
+  const positives = new Set(parts.flatMap((p) => ('term' in p ? [p.term] : [])))
+  const out: SearchExpr[] = []
+  for (const p of parts) {
+    if ('not' in p && 'and' in p.not) {
+      const left = p.not.and.filter((q) => !('term' in q && positives.has(q.term)))
+      if (left.length === 0) return undefined
+      out.push({ not: left.length === 1 ? left[0] : { and: left } })
+    } else out.push(p)
+  }
+  const excluded = new Set(out.flatMap(negatedTerms))
+  return [...positives].some((t) => excluded.has(t)) ? undefined : out
+}
+
+/**
+ * A counting query the engine walks cheaply. The engine filters flags on a term's own list, but an AND of flags with
+ * only an OR walks the every-action list, and a NOT that excludes every candidate walks its list to the end; so flags
+ * and NOTs are distributed into the OR's branches, and each branch is simplified (simplifyConjunction): a branch such
+ * as `auth:x AND NOT (account:x OR auth:x)` matches nothing and is dropped.
+ */
+export function countingQuery(expr: SearchExpr): SearchExpr {
+  const flat = flatten(expr)
+  if (!('and' in flat)) return flat
+  const ors = flat.and.filter((e) => 'or' in e)
+  const rest = flat.and.filter((e) => !('or' in e))
+  const conjunctions =
+    ors.length === 1
+      ? (ors[0] as { or: SearchExpr[] }).or.map((b) => (flatten({ and: [b, ...rest] }) as { and: SearchExpr[] }).and)
+      : [flat.and]
+  const branches = conjunctions.flatMap((c) => {
+    const simplified = simplifyConjunction(c)
+    return simplified ? [{ and: simplified }] : []
+  })
+  return branches.length === 1 ? branches[0] : { or: branches }
+}
+
 /** Documents matching `expr` within the sequence range, counted up to `cap`. */
 async function countDocuments(
   store: Pick<Store, 'searchActions' | 'executionsOfActions'>,
@@ -174,13 +232,13 @@ async function countDocuments(
   if (!countableByPostings(expr)) return total((await walkDocuments(store, expr, 'forward', range, cap + 1)).length)
   const seqs = { direction: 'forward' as const, fromSeq: range.fromSeq, toSeq: range.toSeq }
   const originals = await store.searchActions({
-    query: { and: [expr, { flag: 'notif', value: false }] },
+    query: countingQuery({ and: [expr, { flag: 'notif', value: false }] }),
     ...seqs,
     limit: cap + 1,
   })
   if (originals.length > cap || receiverTerms(expr).values.size === 0) return total(originals.length)
   const notificationsOnly = await store.searchActions({
-    query: { and: [expr, { flag: 'notif', value: true }, { not: onOriginal(expr) }] },
+    query: countingQuery({ and: [expr, { flag: 'notif', value: true }, { not: onOriginal(expr) }] }),
     ...seqs,
     limit: cap + 1 - originals.length,
   })

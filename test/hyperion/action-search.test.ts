@@ -4,7 +4,12 @@ import { actionSearchTerms } from '../../src/store/search/terms.ts'
 import type { ActionRecord, BlockBatch, SearchExpr, TransactionRecord } from '../../src/store/index.ts'
 import { foldNotifications } from '../../src/hyperion/action-documents.ts'
 import { planActionQuery } from '../../src/hyperion/action-query.ts'
-import { countableByPostings, searchActionDocuments } from '../../src/hyperion/action-search.ts'
+import {
+  countableByPostings,
+  countingQuery,
+  onOriginal,
+  searchActionDocuments,
+} from '../../src/hyperion/action-search.ts'
 import type { BlockDecoderSource } from '../../src/lifecycle/decoder.ts'
 import { mulberry32 } from '../_helpers/random.ts'
 import { tempSqliteStore } from '../_helpers/store.ts'
@@ -216,4 +221,25 @@ test('counting from postings is used only where it is exact', () => {
   assert.equal(countableByPostings(plan('receipts.receiver=alice,bob')), false, 'two receivers may both be notified')
   assert.equal(countableByPostings(plan('receipts.receiver=!alice')), false, 'every other receiver matches')
   assert.equal(countableByPostings(plan('account=alice&receipts.receiver=bob')), false)
+
+  // The notifications-only count of an account: the authorizer branch cannot match (a notification's authorizers are
+  // its original's), so only the receiver's list is walked, filtered by its own flags.
+  const account = plan('account=alice')
+  assert.deepEqual(countingQuery({ and: [account, { flag: 'notif', value: true }, { not: onOriginal(account) }] }), {
+    and: [
+      { term: 'receiver:alice' },
+      { flag: 'notif', value: true },
+      { not: { or: [{ term: 'account:alice' }, { term: 'auth:alice' }] } },
+    ],
+  })
+  const filtered = plan('account=alice&filter=tok:issue')
+  assert.deepEqual(countingQuery({ and: [filtered, { flag: 'notif', value: true }, { not: onOriginal(filtered) }] }), {
+    and: [
+      { term: 'receiver:alice' },
+      { term: 'account:tok' },
+      { term: 'action:issue' },
+      { flag: 'notif', value: true },
+      { not: { or: [{ term: 'account:alice' }, { term: 'auth:alice' }] } },
+    ],
+  })
 })
