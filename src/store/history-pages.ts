@@ -134,16 +134,62 @@ const CLOSED_VERSION = (column: string) =>
   `CASE WHEN n.value IS NULL THEN (SELECT p.${column} FROM row_versions p WHERE p.code = n.code AND p.tbl = n.tbl
     AND p.scope = n.scope AND p.pk = n.pk AND p.block_num < n.block_num ORDER BY p.block_num DESC LIMIT 1) END`
 
+/**
+ * A (code, table) with at least this many versions is "dense": its pages are read by walking blocks rather than by
+ * sorting all of its versions.
+ */
+export const DENSE_TABLE_VERSIONS = 5_000
+
+const COUNT_TABLE_VERSIONS = `SELECT count(*) AS n FROM (SELECT 1 FROM row_versions WHERE code = ? AND tbl = ? LIMIT ?) capped`
+
+/**
+ * How a row version query reads, so that its work follows the page, not the table's history:
+ * - `keys`: through the primary key (code, table, scope, pk, block): the versions of the asked scopes, keys or of a
+ *   sparse (code, table), then sorted by block. Also used with a block_num list (a few blocks, through their index).
+ * - `blocks`: walks the asked block range in order (blocks' primary key), each block's versions through the block
+ *   index (which holds code and table), and stops at the page's end: for a dense table or no (code, table) filter.
+ *   A sparse match over a long range costs one index probe per block walked.
+ */
+type RowVersionPlan = 'keys' | 'blocks'
+
+async function planOf(on: SqlSession, query: RowVersionQuery): Promise<RowVersionPlan> {
+  if (query.scopes?.length || query.primaryKeys?.length || query.blockNums?.length) return 'keys'
+  if (!query.codes?.length || !query.tables?.length) return 'blocks'
+  let versions = 0
+  for (const code of query.codes)
+    for (const table of query.tables) {
+      const rows = await on.run(
+        rowsOf<{ n: number | string }>(COUNT_TABLE_VERSIONS, [code, table, DENSE_TABLE_VERSIONS]),
+      )
+      versions += Number(rows[0]?.n ?? 0)
+      if (versions >= DENSE_TABLE_VERSIONS) return 'blocks'
+    }
+  return 'keys'
+}
+
+/** The FROM clause and extra conditions of a plan (`n` the versions, `b` their blocks). */
+function fromOf(plan: RowVersionPlan, query: RowVersionQuery): { from: string; where: string; params: unknown[] } {
+  return plan === 'blocks'
+    ? {
+        // CROSS JOIN keeps blocks the outer loop on SQLite; PostgreSQL plans the join from its statistics.
+        from: 'blocks b CROSS JOIN row_versions n',
+        where: 'n.block_num = b.num AND b.num >= ? AND b.num <= ?',
+        params: [query.fromBlock, query.toBlock],
+      }
+    : { from: 'row_versions n JOIN blocks b ON b.num = n.block_num', where: '1 = 1', params: [] }
+}
+
 export function createHistoryPages(on: SqlSession): HistoryPageReader {
   return {
     async rowVersionPage(query, page) {
       const { where, params } = rowVersionWhere(query)
+      const plan = fromOf(await planOf(on, query), query)
       const dir = page.descending ? 'DESC' : 'ASC'
       const text = `SELECT n.code, n.tbl, n.scope, n.pk, n.payer, n.value, ${CLOSED_VERSION('payer')} AS old_payer,
         ${CLOSED_VERSION('value')} AS old_value, b.num, b.id, b.previous, b.ts, b.producer, b.trx_count, b.action_count
-        FROM row_versions n JOIN blocks b ON b.num = n.block_num WHERE ${where}
-        ORDER BY n.block_num ${dir}, n.code ${dir}, n.tbl ${dir}, n.scope ${dir}, n.pk ${dir} LIMIT ? OFFSET ?`
-      const rows = await on.run(rowsOf<DbRow>(text, [...params, page.limit, page.skip]))
+        FROM ${plan.from} WHERE ${plan.where} AND ${where}
+        ORDER BY b.num ${dir}, n.code ${dir}, n.tbl ${dir}, n.scope ${dir}, n.pk ${dir} LIMIT ? OFFSET ?`
+      const rows = await on.run(rowsOf<DbRow>(text, [...plan.params, ...params, page.limit, page.skip]))
       return rows.map((r) => ({
         block: blockFromRow({ ...r, header: null }),
         change: {
@@ -162,8 +208,9 @@ export function createHistoryPages(on: SqlSession): HistoryPageReader {
     },
     async rowVersionCount(query, cap) {
       const { where, params } = rowVersionWhere(query)
-      const text = `SELECT count(*) AS n FROM (SELECT 1 FROM row_versions n WHERE ${where} LIMIT ?) capped`
-      const rows = await on.run(rowsOf<{ n: number | string }>(text, [...params, cap]))
+      const plan = fromOf(await planOf(on, query), query)
+      const text = `SELECT count(*) AS n FROM (SELECT 1 FROM ${plan.from} WHERE ${plan.where} AND ${where} LIMIT ?) capped`
+      const rows = await on.run(rowsOf<{ n: number | string }>(text, [...plan.params, ...params, cap]))
       return Number(rows[0]?.n ?? 0)
     },
     async blockPage(query, page) {

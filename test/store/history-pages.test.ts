@@ -1,7 +1,7 @@
 import { test, type TestContext } from 'node:test'
 import assert from 'node:assert/strict'
 import { openPostgresStore, type BlockBatch, type Store } from '../../src/store/index.ts'
-import type { RowVersionQuery } from '../../src/store/history-pages.ts'
+import { DENSE_TABLE_VERSIONS, type RowVersionQuery } from '../../src/store/history-pages.ts'
 import { tempSqliteFile } from '../_helpers/store.ts'
 import { PG_SKIP_REASON, withPostgresDatabase } from '../_helpers/postgres.ts'
 import { onCleanup } from '../_helpers/cleanup.ts'
@@ -120,6 +120,38 @@ function runPages(name: string, open: Opener, skip?: string | false) {
       // Undone blocks leave the pages.
       await store.undoFrom(2)
       assert.deepEqual(await page(store, { scopes: ['alice'], codes: ['tok'] }), ['1:tok/accounts/alice/5=10'])
+    },
+  )
+
+  test(
+    `${name}: a dense table's pages (walked by block) are ordered and counted as a sparse one's`,
+    { skip },
+    async (t) => {
+      const store = await open(t)
+      const many = Array.from({ length: DENSE_TABLE_VERSIONS }, (_, i) =>
+        row('big', 't', `s${String(i).padStart(4, '0')}`, 1, i % 250),
+      )
+      await store.applyBlock(block(1, { rows: many }), 0)
+      await store.applyBlock(block(2, { rows: [row('big', 't', 's0001', 1, 99), row('other', 't', 'x', 1, 1)] }), 0)
+      await store.applyBlock(block(3, { rows: [row('big', 't', 's0002', 1, undefined)] }), 0)
+      const dense = { codes: ['big'], tables: ['t'] }
+      assert.deepEqual(await page(store, dense, true, 0, 4), [
+        '3:big/t/s0002/1=-2',
+        '2:big/t/s0001/1=99',
+        '1:big/t/s4999/1=249',
+        '1:big/t/s4998/1=248',
+      ])
+      assert.deepEqual(await page(store, dense, false, 1, 2), ['1:big/t/s0001/1=1', '1:big/t/s0002/1=2'])
+      assert.deepEqual(await page(store, { ...dense, fromBlock: 2, toBlock: 3 }), [
+        '2:big/t/s0001/1=99',
+        '3:big/t/s0002/1=-2',
+      ])
+      assert.equal(
+        await store.rowVersionCount({ ...dense, fromBlock: 1, toBlock: 100 }, 10_000),
+        DENSE_TABLE_VERSIONS + 2,
+      )
+      assert.equal(await store.rowVersionCount({ ...dense, fromBlock: 2, toBlock: 100 }, 10_000), 2)
+      assert.equal(await store.rowVersionCount({ ...dense, fromBlock: 1, toBlock: 100, present: false }, 10_000), 1)
     },
   )
 
