@@ -1,15 +1,17 @@
 import { randomUUID } from 'node:crypto'
 import type { Socket } from 'socket.io'
-import { planStream } from '../../hyperion/stream/plan.ts'
 import {
   parseActionRequest,
   parseDeltaRequest,
+  planStream,
+  runStream,
   StreamRequestError,
+  type BlockDocumentMemo,
+  type RunningStream,
+  type StreamDeps,
   type StreamRequest,
-} from '../../hyperion/stream/request.ts'
-import { runStream, type RunningStream } from '../../hyperion/stream/runner.ts'
-import type { BlockDocumentMemo } from '../../hyperion/stream/live.ts'
-import type { StreamDeps, StreamSink } from '../../hyperion/stream/types.ts'
+  type StreamSink,
+} from '../../hyperion/stream/index.ts'
 
 /** The bounds of one `/stream` connection. */
 export interface StreamSessionLimits {

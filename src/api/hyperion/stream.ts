@@ -6,7 +6,7 @@ import type { AuthService } from '../../auth/index.ts'
 import type { HyperionServices } from '../../hyperion/index.ts'
 import { createBlockDecoderSource, createDecoderSource } from '../../lifecycle/index.ts'
 import type { Subscription } from '../../live/index.ts'
-import { createBlockDocumentMemo } from '../../hyperion/stream/live.ts'
+import { createBlockDocumentMemo } from '../../hyperion/stream/index.ts'
 import {
   serveStreamSession,
   STREAM_SESSION_DEFAULTS,
@@ -25,7 +25,7 @@ const REPLAY_TTL_MS = 60_000
 export interface HyperionStreamOptions {
   readonly hyperion: HyperionServices
   readonly auth: AuthService
-  /** `--hyperion-token`: the handshake needs a token (`auth: {token}` or `?token=`); else public with a per-IP limit. */
+  /** `--hyperion-token`: the handshake needs a token (`auth: {token}` or `?token=`); else public, limited per IP. */
   readonly requireToken: boolean
   /** `--no-auth`: no token anywhere. */
   readonly noAuth: boolean

@@ -1,9 +1,8 @@
 import type { SearchExpr } from '../../store/index.ts'
-import type { HyperionDeltaDocument } from '../delta-documents.ts'
 import { actionDocuments, loadDocumentContexts } from '../action-documents.ts'
 import { actionMatches, blockDeltaDocuments, deltaMatches } from './documents.ts'
 import { matchesFilters } from './filters.ts'
-import type { ActionStreamRequest, DeltaStreamRequest } from './request.ts'
+import type { ActionStreamRequest, DeltaStreamRequest, StreamRequest } from './request.ts'
 import type { StreamDeps, StreamDocument } from './types.ts'
 
 /** Documents per history batch (Hyperion's `stream_scroll_batch`). */
@@ -15,6 +14,26 @@ const DELTA_BLOCKS_PER_READ = 100
 export interface HistoryChunk {
   readonly docs: readonly StreamDocument[]
   readonly filtered: number
+}
+
+/** Gathers a request's documents into chunks of HISTORY_BATCH, counting those its filters drop. */
+function historyBatcher(request: StreamRequest) {
+  let docs: StreamDocument[] = []
+  let filtered = 0
+  return {
+    add(doc: StreamDocument): void {
+      if (matchesFilters(doc, request.filters, request.filterOp)) docs.push(doc)
+      else filtered++
+    },
+    /** The chunk gathered so far when it is full (or `final` and anything is held); undefined otherwise. */
+    take(final = false): HistoryChunk | undefined {
+      if (final ? docs.length === 0 && filtered === 0 : docs.length < HISTORY_BATCH) return undefined
+      const chunk = { docs, filtered }
+      docs = []
+      filtered = 0
+      return chunk
+    },
+  }
 }
 
 /** The search postings an action request's documents are found by (the same facts `actionMatches` checks). */
@@ -46,8 +65,7 @@ export async function* actionHistory(
   const query = actionQuery(request)
   let at = fromSeq
   let lastSent = -1
-  let pending: StreamDocument[] = []
-  let filtered = 0
+  const batch = historyBatcher(request)
   for (;;) {
     const matches = await store.searchActions({ query, direction: 'forward', fromSeq: at, toSeq, limit: HISTORY_BATCH })
     if (matches.length === 0) break
@@ -66,17 +84,14 @@ export async function* actionHistory(
       // An execution spanning two postings reads is read twice: its documents go once.
       if (seq <= lastSent || !actionMatches(doc, request)) continue
       lastSent = seq
-      if (matchesFilters(doc, request.filters, request.filterOp)) pending.push(doc)
-      else filtered++
+      batch.add(doc)
     }
-    if (pending.length >= HISTORY_BATCH) {
-      yield { docs: pending, filtered }
-      pending = []
-      filtered = 0
-    }
+    const full = batch.take()
+    if (full) yield full
     if (matches.length < HISTORY_BATCH) break
   }
-  if (pending.length > 0 || filtered > 0) yield { docs: pending, filtered }
+  const rest = batch.take(true)
+  if (rest) yield rest
 }
 
 /** The delta documents of blocks `from..to` answering the request, block by block, in chunks of about HISTORY_BATCH. */
@@ -86,8 +101,7 @@ export async function* deltaHistory(
   range: { from: number; to: number },
 ): AsyncGenerator<HistoryChunk> {
   const { store } = deps
-  let pending: HyperionDeltaDocument[] = []
-  let filtered = 0
+  const batch = historyBatcher(request)
   for (let first = range.from; first <= range.to; first += DELTA_BLOCKS_PER_READ) {
     const nums: number[] = []
     for (let n = first; n <= Math.min(range.to, first + DELTA_BLOCKS_PER_READ - 1); n++) nums.push(n)
@@ -99,16 +113,11 @@ export async function* deltaHistory(
       const block = blocks.get(num)
       if (!block) continue
       const wanted = (changes.get(num) ?? []).filter((c) => deltaMatches(c, request))
-      for (const doc of await blockDeltaDocuments(block, wanted, request.code, deps.decoders)) {
-        if (matchesFilters(doc, request.filters, request.filterOp)) pending.push(doc)
-        else filtered++
-      }
+      for (const doc of await blockDeltaDocuments(block, wanted, request.code, deps.decoders)) batch.add(doc)
     }
-    if (pending.length >= HISTORY_BATCH) {
-      yield { docs: pending, filtered }
-      pending = []
-      filtered = 0
-    }
+    const full = batch.take()
+    if (full) yield full
   }
-  if (pending.length > 0 || filtered > 0) yield { docs: pending, filtered }
+  const rest = batch.take(true)
+  if (rest) yield rest
 }

@@ -9,7 +9,7 @@ export interface StreamFilter {
   readonly field: string
   readonly value: string | number | boolean
   readonly operator: FilterOperator
-  /** A symbol code: the field holds an asset string ("1.0000 EOS") and its amount is compared when the symbol is this. */
+  /** A symbol code: the field holds an asset string ("1.0000 EOS"), its amount compared when its symbol is this one. */
   readonly asset?: string
 }
 
@@ -64,7 +64,7 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value)
 }
 
-/** An optional name field: absent, empty or `"*"` (a wildcard where allowed) is undefined; anything else must be a name. */
+/** An optional name field: absent, empty or `"*"` (a wildcard where allowed) is undefined; else it must be a name. */
 function nameField(body: Record<string, unknown>, key: string, wildcard: boolean): string | undefined {
   const value = body[key]
   if (value === undefined || value === null || value === '') return undefined
