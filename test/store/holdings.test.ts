@@ -9,6 +9,7 @@ import { PG_SKIP_REASON, withPostgresDatabase } from '../_helpers/postgres.ts'
 import { tempDir } from '../_helpers/devchain.ts'
 import { openSqliteStore } from '../../src/store/index.ts'
 import { onCleanup } from '../_helpers/cleanup.ts'
+import { controlledAccountsSql, TOKEN_HOLDINGS_OF } from '../../src/store/holdings-sql.ts'
 
 const id = (num: number, branch: string) => num.toString(16).padStart(8, '0') + branch.repeat(56)
 
@@ -166,26 +167,40 @@ runHoldings(
   PG_SKIP_REASON,
 )
 
-test('sqlite: a store without the token-holdings index gets it at a writer open', { timeout: 30_000 }, async (t) => {
-  const path = join(tempDir(t), 'store.sqlite')
-  await openSqliteStore(path).close()
-  const db = new Database(path)
-  db.exec('DROP INDEX row_versions_holdings')
-  db.close()
-  const store = openSqliteStore(path)
-  onCleanup(t, () => store.close())
-  const check = new Database(path, { readonly: true })
-  onCleanup(t, () => check.close())
-  const plan = check
-    .prepare(
-      `EXPLAIN QUERY PLAN SELECT code FROM row_versions WHERE tbl = 'accounts' AND scope = 'a' AND valid_to IS NULL AND value IS NOT NULL`,
-    )
-    .all() as { detail: string }[]
-  assert.match(plan.map((p) => p.detail).join('\n'), /row_versions_holdings/)
-})
+const INDEXES = ['row_versions_holdings', 'permission_versions_delegated']
 
 test(
-  'postgres: a store without the token-holdings index gets it at a writer open',
+  'sqlite: a store without the holdings and controllers indexes gets them at a writer open, and the reads use them',
+  { timeout: 30_000 },
+  async (t) => {
+    const path = join(tempDir(t), 'store.sqlite')
+    await openSqliteStore(path).close()
+    const db = new Database(path)
+    for (const index of INDEXES) db.exec(`DROP INDEX ${index}`)
+    db.close()
+    // A reader on a store no writer of this build has opened reads without them.
+    const reader = openSqliteStore(path, { readOnly: true })
+    assert.deepEqual(await reader.controlledAccounts({ account: 'bob', limit: 10 }), [])
+    assert.deepEqual(await reader.tokenHoldings({ account: 'bob', limit: 10 }), [])
+    await reader.close()
+    const store = openSqliteStore(path)
+    onCleanup(t, () => store.close())
+    const check = new Database(path, { readonly: true })
+    onCleanup(t, () => check.close())
+    const planOf = (sql: string, params: unknown[]) =>
+      (check.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params) as { detail: string }[])
+        .map((p) => p.detail)
+        .join('\n')
+    assert.match(planOf(TOKEN_HOLDINGS_OF, ['alice', 10]), /USING INDEX row_versions_holdings/)
+    assert.match(
+      planOf(controlledAccountsSql('INDEXED BY permission_versions_delegated'), ['%"actor":"bob"%', 10]),
+      /USING (COVERING )?INDEX permission_versions_delegated/,
+    )
+  },
+)
+
+test(
+  'postgres: a store without the holdings and controllers indexes gets them at a writer open',
   { skip: PG_SKIP_REASON },
   async (t) => {
     const url = await withPostgresDatabase(t)
@@ -193,9 +208,11 @@ test(
     const client = new pg.Client(url)
     await client.connect()
     onCleanup(t, () => client.end())
-    await client.query('DROP INDEX row_versions_holdings')
+    for (const index of INDEXES) await client.query(`DROP INDEX ${index}`)
     await (await openPostgresStore(url)).close()
-    const found = await client.query("SELECT to_regclass('row_versions_holdings') AS found")
-    assert.notEqual(found.rows[0].found, null)
+    for (const index of INDEXES) {
+      const found = await client.query('SELECT to_regclass($1::text) AS found', [index])
+      assert.notEqual(found.rows[0].found, null, index)
+    }
   },
 )

@@ -11,7 +11,12 @@ import {
   POSTGRES_UPGRADABLE_VERSIONS,
 } from './schema.ts'
 import { ROW_VERSIONS_BORN } from '../versioned-tables.ts'
-import { TOKEN_HOLDINGS_INDEX, TOKEN_HOLDINGS_INDEX_NAME } from '../holdings-sql.ts'
+import {
+  CONTROLLERS_INDEX,
+  CONTROLLERS_INDEX_NAME,
+  TOKEN_HOLDINGS_INDEX,
+  TOKEN_HOLDINGS_INDEX_NAME,
+} from '../holdings-sql.ts'
 import { API_KEYS_ACCOUNT_INDEX } from '../api-keys-sql.ts'
 
 /** The URL with its password masked, for messages. */
@@ -136,10 +141,16 @@ async function createSchemaIn(client: pg.PoolClient, store: string): Promise<boo
       await client.query(ROW_VERSIONS_BORN)
       await client.query(API_KEYS_ACCOUNT_INDEX)
     }
-    // The token-holdings index (holdings-sql.ts) came without a schema version of its own: the first writer's open
-    // that lacks it builds it; later opens find it and take no lock that would queue behind an indexer's writes.
-    const holdings = await client.query('SELECT to_regclass($1::text) AS found', [TOKEN_HOLDINGS_INDEX_NAME])
-    if (holdings.rows[0]?.found === null) await client.query(TOKEN_HOLDINGS_INDEX)
+    // The token-holdings and controllers indexes (holdings-sql.ts) came without a schema version of their own: the
+    // first writer's open that lacks one builds it; later opens find them and take no lock that would queue behind an
+    // indexer's writes.
+    for (const [name, ddl] of [
+      [TOKEN_HOLDINGS_INDEX_NAME, TOKEN_HOLDINGS_INDEX],
+      [CONTROLLERS_INDEX_NAME, CONTROLLERS_INDEX],
+    ]) {
+      const found = await client.query('SELECT to_regclass($1::text) AS found', [name])
+      if (found.rows[0]?.found === null) await client.query(ddl)
+    }
     await client.query('INSERT INTO secrets SELECT * FROM unnest($1::text[], $2::bytea[]) ON CONFLICT DO NOTHING', [
       SECRET_NAMES,
       SECRET_NAMES.map(() => randomBytes(32)),

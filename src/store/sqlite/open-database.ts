@@ -12,7 +12,7 @@ import {
   SQLITE_UPGRADABLE_VERSIONS,
 } from './schema.ts'
 import { ROW_VERSIONS_BORN } from '../versioned-tables.ts'
-import { TOKEN_HOLDINGS_INDEX } from '../holdings-sql.ts'
+import { CONTROLLERS_INDEX, TOKEN_HOLDINGS_INDEX } from '../holdings-sql.ts'
 import { API_KEYS_ACCOUNT_INDEX } from '../api-keys-sql.ts'
 
 /**
@@ -82,6 +82,7 @@ function createSchema(db: Database.Database, path: string): void {
   if (found !== undefined && Number(found) < 6) backfillFirstBlock(db)
   db.exec(ROW_VERSIONS_BORN)
   db.exec(TOKEN_HOLDINGS_INDEX)
+  db.exec(CONTROLLERS_INDEX)
   db.exec(API_KEYS_ACCOUNT_INDEX)
   const insertSecret = db.prepare('INSERT OR IGNORE INTO secrets VALUES (?, ?)')
   for (const name of SECRET_NAMES) insertSecret.run(name, randomBytes(32))

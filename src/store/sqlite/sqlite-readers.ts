@@ -4,6 +4,8 @@ import { permissionLinksFromRows, permissionsFromRows, pkText, u8 } from '../row
 import { PERMISSIONS_AT, PERMISSION_LINKS_AT } from '../common-sql.ts'
 import {
   CONTROLLED_ACCOUNTS,
+  CONTROLLERS_INDEX_NAME,
+  controlledAccountsSql,
   LINKS_AT_HEAD,
   TOKEN_HOLDINGS_OF,
   controllerPattern,
@@ -111,8 +113,18 @@ export function createSqliteStateReader(db: Database.Database, position: () => S
     permissions: db.prepare(PERMISSIONS_AT),
     permissionLinks: db.prepare(PERMISSION_LINKS_AT),
     tokenHoldings: db.prepare(TOKEN_HOLDINGS_OF),
-    controlledAccounts: db.prepare(CONTROLLED_ACCOUNTS).pluck(),
     linksAtHead: db.prepare(LINKS_AT_HEAD),
+  }
+  // Through the controllers index, or without it on a store no writer of this build has opened yet (it creates it).
+  let controlledAccounts: Database.Statement | undefined
+  const controlledAccountsStatement = () => {
+    if (controlledAccounts) return controlledAccounts
+    try {
+      controlledAccounts = db.prepare(controlledAccountsSql(`INDEXED BY ${CONTROLLERS_INDEX_NAME}`)).pluck()
+    } catch {
+      return db.prepare(CONTROLLED_ACCOUNTS).pluck()
+    }
+    return controlledAccounts
   }
   const atHead = (blockNum: number) => {
     const head = position()
@@ -178,7 +190,7 @@ export function createSqliteStateReader(db: Database.Database, position: () => S
     },
     async controlledAccounts({ account, limit }) {
       const pattern = controllerPattern(account)
-      return pattern === undefined ? [] : (s.controlledAccounts.all(pattern, limit) as string[])
+      return pattern === undefined ? [] : (controlledAccountsStatement().all(pattern, limit) as string[])
     },
     async linksAtHead(args) {
       return (s.linksAtHead.all(...linksAtHeadParams(args)) as Record<string, unknown>[]).map(linkAtHeadFromRow)
