@@ -63,7 +63,14 @@ export interface TraceApiBlock {
 
 export type TraceApiStore = Pick<
   Store,
-  'snapshot' | 'firstSeqFromBlock' | 'actionsBySeq' | 'transactionHistories' | 'blockByNum' | 'abi'
+  | 'snapshot'
+  | 'firstSeqFromBlock'
+  | 'actionsBySeq'
+  | 'transactionHistories'
+  | 'blockByNum'
+  | 'abi'
+  | 'stepsOfBlock'
+  | 'stepPayloads'
 >
 
 const STATUS_NAMES = ['executed', 'soft_fail', 'hard_fail', 'delayed', 'expired']
@@ -101,18 +108,22 @@ export class TraceApiBlocks {
   }
 
   private async assemble(block: BlockRecord, lib: number): Promise<TraceApiBlock> {
-    const actions = await this.actionsOf(block)
-    const ids = [...new Set(actions.map((a) => a.trxId))]
-    const histories = await this.store.transactionHistories(ids)
+    const { actions, records } = await this.contentOf(block)
     const decode = await this.decoders(block.num, new Set(actions.map((a) => a.account)))
     const blockTime = formatNodeosTime(block.timestampMs)
     const byTrx = new Map<string, ActionRecord[]>()
-    for (const a of actions) byTrx.set(a.trxId, [...(byTrx.get(a.trxId) ?? []), a])
+    for (const a of actions) {
+      const list = byTrx.get(a.trxId)
+      if (list) list.push(a)
+      else byTrx.set(a.trxId, [a])
+    }
+    // Every trace of the block (a failed one without executed actions too), then any transaction with actions but no
+    // record read (a store whose records predate its block content).
+    const ids = [...new Set([...records.keys(), ...byTrx.keys()])]
     const transactions: (TraceApiTransaction & { position: number })[] = []
-    for (const [id, list] of byTrx) {
-      const record: TransactionRecord | undefined = histories
-        .get(id)
-        ?.records.find((t) => t.blockNum === block.num && t.blockIndex >= 0)
+    for (const id of ids) {
+      const list = byTrx.get(id) ?? []
+      const record = records.get(id)
       const header = record?.details?.header
       transactions.push({
         position: record?.blockIndex ?? Number.MAX_SAFE_INTEGER,
@@ -169,6 +180,30 @@ export class TraceApiBlocks {
         : {}),
       transactions: transactions.map(({ position: _position, ...t }) => t),
     }
+  }
+
+  /**
+   * The block's executed actions (execution order) and its transaction records with a trace (by id): from the block's
+   * content as the step log keeps it (one consistent read), else from its span of global sequences and the histories
+   * of its transactions.
+   */
+  private async contentOf(
+    block: BlockRecord,
+  ): Promise<{ actions: readonly ActionRecord[]; records: Map<string, TransactionRecord> }> {
+    const step = (await this.store.stepsOfBlock(block.id)).find((s) => s.type !== 'undo')
+    const [payload] = step ? await this.store.stepPayloads([step]) : []
+    if (payload && payload.block.id === block.id) {
+      const traced = payload.transactions.filter((t) => t.blockIndex >= 0)
+      return { actions: payload.actions, records: new Map(traced.map((t) => [t.id, t])) }
+    }
+    const actions = await this.actionsOf(block)
+    const histories = await this.store.transactionHistories([...new Set(actions.map((a) => a.trxId))])
+    const records = new Map<string, TransactionRecord>()
+    for (const [id, history] of histories) {
+      const record = history.records.find((t) => t.blockNum === block.num && t.blockIndex >= 0)
+      if (record) records.set(id, record)
+    }
+    return { actions, records }
   }
 
   /** The block's executed actions in execution order: its span of global sequences. */

@@ -195,12 +195,20 @@ async function v1Against(t: TestContext, store: 'sqlite' | 'postgres') {
         number: number
         status: string
         timestamp: string
-        transactions: { id: string; actions: { receiver: string; action: string; data: { memo: string } }[] }[]
+        transactions: {
+          id: string
+          status: string
+          cpu_usage_us: number
+          signatures: string[]
+          actions: { receiver: string; action: string; data: { memo: string } }[]
+        }[]
       }
       assert.equal(b.number, seed.trx.twice.blockNum)
-      const lifecycle = await rest<Lifecycle & { execution_trace: { producer_block_id: string; block_time: string } }>(
-        `/v0/transactions/${seed.trx.twice.id}`,
-      )
+      const lifecycle = await rest<
+        Lifecycle & {
+          execution_trace: { producer_block_id: string; block_time: string; receipt: { cpu_usage_us: number } }
+        }
+      >(`/v0/transactions/${seed.trx.twice.id}`)
       assert.equal(b.id, lifecycle.execution_trace.producer_block_id)
       assert.equal(b.timestamp, lifecycle.execution_trace.block_time)
       assert.match(b.status, /^(irreversible|pending)$/)
@@ -211,6 +219,9 @@ async function v1Against(t: TestContext, store: 'sqlite' | 'postgres') {
         flattenTraces(lifecycle.execution_trace.action_traces).map((tr) => tr.receiver),
       )
       assert.equal(twice.actions[0].data.memo, seed.twiceMemo)
+      assert.equal(twice.cpu_usage_us, lifecycle.execution_trace.receipt.cpu_usage_us)
+      assert.equal(twice.status, 'executed')
+      assert.deepEqual(twice.signatures, seed.trx.twice.signatures)
       const byId = await post('/v1/trace_api/get_block', { block_id: b.id })
       assert.equal((byId.body as { number: number }).number, b.number)
       const head = await post('/v1/trace_api/get_block', { block_num: -1 })
