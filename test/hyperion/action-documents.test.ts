@@ -41,7 +41,7 @@ const execution: ActionRecord[] = [
   trace(107, 'carol', { actDigest: D2, actionOrdinal: 8, creatorActionOrdinal: 7, account: 'bob', name: 'log' }),
 ]
 
-test('fold: two identical actions stay two documents, each with its own notifications', () => {
+test('fold: two identical actions stay two documents, each with its own notifications', { timeout: 10_000 }, () => {
   const groups = foldNotifications(execution)
   assert.deepEqual(
     groups.map((g) => g.map((t) => t.globalSequence)),
@@ -53,103 +53,111 @@ test('fold: two identical actions stay two documents, each with its own notifica
   )
 })
 
-test('fold: a notification with no original of its call stands alone; different digests never merge', () => {
-  const lone = [
-    trace(1, 'alice', { actDigest: D1, actionOrdinal: 2, creatorActionOrdinal: 5 }),
-    trace(2, 'eosio.token', { actDigest: D3, actionOrdinal: 1 }),
-    trace(3, 'bob', { actDigest: D1, actionOrdinal: 3, creatorActionOrdinal: 1 }),
-  ]
-  assert.deepEqual(
-    foldNotifications(lone).map((g) => g.map((t) => t.globalSequence)),
-    [[1], [2], [3]],
-  )
-  // Same digest, created by another action: another call.
-  const other = [
-    trace(1, 'eosio.token', { actDigest: D1, actionOrdinal: 1 }),
-    trace(2, 'bob', { actDigest: D1, actionOrdinal: 3, creatorActionOrdinal: 2 }),
-  ]
-  assert.equal(foldNotifications(other).length, 2)
-})
+test(
+  'fold: a notification with no original of its call stands alone; different digests never merge',
+  { timeout: 10_000 },
+  () => {
+    const lone = [
+      trace(1, 'alice', { actDigest: D1, actionOrdinal: 2, creatorActionOrdinal: 5 }),
+      trace(2, 'eosio.token', { actDigest: D3, actionOrdinal: 1 }),
+      trace(3, 'bob', { actDigest: D1, actionOrdinal: 3, creatorActionOrdinal: 1 }),
+    ]
+    assert.deepEqual(
+      foldNotifications(lone).map((g) => g.map((t) => t.globalSequence)),
+      [[1], [2], [3]],
+    )
+    // Same digest, created by another action: another call.
+    const other = [
+      trace(1, 'eosio.token', { actDigest: D1, actionOrdinal: 1 }),
+      trace(2, 'bob', { actDigest: D1, actionOrdinal: 3, creatorActionOrdinal: 2 }),
+    ]
+    assert.equal(foldNotifications(other).length, 2)
+  },
+)
 
-test('documents: receipts, the first document carries cpu, net and signatures, uint64 styles', () => {
-  const block = blockRecord({ num: 7, producer: 'prod', timestampMs: Date.UTC(2024, 4, 16, 19, 25, 44, 500) })
-  const withTrace = execution.map((a) => ({
-    ...a,
-    trace: {
-      elapsedUs: 5,
-      console: '',
-      contextFree: false,
-      except: undefined,
-      authSequence: [['alice', String(a.globalSequence + 1000)]] as [string, string][],
-      codeSequence: 1,
-      abiSequence: 2,
-    },
-    ramDeltas: a.globalSequence === 100 ? [{ account: 'alice', delta: 12n }] : [],
-  }))
-  const context = {
-    block,
-    transaction: transactionRecord({ cpuUsageUs: 321, netUsageWords: 17 }),
-    decode: () => ({ from: 'alice', to: 'bob', quantity: '1.0000 EOS', memo: 'm' }),
-  }
-  const docs = actionDocuments(withTrace, context)
-  assert.equal(docs.length, 3)
-  const [first, second, third] = docs
-  assert.equal(first['@timestamp'], '2024-05-16T19:25:44.500')
-  assert.equal(first.timestamp, '2024-05-16T19:25:44.500')
-  assert.equal(first.producer, 'prod')
-  assert.equal(first.block_id, block.id)
-  assert.equal(first.cpu_usage_us, 321)
-  assert.equal(first.net_usage_words, 17)
-  assert.equal(first.signatures, undefined, 'no signatures stored: omitted')
-  assert.deepEqual(first.account_ram_deltas, [{ account: 'alice', delta: 12 }])
-  assert.equal(second.cpu_usage_us, undefined)
-  assert.equal(second.account_ram_deltas, undefined)
-  assert.deepEqual(first.receipts, [
-    {
-      receiver: 'eosio.token',
-      global_sequence: 100,
-      recv_sequence: 1000,
-      auth_sequence: [{ account: 'alice', sequence: 1100 }],
-    },
-    {
-      receiver: 'alice',
-      global_sequence: 101,
-      recv_sequence: 1010,
-      auth_sequence: [{ account: 'alice', sequence: 1101 }],
-    },
-    {
-      receiver: 'bob',
-      global_sequence: 102,
-      recv_sequence: 1020,
-      auth_sequence: [{ account: 'alice', sequence: 1102 }],
-    },
-  ])
-  assert.equal(second.global_sequence, 103)
-  assert.equal(second.action_ordinal, 2)
-  assert.equal(third.creator_action_ordinal, 4)
-  assert.equal(second.creator_action_ordinal, 0, "the original's, not a notification's")
-  assert.deepEqual(first.act.data, {
-    amount: 1,
-    symbol: 'EOS',
-    from: 'alice',
-    to: 'bob',
-    quantity: '1.0000 EOS',
-    memo: 'm',
-  })
-  assert.equal(first.act.hex_data, '01')
+test(
+  'documents: receipts, the first document carries cpu, net and signatures, uint64 styles',
+  { timeout: 10_000 },
+  () => {
+    const block = blockRecord({ num: 7, producer: 'prod', timestampMs: Date.UTC(2024, 4, 16, 19, 25, 44, 500) })
+    const withTrace = execution.map((a) => ({
+      ...a,
+      trace: {
+        elapsedUs: 5,
+        console: '',
+        contextFree: false,
+        except: undefined,
+        authSequence: [['alice', String(a.globalSequence + 1000)]] as [string, string][],
+        codeSequence: 1,
+        abiSequence: 2,
+      },
+      ramDeltas: a.globalSequence === 100 ? [{ account: 'alice', delta: 12n }] : [],
+    }))
+    const context = {
+      block,
+      transaction: transactionRecord({ cpuUsageUs: 321, netUsageWords: 17 }),
+      decode: () => ({ from: 'alice', to: 'bob', quantity: '1.0000 EOS', memo: 'm' }),
+    }
+    const docs = actionDocuments(withTrace, context)
+    assert.equal(docs.length, 3)
+    const [first, second, third] = docs
+    assert.equal(first['@timestamp'], '2024-05-16T19:25:44.500')
+    assert.equal(first.timestamp, '2024-05-16T19:25:44.500')
+    assert.equal(first.producer, 'prod')
+    assert.equal(first.block_id, block.id)
+    assert.equal(first.cpu_usage_us, 321)
+    assert.equal(first.net_usage_words, 17)
+    assert.equal(first.signatures, undefined, 'no signatures stored: omitted')
+    assert.deepEqual(first.account_ram_deltas, [{ account: 'alice', delta: 12 }])
+    assert.equal(second.cpu_usage_us, undefined)
+    assert.equal(second.account_ram_deltas, undefined)
+    assert.deepEqual(first.receipts, [
+      {
+        receiver: 'eosio.token',
+        global_sequence: 100,
+        recv_sequence: 1000,
+        auth_sequence: [{ account: 'alice', sequence: 1100 }],
+      },
+      {
+        receiver: 'alice',
+        global_sequence: 101,
+        recv_sequence: 1010,
+        auth_sequence: [{ account: 'alice', sequence: 1101 }],
+      },
+      {
+        receiver: 'bob',
+        global_sequence: 102,
+        recv_sequence: 1020,
+        auth_sequence: [{ account: 'alice', sequence: 1102 }],
+      },
+    ])
+    assert.equal(second.global_sequence, 103)
+    assert.equal(second.action_ordinal, 2)
+    assert.equal(third.creator_action_ordinal, 4)
+    assert.equal(second.creator_action_ordinal, 0, "the original's, not a notification's")
+    assert.deepEqual(first.act.data, {
+      amount: 1,
+      symbol: 'EOS',
+      from: 'alice',
+      to: 'bob',
+      quantity: '1.0000 EOS',
+      memo: 'm',
+    })
+    assert.equal(first.act.hex_data, '01')
 
-  const full = actionDocuments(withTrace, context, { uint64: 'string', full: true })
-  assert.equal(full[0].global_sequence, '100')
-  assert.equal(full[0].receipts[1].recv_sequence, '1010')
-  assert.equal(full[0].receipts[0].auth_sequence[0].sequence, '1100')
-  assert.deepEqual(full[0].account_ram_deltas, [{ account: 'alice', delta: '12' }])
-  assert.equal(full[0].notified, 'eosio.token,alice,bob')
-  assert.equal(full[0].act_digest, D1)
-  assert.equal(full[1].notified, 'eosio.token,alice,bob')
-  assert.equal(full[2].notified, 'bob,carol')
-})
+    const full = actionDocuments(withTrace, context, { uint64: 'string', full: true })
+    assert.equal(full[0].global_sequence, '100')
+    assert.equal(full[0].receipts[1].recv_sequence, '1010')
+    assert.equal(full[0].receipts[0].auth_sequence[0].sequence, '1100')
+    assert.deepEqual(full[0].account_ram_deltas, [{ account: 'alice', delta: '12' }])
+    assert.equal(full[0].notified, 'eosio.token,alice,bob')
+    assert.equal(full[0].act_digest, D1)
+    assert.equal(full[1].notified, 'eosio.token,alice,bob')
+    assert.equal(full[2].notified, 'bob,carol')
+  },
+)
 
-test('documents: undecodable data is the hex string; noBinary drops hex_data', () => {
+test('documents: undecodable data is the hex string; noBinary drops hex_data', { timeout: 10_000 }, () => {
   const context = { block: blockRecord({ num: 7 }), transaction: undefined, decode: () => undefined }
   const docs = actionDocuments([actionRecord({ data: new Uint8Array([0xab, 0xcd]) })], context)
   assert.equal(docs[0].act.data, 'abcd')
@@ -158,7 +166,7 @@ test('documents: undecodable data is the hex string; noBinary drops hex_data', (
   assert.equal(noBinary[0].act.hex_data, undefined)
 })
 
-test('act.data: the projections Hyperion merges in', () => {
+test('act.data: the projections Hyperion merges in', { timeout: 10_000 }, () => {
   const data = (account: string, name: string, decoded: unknown) =>
     hyperionActionData({ account, name, decoded, hex: '00' })
   // Any contract's transfer, `quantity` or `value`; the raw field wins on a conflict.
@@ -220,7 +228,7 @@ test('act.data: the projections Hyperion merges in', () => {
   assert.equal(data('x', 'y', undefined), '00', 'undecodable: the hex')
 })
 
-test('act.data: noBinary cuts strings longer than 256 characters to 32 and "..."', () => {
+test('act.data: noBinary cuts strings longer than 256 characters to 32 and "..."', { timeout: 10_000 }, () => {
   const long = 'x'.repeat(257)
   assert.deepEqual(withoutBinary({ a: long, b: 'y'.repeat(256), c: [long], d: { e: long }, n: 5 }), {
     a: `${'x'.repeat(32)}...`,

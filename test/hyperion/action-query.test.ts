@@ -15,7 +15,7 @@ function refused(query: string, message: RegExp): void {
   )
 }
 
-test('account, filter and no filter', () => {
+test('account, filter and no filter', { timeout: 10_000 }, () => {
   assert.deepEqual(expr(''), ALL_ACTIONS)
   assert.deepEqual(expr('account=alice'), { or: [{ term: 'receiver:alice' }, { term: 'auth:alice' }] })
   assert.deepEqual(expr('filter=eosio.token:transfer'), {
@@ -32,7 +32,7 @@ test('account, filter and no filter', () => {
   refused('filter=a:b:c', /contract:action/)
 })
 
-test('value forms: term, a,b OR with !c NOT, a b AND, !a NOT; ranges on numbers only', () => {
+test('value forms: term, a,b OR with !c NOT, a b AND, !a NOT; ranges on numbers only', { timeout: 10_000 }, () => {
   assert.deepEqual(expr('act.name=transfer'), { term: 'action:transfer' })
   assert.deepEqual(expr('act.name=transfer,issue,!retire'), {
     and: [{ or: [{ term: 'action:transfer' }, { term: 'action:issue' }] }, { not: { term: 'action:retire' } }],
@@ -55,7 +55,7 @@ test('value forms: term, a,b OR with !c NOT, a b AND, !a NOT; ranges on numbers 
   refused('receipts.receiver=alice bob', /receivers/)
 })
 
-test('module prefixes and act.data: the indexed data fields, projections refused', () => {
+test('module prefixes and act.data: the indexed data fields, projections refused', { timeout: 10_000 }, () => {
   const transferTo = { and: [{ term: 'action:transfer' }, { term: 'data.to:bob' }] }
   assert.deepEqual(expr('transfer.to=bob'), transferTo)
   assert.deepEqual(expr('@transfer.to=bob'), transferTo)
@@ -79,7 +79,7 @@ test('module prefixes and act.data: the indexed data fields, projections refused
   refused('receipts.global_sequence=5', /no such field/)
 })
 
-test('after and before: ISO times (a space for T, UTC unless told), else block numbers', () => {
+test('after and before: ISO times (a space for T, UTC unless told), else block numbers', { timeout: 10_000 }, () => {
   assert.deepEqual(plan('after=2024-05-16T19:25:44.500&before=2024-05-17 00:00:00').time, {
     afterMs: Date.UTC(2024, 4, 16, 19, 25, 44, 500),
     beforeMs: Date.UTC(2024, 4, 17),
@@ -90,6 +90,6 @@ test('after and before: ISO times (a space for T, UTC unless told), else block n
   refused('before=soon', /before/)
 })
 
-test('unknown undotted keys are ignored, as Hyperion does', () => {
+test('unknown undotted keys are ignored, as Hyperion does', { timeout: 10_000 }, () => {
   assert.deepEqual(expr('account=alice&foo=bar&token=x'), expr('account=alice'))
 })

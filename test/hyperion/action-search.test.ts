@@ -1,7 +1,16 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { actionSearchTerms } from '../../src/store/search/terms.ts'
-import type { ActionRecord, BlockBatch, SearchExpr, TransactionRecord } from '../../src/store/index.ts'
+import {
+  openPostgresStore,
+  type ActionRecord,
+  type BlockBatch,
+  type SearchExpr,
+  type Store,
+  type TransactionRecord,
+} from '../../src/store/index.ts'
+import { onCleanup } from '../_helpers/cleanup.ts'
+import { PG_SKIP_REASON, withPostgresDatabase } from '../_helpers/postgres.ts'
 import { foldNotifications } from '../../src/hyperion/action-documents.ts'
 import { planActionQuery } from '../../src/hyperion/action-query.ts'
 import {
@@ -135,8 +144,8 @@ function matches(expr: SearchExpr, trace: ModelTrace): boolean {
   return expr.or.some((e) => matches(e, trace))
 }
 
-test('get_actions paging and total: documents and counts equal a brute-force fold of the whole chain', async (t) => {
-  const store = tempSqliteStore(t)
+/** Paging and total over a store against a brute-force fold of the whole chain. */
+async function checkPagingAndTotal(store: Store): Promise<void> {
   const { batches, traces } = randomChain(7, 80)
   await store.applyBlocks(batches, 80)
   const byAction = new Map(traces.flat().map((tr) => [tr.action, tr]))
@@ -211,9 +220,25 @@ test('get_actions paging and total: documents and counts equal a brute-force fol
   assert.equal(checked, queries.length * 4)
   // The documents really fold: some have notifications, and identical calls stay apart.
   assert.ok(documents.some((d) => d.length > 2))
-})
+}
 
-test('counting from postings is used only where it is exact', () => {
+test(
+  'sqlite: get_actions paging and total equal a brute-force fold of the whole chain',
+  { timeout: 120_000 },
+  async (t) => checkPagingAndTotal(tempSqliteStore(t)),
+)
+
+test(
+  'postgres: get_actions paging and total equal a brute-force fold of the whole chain',
+  { timeout: 120_000, skip: PG_SKIP_REASON },
+  async (t) => {
+    const store = await openPostgresStore(await withPostgresDatabase(t))
+    onCleanup(t, () => store.close())
+    await checkPagingAndTotal(store)
+  },
+)
+
+test('counting from postings is used only where it is exact', { timeout: 10_000 }, () => {
   const plan = (query: string) => planActionQuery(Object.fromEntries(new URLSearchParams(query))).expr
   assert.equal(countableByPostings(plan('account=alice')), true)
   assert.equal(countableByPostings(plan('account=alice&filter=tok:*')), true)
