@@ -128,6 +128,7 @@ async function historyThenLive(t: TestContext, extraArgs: string[]): Promise<voi
 
   const { socket, handshake } = await connect(t, p)
   assert.equal(handshake.chain_id, p.chainId)
+  assert.equal(handshake.chain, p.chainId.slice(0, 8))
   const ids: { action?: string; delta?: string } = {}
   const actions = collect(socket, () => ids.action)
   const deltas = collect(socket, () => ids.delta)

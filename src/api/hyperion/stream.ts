@@ -172,7 +172,8 @@ export function attachHyperionStream(app: FastifyInstance, options: HyperionStre
       }
     })
     void chainId().then(
-      (id) => socket.emit('handshake', { chain: 'antler', chain_id: id }),
+      // `chain`: Hyperion's short chain name; Antler has none, so the id's first 8 digits (as explorer_metadata's).
+      (id) => socket.emit('handshake', { chain: id.slice(0, 8), chain_id: id }),
       (error: unknown) => context.onUnexpected(error),
     )
     serveStreamSession(socket, context)
