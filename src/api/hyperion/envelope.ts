@@ -1,7 +1,7 @@
 import { Type, type TProperties, type TObject } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
 import type { Store } from '../../store/index.ts'
-import { hyperionTime } from '../../hyperion/time.ts'
+import { hyperionTime } from '../../hyperion/index.ts'
 
 /**
  * What Hyperion adds to every answer (`timedQuery`): the time the query took, whether it came from a cache, and the
@@ -31,18 +31,20 @@ declare module 'fastify' {
 }
 
 /**
- * Adds the envelope to every object answer of the scope (not to errors, which have Hyperion's error shape). The head
- * and its block time are read once per head, not once per request.
+ * Adds the envelope to every object answer of the scope (not to errors, which have Hyperion's error shape): the store's
+ * head and LIB as the answer is sent (a route that answers its own `lib`, as get_actions does, keeps it). The head's
+ * block time is read once per head, not once per request.
  */
 export function addEnvelope(app: FastifyInstance, store: Pick<Store, 'position' | 'blockByNum'>): void {
   let head: { num: number; time: string } | undefined
-  const lastIndexed = async (): Promise<{ num: number; time: string } | undefined> => {
+  const lastIndexed = async (): Promise<{ num: number; time: string; lib: number } | undefined> => {
     const position = await store.position()
     if (!position) return undefined
-    if (head?.num === position.head.blockNum) return head
-    const block = await store.blockByNum(position.head.blockNum)
-    head = { num: position.head.blockNum, time: block ? hyperionTime(block.timestampMs) : '' }
-    return head
+    if (head?.num !== position.head.blockNum) {
+      const block = await store.blockByNum(position.head.blockNum)
+      head = { num: position.head.blockNum, time: block ? hyperionTime(block.timestampMs) : '' }
+    }
+    return { ...head, lib: position.lib }
   }
   app.addHook('preSerialization', async (request, reply, payload) => {
     if (request.routeOptions.config.envelope === false || reply.statusCode >= 400) return payload
@@ -52,6 +54,7 @@ export function addEnvelope(app: FastifyInstance, store: Pick<Store, 'position' 
     return {
       query_time_ms: Math.round(reply.elapsedTime * 1000) / 1000,
       cached: false,
+      ...(indexed ? { lib: indexed.lib } : {}),
       ...payload,
       ...(indexed ? { last_indexed_block: indexed.num, last_indexed_block_time: indexed.time } : {}),
     }

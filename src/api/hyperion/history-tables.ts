@@ -1,10 +1,13 @@
 import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { AbiCache } from '../../antelope/index.ts'
-import { hyperionAbiSnapshot } from '../../hyperion/abi-snapshot.ts'
-import { hyperionBlock, hyperionBlocks } from '../../hyperion/block-queries.ts'
-import { hyperionDeltas } from '../../hyperion/delta-query.ts'
-import { hyperionSchedule } from '../../hyperion/schedule-history.ts'
-import { hyperionTableState } from '../../hyperion/table-state.ts'
+import {
+  hyperionAbiSnapshot,
+  hyperionBlock,
+  hyperionBlocks,
+  hyperionDeltas,
+  hyperionSchedule,
+  hyperionTableState,
+} from '../../hyperion/index.ts'
 import { createBlockDecoderSource } from '../../lifecycle/index.ts'
 import type { HyperionRouteOptions } from './index.ts'
 

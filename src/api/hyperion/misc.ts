@@ -1,6 +1,5 @@
 import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { healthEntries } from '../../hyperion/health.ts'
-import { HYPERION_API_VERSION, HYPERION_LIMITS } from '../../hyperion/limits.ts'
+import { HYPERION_API_VERSION, HYPERION_LIMITS, healthEntries } from '../../hyperion/index.ts'
 import type { HyperionRouteOptions } from './index.ts'
 import { withEnvelope } from './envelope.ts'
 
