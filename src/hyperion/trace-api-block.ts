@@ -1,5 +1,5 @@
 import { formatNodeosTime, formatNodeosTimeSec, signatureText, toHex } from '../antelope/index.ts'
-import { createDecoderSource, type DecoderSource } from '../lifecycle/decoder.ts'
+import { createDecoderSource, type DecoderSource } from '../lifecycle/index.ts'
 import type { ActionRecord, BlockRecord, Store, TransactionRecord } from '../store/index.ts'
 import { HyperionNotFoundError } from './errors.ts'
 

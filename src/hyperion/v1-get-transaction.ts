@@ -1,6 +1,6 @@
 import { BinaryWriter, fromHex, nameToBigInt, packContextFreeData, toHex, transactionId } from '../antelope/index.ts'
 import type { LifecycleService, TransactionLifecycle } from '../lifecycle/index.ts'
-import type { WireActionTrace, WireSignedTransaction } from '../lifecycle/types.ts'
+import type { WireActionTrace, WireSignedTransaction } from '../lifecycle/index.ts'
 import { uint64 } from './v1-action-trace.ts'
 
 /**

@@ -1,4 +1,10 @@
-export type { LifecycleService, TransactionLifecycle, TransactionStatus } from './types.ts'
+export type {
+  LifecycleService,
+  TransactionLifecycle,
+  TransactionStatus,
+  WireActionTrace,
+  WireSignedTransaction,
+} from './types.ts'
 export { createLifecycleService, type LifecycleStore } from './service.ts'
 export { DataTrxAppearanceTimeoutError, DataTrxNotFoundError } from './errors.ts'
 export { actionTree, wireAction, type ActionDataDecoder, type TracedAction } from './action-traces.ts'

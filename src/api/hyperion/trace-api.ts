@@ -1,6 +1,5 @@
 import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { HyperionBadRequestError } from '../../hyperion/index.ts'
-import { TraceApiBlocks } from '../../hyperion/trace-api-block.ts'
+import { HyperionBadRequestError, TraceApiBlocks } from '../../hyperion/index.ts'
 import type { HyperionRouteOptions } from './index.ts'
 
 const GetBlockBody = Type.Object({

@@ -1,7 +1,5 @@
 import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { HyperionBadRequestError } from '../../hyperion/index.ts'
-import { V1GetActions } from '../../hyperion/v1-get-actions.ts'
-import { v1GetTransaction } from '../../hyperion/v1-get-transaction.ts'
+import { HyperionBadRequestError, V1GetActions, v1GetTransaction } from '../../hyperion/index.ts'
 import type { HyperionRouteOptions } from './index.ts'
 
 const INT32_MAX = 2_147_483_647
