@@ -1,4 +1,4 @@
-import type { BlockDecoderSource } from '../lifecycle/decoder.ts'
+import type { BlockDecoderSource } from '../lifecycle/index.ts'
 import type { SearchExpr, Store } from '../store/index.ts'
 import {
   loadDocumentContexts,

@@ -1,6 +1,5 @@
 import { signatureText, toHex } from '../antelope/index.ts'
-import type { BlockDecoderSource } from '../lifecycle/decoder.ts'
-import type { ActionDataDecoder } from '../lifecycle/action-traces.ts'
+import type { ActionDataDecoder, BlockDecoderSource } from '../lifecycle/index.ts'
 import type { ActionRecord, BlockRecord, Store, TransactionRecord } from '../store/index.ts'
 import { hyperionActionData } from './action-data.ts'
 import { hyperionTime } from './time.ts'

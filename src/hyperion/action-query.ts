@@ -1,5 +1,4 @@
-import { SEARCH_DATA_FIELDS } from '../store/search/terms.ts'
-import type { SearchExpr } from '../store/index.ts'
+import { SEARCH_DATA_FIELDS, type SearchExpr } from '../store/index.ts'
 import { HyperionBadRequestError } from './errors.ts'
 
 /**

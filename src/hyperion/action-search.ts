@@ -1,6 +1,6 @@
-import { SearchForkRaceError } from '../search/request-errors.ts'
+import { SearchForkRaceError } from '../search/index.ts'
 import type { ExecutionActions, SearchDirection, SearchExpr, Store, StorePosition } from '../store/index.ts'
-import type { BlockDecoderSource } from '../lifecycle/decoder.ts'
+import type { BlockDecoderSource } from '../lifecycle/index.ts'
 import {
   actionDocuments,
   foldNotifications,

@@ -1,16 +1,17 @@
 import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { createBlockDecoderSource } from '../../lifecycle/decoder.ts'
-import { HyperionBadRequestError, HyperionNotFoundError } from '../../hyperion/errors.ts'
-import { HYPERION_LIMITS } from '../../hyperion/limits.ts'
-import { planActionQuery } from '../../hyperion/action-query.ts'
-import { searchActionDocuments } from '../../hyperion/action-search.ts'
+import { createBlockDecoderSource } from '../../lifecycle/index.ts'
 import {
+  HyperionBadRequestError,
+  HyperionNotFoundError,
+  HYPERION_LIMITS,
+  planActionQuery,
+  searchActionDocuments,
   checkTransaction,
   createdAccounts,
   creatorOf,
   simpleAction,
   transactionDocuments,
-} from '../../hyperion/action-answers.ts'
+} from '../../hyperion/index.ts'
 import type { HyperionRouteOptions } from './index.ts'
 import { withEnvelope } from './envelope.ts'
 
