@@ -2,7 +2,7 @@ import { test, type TestContext } from 'node:test'
 import assert from 'node:assert/strict'
 import { APIClient } from '@wharfkit/antelope'
 import { mulberry32 } from '../_helpers/random.ts'
-import { startPlatform, type Platform } from '../_helpers/platform.ts'
+import { issueToken, startPlatform, type Platform } from '../_helpers/platform.ts'
 import { PG_SKIP_REASON, withPostgresDatabase } from '../_helpers/postgres.ts'
 import { pushActions, waitIndexed } from '../_helpers/push.ts'
 
@@ -157,7 +157,9 @@ async function forkedHistory(t: TestContext, store: 'sqlite' | 'postgres') {
   const { forks, pushed } = await transfersUnderForks(t, p, random)
   assert.ok(forks >= 5, `${forks} forks injected (seed ${SEED})`)
 
-  // Quiet: nothing more is pushed; wait until the store is a few blocks past the chain's head at the end.
+  // Quiet: nothing more is pushed. A transfer pushed is in the block being built: let a few blocks pass before the
+  // chain's head is read, then wait until the store is a few blocks past it.
+  await new Promise((resolve) => setTimeout(resolve, 1_000))
   const head = (await new APIClient({ url: p.chainApi }).v1.chain.get_info()).head_block_num.toNumber()
   await waitIndexed(p.api, head + 3, 30_000)
   const expected = await bruteForce(p.chainApi, head)
@@ -186,6 +188,7 @@ async function forkedHistory(t: TestContext, store: 'sqlite' | 'postgres') {
 
   // get_transaction of every transfer pushed: in the final chain, executed in its final block; forked out and
   // dropped, not executed (Hyperion's issue 63 answers a transaction from a block that no longer holds it).
+  const token = await issueToken(p, p.apiKey)
   const finalBlock = new Map([...expected.values()].flat().map((a) => [a.trx_id, a.block_num]))
   t.diagnostic(`${pushed.filter((id) => !finalBlock.has(id)).length} transfers dropped by the forks`)
   for (const id of pushed) {
@@ -193,7 +196,15 @@ async function forkedHistory(t: TestContext, store: 'sqlite' | 'postgres') {
     const body = (await response.json()) as { executed: boolean; actions?: { block_num: number }[] }
     assert.equal(response.status, 200, JSON.stringify(body))
     const block = finalBlock.get(id)
-    assert.equal(body.executed, block !== undefined, `get_transaction ${id}: executed (seed ${SEED})`)
+    if (body.executed !== (block !== undefined)) {
+      // What the dfuse route says of it, for whoever reads the failure.
+      const lifecycle = await fetch(`${p.api}/v0/transactions/${id}`, { headers: { authorization: `Bearer ${token}` } })
+      assert.fail(
+        `get_transaction ${id} (seed ${SEED}): executed ${body.executed}, but the final chain (blocks to ${head}) ` +
+          `${block === undefined ? 'does not hold it' : `holds it in block ${block}`}; answer ` +
+          `${JSON.stringify(body).slice(0, 800)}; /v0/transactions: ${(await lifecycle.text()).slice(0, 400)}`,
+      )
+    }
     assert.deepEqual(
       [...new Set((body.actions ?? []).map((a) => a.block_num))],
       block === undefined ? [] : [block],
