@@ -11,7 +11,7 @@ import {
   type StreamDeps,
   type StreamRequest,
   type StreamSink,
-} from '../../hyperion/stream/index.ts'
+} from '../../hyperion/index.ts'
 
 /** The bounds of one `/stream` connection. */
 export interface StreamSessionLimits {

@@ -3,10 +3,9 @@ import type { Duplex } from 'node:stream'
 import type { FastifyInstance } from 'fastify'
 import { Server, type Socket } from 'socket.io'
 import type { AuthService } from '../../auth/index.ts'
-import type { HyperionServices } from '../../hyperion/index.ts'
 import { createBlockDecoderSource, createDecoderSource } from '../../lifecycle/index.ts'
 import type { Subscription } from '../../live/index.ts'
-import { createBlockDocumentMemo } from '../../hyperion/stream/index.ts'
+import { createBlockDocumentMemo, type HyperionServices } from '../../hyperion/index.ts'
 import {
   serveStreamSession,
   STREAM_SESSION_DEFAULTS,
