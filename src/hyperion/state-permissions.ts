@@ -1,5 +1,5 @@
 import type { SnapshotReader } from '../store/index.ts'
-import type { AccountPermission } from '../store/types.ts'
+import type { AccountPermission } from '../store/index.ts'
 
 /**
  * Hyperion's permission reads (get_key_accounts, get_controlled_accounts, get_links) from the store's permission state

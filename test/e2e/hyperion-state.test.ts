@@ -26,7 +26,7 @@ function freshName(): string {
 const freshSymbol = () =>
   Array.from({ length: 5 }, () => String.fromCharCode(65 + Math.floor(Math.random() * 26))).join('')
 
-/** Seeds a fresh account on `antler dev` (with `extraArgs`) and checks every state route against the chain and dfuse. */
+/** Seeds a fresh account on `antler dev` (with `extraArgs`); checks every state route against the chain and dfuse. */
 async function checkStateRoutes(t: TestContext, extraArgs: string[]): Promise<void> {
   const p = await startPlatform(t, extraArgs)
   const chain = new APIClient({ url: p.chainApi })

@@ -1,20 +1,25 @@
 import { Type, type FastifyPluginAsyncTypebox, type Static } from '@fastify/type-provider-typebox'
 import { AbiCache, canonicalPublicKey } from '../../antelope/index.ts'
-import { planActionQuery } from '../../hyperion/action-query.ts'
-import { searchActionDocuments } from '../../hyperion/action-search.ts'
-import { createBlockDecoderSource } from '../../lifecycle/decoder.ts'
-import { HyperionBadRequestError, HyperionNotFoundError } from '../../hyperion/errors.ts'
-import { HYPERION_LIMITS } from '../../hyperion/limits.ts'
-import { keyAccountsAt } from '../../hyperion/state-permissions.ts'
-import { chainAccount, storeAccount } from '../../hyperion/state-account.ts'
-import { blockTime, proposalsAt, voterScopesAt, votersAt } from '../../hyperion/state-system.ts'
-import { tokenBalances, topHolders } from '../../hyperion/tokens.ts'
+import {
+  blockTime,
+  chainAccount,
+  HYPERION_LIMITS,
+  HyperionBadRequestError,
+  HyperionNotFoundError,
+  keyAccountsAt,
+  planActionQuery,
+  searchActionDocuments,
+  storeAccount,
+  tokenBalances,
+  topHolders,
+} from '../../hyperion/index.ts'
+import { createBlockDecoderSource } from '../../lifecycle/index.ts'
 import type { SnapshotReader } from '../../store/index.ts'
 import type { HyperionRouteOptions } from './index.ts'
 import { withEnvelope } from './envelope.ts'
+import { Flag, headOf, Limit, MAX_SKIP, Name, pageSize, Skip } from './state-params.ts'
+import { stateSystemRoutes } from './state-system.ts'
 
-/** The deepest page a state route serves: `skip` beyond it is refused by the schema (Hyperion's get_actions bound). */
-const MAX_SKIP = 10_000
 /** get_links, get_top_holders: the rows read for one answer at most (skip + limit of the deepest page). */
 const MAX_WINDOW = MAX_SKIP + 1_000
 /** get_controlled_accounts: Hyperion answers 100 hits without paging; Antler answers up to this many. */
@@ -25,17 +30,6 @@ const TOP_HOLDERS_MAX_ROWS = 200_000
 const ACCOUNT_ACTIONS = { default: 20, max: 200 }
 /** get_account: `total_actions` counts up to this many (get_actions' `track=true` cap). */
 const ACCOUNT_ACTIONS_COUNT_CAP = 100_000
-
-const Name = (options: { minLength?: number } = {}) => Type.String({ minLength: options.minLength ?? 1, maxLength: 13 })
-const Skip = Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_SKIP }))
-const Limit = Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000 }))
-const Flag = Type.Optional(Type.Boolean())
-
-/** A page size: Hyperion's default when absent, capped at its largest (as Hyperion caps a larger one). */
-const pageSize = (limit: number | undefined, fallback: number, max: number) => Math.min(limit ?? fallback, max)
-
-/** The head the answer reads at, or undefined on an empty store (every answer is then empty). */
-const headOf = async (reader: Pick<SnapshotReader, 'position'>) => (await reader.position())?.head.blockNum
 
 /**
  * One account's links at head through its own key (the account-less read walks every current link), filtered and
@@ -63,19 +57,6 @@ function publicKeyParam(text: string): string {
   if (key === undefined) throw HyperionBadRequestError('invalid public key')
   return key
 }
-
-/** A comma list as names (empty parts dropped); undefined when absent or empty. */
-const commaList = (value: string | undefined): string[] | undefined => {
-  const list = value
-    ?.split(',')
-    .map((s) => s.trim())
-    .filter((s) => s !== '')
-  return list && list.length > 0 ? list : undefined
-}
-
-/** `'true'`/`'false'` as Hyperion reads its unschematised flags; undefined otherwise. */
-const textFlag = (value: string | undefined): boolean | undefined =>
-  value === 'true' ? true : value === 'false' ? false : undefined
 
 const KeyAccountsQuery = Type.Object({
   public_key: Type.String({ minLength: 1, maxLength: 256 }),
@@ -386,100 +367,5 @@ export const stateRoutes: FastifyPluginAsyncTypebox<HyperionRouteOptions> = asyn
     },
   )
 
-  app.get(
-    '/v2/state/get_voters',
-    {
-      schema: {
-        summary: "The system contract's voters at head (empty on a chain without one)",
-        tags: ['hyperion'],
-        querystring: Type.Object({
-          producer: Type.Optional(Type.String({ maxLength: 13 * 30 + 29 })),
-          is_proxy: Type.Optional(Type.String({ maxLength: 8 })),
-          listProducers: Type.Optional(Type.String({ maxLength: 8 })),
-          limit: Limit,
-          skip: Skip,
-        }),
-      },
-    },
-    async (request) => {
-      const q = request.query
-      const skip = q.skip ?? 0
-      const limit = pageSize(q.limit, 50, HYPERION_LIMITS.get_voters)
-      const voters = await store.snapshot(async (reader) => {
-        const head = await headOf(reader)
-        if (head === undefined) return []
-        return votersAt(reader, abis, {
-          blockNum: head,
-          producers: commaList(q.producer) ?? [],
-          isProxy: q.is_proxy === 'true',
-          listProducers: q.listProducers === 'true',
-        })
-      })
-      return { voter_count: voters.length, voters: voters.slice(skip, skip + limit) }
-    },
-  )
-
-  app.get(
-    '/v2/state/get_voter_scopes',
-    {
-      schema: {
-        summary: 'Voters whose name holds a term (10 at most)',
-        tags: ['hyperion'],
-        querystring: Type.Object({ term: Type.String({ minLength: 1, maxLength: 12 }) }),
-        response: { 200: withEnvelope({ scopes: Type.Array(Type.String()) }) },
-      },
-    },
-    async (request) => ({
-      scopes: await store.snapshot(async (reader) => {
-        const head = await headOf(reader)
-        return head === undefined
-          ? []
-          : voterScopesAt(reader, abis, { blockNum: head, term: request.query.term, limit: 10 })
-      }),
-    }),
-  )
-
-  app.get(
-    '/v2/state/get_proposals',
-    {
-      schema: {
-        summary: "eosio.msig's pending proposals at head (empty on a chain without it)",
-        tags: ['hyperion'],
-        querystring: Type.Object({
-          proposer: Type.Optional(Name()),
-          proposal: Type.Optional(Name()),
-          account: Type.Optional(Type.String({ maxLength: 13 * 30 + 29 })),
-          requested: Type.Optional(Type.String({ maxLength: 13 * 30 + 29 })),
-          provided: Type.Optional(Type.String({ maxLength: 13 * 30 + 29 })),
-          executed: Flag,
-          expired: Type.Optional(Type.String({ maxLength: 8 })),
-          limit: Limit,
-          skip: Skip,
-        }),
-      },
-    },
-    async (request) => {
-      const q = request.query
-      const skip = q.skip ?? 0
-      const limit = pageSize(q.limit, 50, HYPERION_LIMITS.get_proposals)
-      const proposals = await store.snapshot(async (reader) => {
-        const head = await headOf(reader)
-        if (head === undefined) return []
-        return proposalsAt(reader, abis, {
-          blockNum: head,
-          nowMs: Date.now(),
-          filter: {
-            proposer: q.proposer,
-            proposal: q.proposal,
-            accounts: commaList(q.account),
-            requested: commaList(q.requested),
-            provided: commaList(q.provided),
-            executed: q.executed,
-            expired: textFlag(q.expired),
-          },
-        })
-      })
-      return { total: { value: proposals.length, relation: 'eq' }, proposals: proposals.slice(skip, skip + limit) }
-    },
-  )
+  await app.register(stateSystemRoutes, { hyperion })
 }
