@@ -121,6 +121,43 @@ const listedOf = (a: HyperionAction): Listed => ({
   actors: a.act.authorization.map((x) => x.actor),
 })
 
+interface SimpleAction {
+  block: number
+  transaction_id: string
+  contract: string
+  action: string
+  actors: string
+  notified: string
+  irreversible?: boolean
+  data: { memo?: string }
+}
+
+/**
+ * get_actions with simple=true&checkLib=true (asc, one page): the same actions in Hyperion's simple form, each
+ * `irreversible` exactly when its block is at or below the answer's `lib`.
+ */
+async function checkSimple(api: string, account: string, want: readonly Listed[], head: number) {
+  const url = `${api}/v2/history/get_actions?account=${account}&sort=asc&after=${BOOT_BLOCK + 1}&limit=1000&simple=true&checkLib=true`
+  const response = await fetch(url)
+  const body = (await response.json()) as { lib: number; simple_actions?: SimpleAction[] }
+  assert.equal(response.status, 200, `${url}: ${JSON.stringify(body)}`)
+  const simple = body.simple_actions!.filter((a) => a.block <= head)
+  assert.deepEqual(
+    simple.map((a) => ({
+      trx_id: a.transaction_id,
+      block_num: a.block,
+      memo: String(a.data.memo),
+      receivers: a.notified.split(',').sort(),
+      actors: a.actors.split(',').map((actor) => actor.split('@')[0]),
+    })),
+    want,
+    `${account}: simple=true lists the final chain's actions (seed ${SEED})`,
+  )
+  assert.ok(body.lib > 0, `checkLib fills lib: ${body.lib}`)
+  for (const a of simple)
+    assert.equal(a.irreversible, a.block <= body.lib, `${account}: block ${a.block} irreversible (lib ${body.lib})`)
+}
+
 async function transfersUnderForks(
   t: TestContext,
   p: Platform,
@@ -167,6 +204,7 @@ async function forkedHistory(t: TestContext, store: 'sqlite' | 'postgres') {
   for (const user of USERS) {
     const want = expected.get(user)!
     assert.ok(want.length > 0, `${user} has transfers`)
+    await checkSimple(p.api, user, want, head)
     for (const sort of ['desc', 'asc'] as const) {
       const limit = 2 + Math.floor(random() * 6)
       const { actions: got, total } = await pagedActions(p.api, user, sort, limit)
