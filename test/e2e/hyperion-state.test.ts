@@ -1,26 +1,18 @@
 import assert from 'node:assert/strict'
 import { test, type TestContext } from 'node:test'
-import { APIClient, PrivateKey, PublicKey } from '@wharfkit/antelope'
+import { APIClient, PublicKey } from '@wharfkit/antelope'
 import { send } from '../_helpers/http.ts'
+import { seedHyperion } from '../_helpers/hyperion.ts'
 import { issueToken, startPlatform } from '../_helpers/platform.ts'
 import { PG_SKIP_REASON, withPostgresDatabase } from '../_helpers/postgres.ts'
 import { devKey, pushActions, waitIndexed, type ActionSpec } from '../_helpers/push.ts'
 
-const keyAuthority = (key: string) => ({ threshold: 1, keys: [{ key, weight: 1 }], accounts: [], waits: [] })
 const transfer = (from: string, to: string, quantity: string): ActionSpec => ({
   account: 'eosio.token',
   name: 'transfer',
   actor: from,
   data: { from, to, quantity, memo: 'state' },
 })
-
-/** A 12-letter account name starting `hst`, unique per run. */
-function freshName(): string {
-  const alphabet = 'abcdefghijklmnopqrstuvwxyz12345'
-  let name = 'hst'
-  while (name.length < 12) name += alphabet[Math.floor(Math.random() * alphabet.length)]
-  return name
-}
 
 /** A 5-letter symbol code, unique per run. */
 const freshSymbol = () =>
@@ -51,19 +43,13 @@ async function checkStateRoutes(t: TestContext, extraArgs: string[]): Promise<vo
     return (await response.json()) as T
   }
 
-  const account = freshName()
-  const owner = PrivateKey.generate('K1')
-  const added = PrivateKey.generate('K1')
-  const ownerKey = String(owner.toPublic())
-  const addedKey = String(added.toPublic())
+  // The shared seed: a fresh account holding 8.0000 EOS, an updateauth adding `hot` (a second key, and alice), a
+  // linkauth of eosio.token::transfer to it; then a token of precision 0, 7 of which alice sends the account.
+  const seed = await seedHyperion(p.chainApi, p.api)
+  const { account, addedKey } = seed
+  const linked = seed.trx.linkauth
   const symbol = freshSymbol()
   await pushActions(chain, [
-    {
-      account: 'eosio',
-      name: 'newaccount',
-      actor: 'alice',
-      data: { creator: 'alice', name: account, owner: keyAuthority(ownerKey), active: keyAuthority(ownerKey) },
-    },
     {
       account: 'eosio.token',
       name: 'create',
@@ -71,57 +57,23 @@ async function checkStateRoutes(t: TestContext, extraArgs: string[]): Promise<vo
       data: { issuer: 'alice', maximum_supply: `1000000 ${symbol}` },
     },
   ])
-  await pushActions(chain, [
+  const issued = await pushActions(chain, [
     {
       account: 'eosio.token',
       name: 'issue',
       actor: 'alice',
       data: { to: 'alice', quantity: `1000 ${symbol}`, memo: '' },
     },
-    transfer('alice', account, '10.0000 EOS'),
     transfer('alice', account, `7 ${symbol}`),
   ])
-  const asAccount = { keys: [owner] }
-  await pushActions(
-    chain,
-    [
-      {
-        account: 'eosio',
-        name: 'updateauth',
-        actor: account,
-        data: {
-          account,
-          permission: 'hot',
-          parent: 'active',
-          auth: {
-            ...keyAuthority(addedKey),
-            accounts: [{ permission: { actor: 'alice', permission: 'active' }, weight: 1 }],
-          },
-        },
-      },
-    ],
-    asAccount,
-  )
-  const linked = await pushActions(
-    chain,
-    [
-      {
-        account: 'eosio',
-        name: 'linkauth',
-        actor: account,
-        data: { account, code: 'eosio.token', type: 'transfer', requirement: 'hot' },
-      },
-    ],
-    asAccount,
-  )
-  await waitIndexed(p.api, linked.blockNum)
+  await waitIndexed(p.api, issued.blockNum)
 
   // get_tokens: every balance, with its precision, equal to the chain's and to dfuse's table read.
   type Tokens = { account: string; tokens: { symbol: string; precision: number; amount: number; contract: string }[] }
   const tokens = await hyperion<Tokens>(`/v2/state/get_tokens?account=${account}`)
   assert.equal(tokens.account, account)
   assert.deepEqual(tokens.tokens, [
-    { symbol: 'EOS', precision: 4, amount: 10, contract: 'eosio.token' },
+    { symbol: 'EOS', precision: 4, amount: 8, contract: 'eosio.token' },
     { symbol, precision: 0, amount: 7, contract: 'eosio.token' },
   ])
   const chainBalances = await chainPost<string[]>('/v1/chain/get_currency_balance', { code: 'eosio.token', account })
@@ -238,11 +190,11 @@ async function checkStateRoutes(t: TestContext, extraArgs: string[]): Promise<vo
   )
 
   // A balance that changes is answered current (Hyperion's get_tokens serves stale amounts).
-  const spent = await pushActions(chain, [transfer(account, 'bob', `2 ${symbol}`)], asAccount)
+  const spent = await pushActions(chain, [transfer('alice', account, `2 ${symbol}`)])
   await waitIndexed(p.api, spent.blockNum)
   assert.deepEqual(
     (await hyperion<Tokens>(`/v2/state/get_tokens?account=${account}`)).tokens.find((x) => x.symbol === symbol),
-    { symbol, precision: 0, amount: 5, contract: 'eosio.token' },
+    { symbol, precision: 0, amount: 9, contract: 'eosio.token' },
   )
 
   // get_account: nodeos's account, the tokens and the links.
