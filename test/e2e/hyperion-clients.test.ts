@@ -40,6 +40,8 @@ interface Facts {
   /** The EOS balance row of each scope, from `/v0/state/table`. */
   readonly balanceOf: (scope: string) => Promise<string | undefined>
   readonly tokenAbi: { actions: { name: string }[]; tables: { name: string }[] }
+  /** The block of eosio.token's (only) setabi. */
+  readonly tokenAbiBlock: number
   readonly head: number
   /** Every trace the account received or authorized (nodeos's per-account history), by global sequence. */
   readonly traces: DfuseActionTrace[]
@@ -113,6 +115,16 @@ async function readFacts(p: Platform, seed: HyperionSeed): Promise<Facts> {
     ).rows.find((r) => r.json.balance.endsWith(' EOS'))?.json.balance
   const tokenAbi = (await chain<{ abi: Facts['tokenAbi'] }>('/v1/chain/get_abi', { account_name: 'eosio.token' })).abi
   const head = (await chain<{ head_block_num: number }>('/v1/chain/get_info', {})).head_block_num
+  const setabis = await rest<{ transactions: { lifecycle: Lifecycle }[] | null }>(
+    `/v0/search/transactions?q=${encodeURIComponent('receiver:eosio action:setabi')}&limit=100&with_reversible=true`,
+  )
+  const tokenSetabis = (setabis.transactions ?? [])
+    .flatMap((t) => flattenTraces(t.lifecycle.execution_trace.action_traces))
+    .filter(
+      (trace) => trace.act.name === 'setabi' && (trace.act.data as { account?: string }).account === 'eosio.token',
+    )
+  assert.equal(tokenSetabis.length, 1, "eosio.token's setabi, through /v0/search/transactions")
+  const tokenAbiBlock = tokenSetabis[0].block_num
   return {
     actions,
     blockTime,
@@ -123,6 +135,7 @@ async function readFacts(p: Platform, seed: HyperionSeed): Promise<Facts> {
     balances,
     balanceOf,
     tokenAbi,
+    tokenAbiBlock,
     head,
     traces,
     lifecycles,
@@ -510,7 +523,11 @@ async function clientsAgainst(t: TestContext, store: 'sqlite' | 'postgres') {
         block_num: number
         present?: boolean
       }
-      assert.ok(snapshot.block_num >= 1 && snapshot.block_num <= facts.head, JSON.stringify(snapshot))
+      assert.deepEqual(
+        { block_num: snapshot.block_num, present: snapshot.present },
+        { block_num: facts.tokenAbiBlock, present: true },
+        "the block of eosio.token's setabi, as /v0/search/transactions finds it",
+      )
     })
     await t.test('get_key_accounts by each key, in either format', async () => {
       for (const key of [seed.addedKey, seed.ownerKey, PublicKey.from(seed.ownerKey).toLegacyString()]) {
