@@ -675,11 +675,14 @@ async function clientsAgainst(t: TestContext, store: 'sqlite' | 'postgres') {
   )
 }
 
-test('Hyperion clients, unchanged, against antler dev on SQLite: each answer decodes and is the facts', async (t) =>
-  clientsAgainst(t, 'sqlite'))
+test(
+  'Hyperion clients, unchanged, against antler dev on SQLite: each answer decodes and is the facts',
+  { timeout: 180_000 },
+  async (t) => clientsAgainst(t, 'sqlite'),
+)
 
 test(
   'Hyperion clients, unchanged, against antler dev on PostgreSQL: each answer decodes and is the facts',
-  { skip: PG_SKIP_REASON },
+  { skip: PG_SKIP_REASON, timeout: 180_000 },
   async (t) => clientsAgainst(t, 'postgres'),
 )

@@ -251,11 +251,14 @@ async function forkedHistory(t: TestContext, store: 'sqlite' | 'postgres') {
   }
 }
 
-test(`Hyperion get_actions under random forks equals the final chain's actions, SQLite (seed ${SEED})`, async (t) =>
-  forkedHistory(t, 'sqlite'))
+test(
+  `Hyperion get_actions under random forks equals the final chain's actions, SQLite (seed ${SEED})`,
+  { timeout: 180_000 },
+  async (t) => forkedHistory(t, 'sqlite'),
+)
 
 test(
   `Hyperion get_actions under random forks equals the final chain's actions, PostgreSQL (seed ${SEED})`,
-  { skip: PG_SKIP_REASON },
+  { skip: PG_SKIP_REASON, timeout: 180_000 },
   async (t) => forkedHistory(t, 'postgres'),
 )
