@@ -9,29 +9,14 @@ import { PG_SKIP_REASON, withPostgresDatabase } from '../_helpers/postgres.ts'
 import { tempDir } from '../_helpers/devchain.ts'
 import { openSqliteStore } from '../../src/store/index.ts'
 import { onCleanup } from '../_helpers/cleanup.ts'
+import { emptyBlock } from './contract/keys-contract.ts'
 import { controlledAccountsSql, TOKEN_HOLDINGS_OF } from '../../src/store/holdings-sql.ts'
 
-const id = (num: number, branch: string) => num.toString(16).padStart(8, '0') + branch.repeat(56)
-
-function block(num: number, changes: Partial<BlockBatch>, branch = 'a', parentBranch = branch): BlockBatch {
-  return {
-    block: {
-      num,
-      id: id(num, branch),
-      previous: num === 1 ? '0'.repeat(64) : id(num - 1, parentBranch),
-      timestampMs: 1_000_000 + num * 500,
-      producer: 'producera',
-      transactionCount: 0,
-      actionCount: 0,
-    },
-    transactions: [],
-    actions: [],
-    rows: [],
-    abis: [],
-    permissions: [],
-    links: [],
-    ...changes,
-  }
+/** An empty block with these changes; `branch` 'b' is a sibling of branch a's block (a fork at `num`). */
+function block(num: number, changes: Partial<BlockBatch>, branch = 'a'): BlockBatch {
+  const base = emptyBlock(num)
+  const id = num.toString(16).padStart(8, '0') + branch.repeat(56)
+  return { ...base, block: { ...base.block, id }, ...changes }
 }
 
 /** A row of a table in `scope`; `value` undefined is its removal. */
@@ -96,7 +81,7 @@ function runHoldings(name: string, opener: Opener, skip?: string | false) {
       // A fork: block 2 undone, the other branch's block 2 applied.
       await store.undoFrom(2)
       assert.deepEqual(await holdings(store, 'alice'), ['eosio.token:5=10@1', 'tokenb:7=20@1'])
-      await store.applyBlock(block(2, { rows: [row('tokenb', 'accounts', 'alice', 7, 21)] }, 'b', 'a'), 0)
+      await store.applyBlock(block(2, { rows: [row('tokenb', 'accounts', 'alice', 7, 21)] }, 'b'), 0)
       assert.deepEqual(await holdings(store, 'alice'), ['eosio.token:5=10@1', 'tokenb:7=21@2'])
       assert.deepEqual(await store.snapshot((reader) => holdings(reader as Store, 'alice')), [
         'eosio.token:5=10@1',

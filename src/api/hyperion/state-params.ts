@@ -1,5 +1,5 @@
 import { Type } from '@fastify/type-provider-typebox'
-import type { SnapshotReader } from '../../store/index.ts'
+import type { SnapshotReader, SnapshotSource } from '../../store/index.ts'
 
 /** Parameters and helpers the state routes share (state.ts, state-system.ts). */
 
@@ -15,8 +15,19 @@ export const Flag = Type.Optional(Type.Boolean())
 /** A page size: Hyperion's default when absent, capped at its largest (as Hyperion caps a larger one). */
 export const pageSize = (limit: number | undefined, fallback: number, max: number) => Math.min(limit ?? fallback, max)
 
-/** The head the answer reads at, or undefined on an empty store (every answer is then empty). */
-export const headOf = async (reader: Pick<SnapshotReader, 'position'>) => (await reader.position())?.head.blockNum
+/**
+ * `read` at the head of one snapshot of the store (an answer never mixes two states), or `empty` on an empty store.
+ */
+export async function readAtHead<T>(
+  store: SnapshotSource,
+  empty: NoInfer<T>,
+  read: (reader: SnapshotReader, head: number) => Promise<T>,
+): Promise<T> {
+  return store.snapshot(async (reader) => {
+    const head = (await reader.position())?.head.blockNum
+    return head === undefined ? empty : read(reader, head)
+  })
+}
 
 /** A comma list as names (empty parts dropped); undefined when absent or empty. */
 export const commaList = (value: string | undefined): string[] | undefined => {

@@ -3,7 +3,7 @@ import { AbiCache } from '../../antelope/index.ts'
 import { HYPERION_LIMITS, proposalsAt, voterScopesAt, votersAt } from '../../hyperion/index.ts'
 import type { HyperionRouteOptions } from './index.ts'
 import { withEnvelope } from './envelope.ts'
-import { commaList, Flag, headOf, Limit, Name, pageSize, Skip, textFlag } from './state-params.ts'
+import { commaList, Flag, readAtHead, Limit, Name, pageSize, Skip, textFlag } from './state-params.ts'
 
 /** Up to 30 names, comma separated. */
 const NameList = Type.Optional(Type.String({ maxLength: 13 * 30 + 29 }))
@@ -32,9 +32,7 @@ export const stateSystemRoutes: FastifyPluginAsyncTypebox<HyperionRouteOptions> 
       const q = request.query
       const skip = q.skip ?? 0
       const limit = pageSize(q.limit, 50, HYPERION_LIMITS.get_voters)
-      const voters = await store.snapshot(async (reader) => {
-        const head = await headOf(reader)
-        if (head === undefined) return []
+      const voters = await readAtHead(store, [], async (reader, head) => {
         return votersAt(reader, abis, {
           blockNum: head,
           producers: commaList(q.producer) ?? [],
@@ -57,12 +55,9 @@ export const stateSystemRoutes: FastifyPluginAsyncTypebox<HyperionRouteOptions> 
       },
     },
     async (request) => ({
-      scopes: await store.snapshot(async (reader) => {
-        const head = await headOf(reader)
-        return head === undefined
-          ? []
-          : voterScopesAt(reader, abis, { blockNum: head, term: request.query.term, limit: 10 })
-      }),
+      scopes: await readAtHead(store, [], (reader, head) =>
+        voterScopesAt(reader, abis, { blockNum: head, term: request.query.term, limit: 10 }),
+      ),
     }),
   )
 
@@ -89,9 +84,7 @@ export const stateSystemRoutes: FastifyPluginAsyncTypebox<HyperionRouteOptions> 
       const q = request.query
       const skip = q.skip ?? 0
       const limit = pageSize(q.limit, 50, HYPERION_LIMITS.get_proposals)
-      const proposals = await store.snapshot(async (reader) => {
-        const head = await headOf(reader)
-        if (head === undefined) return []
+      const proposals = await readAtHead(store, [], async (reader, head) => {
         return proposalsAt(reader, abis, {
           blockNum: head,
           nowMs: Date.now(),

@@ -17,7 +17,7 @@ import { createBlockDecoderSource } from '../../lifecycle/index.ts'
 import type { SnapshotReader } from '../../store/index.ts'
 import type { HyperionRouteOptions } from './index.ts'
 import { withEnvelope } from './envelope.ts'
-import { Flag, headOf, Limit, MAX_SKIP, Name, pageSize, Skip } from './state-params.ts'
+import { Flag, readAtHead, Limit, MAX_SKIP, Name, pageSize, Skip } from './state-params.ts'
 import { stateSystemRoutes } from './state-system.ts'
 
 /** get_links, get_top_holders: the rows read for one answer at most (skip + limit of the deepest page). */
@@ -89,9 +89,7 @@ export const stateRoutes: FastifyPluginAsyncTypebox<HyperionRouteOptions> = asyn
 
   /** The accounts of a key at head, paged (`account_names` and, with details, their permissions). */
   const keyAccounts = (publicKey: string, page: { skip: number; limit: number }) =>
-    store.snapshot(async (reader) => {
-      const head = await headOf(reader)
-      if (head === undefined) return { accounts: [], permissions: [] }
+    readAtHead(store, { accounts: [], permissions: [] }, async (reader, head) => {
       const found = await keyAccountsAt(reader, { publicKey, blockNum: head })
       const accounts = found.accounts.slice(page.skip, page.skip + page.limit)
       return { accounts, permissions: found.permissions.filter((p) => accounts.includes(p.owner)) }
@@ -183,9 +181,7 @@ export const stateRoutes: FastifyPluginAsyncTypebox<HyperionRouteOptions> = asyn
 
   /** Every balance of an account at head, paged. */
   const tokensOf = (account: string, page: { skip: number; limit: number }) =>
-    store.snapshot(async (reader) => {
-      const head = await headOf(reader)
-      if (head === undefined) return []
+    readAtHead(store, [], async (reader, head) => {
       const balances = await tokenBalances(reader, abis, { account, blockNum: head, window: page.skip + page.limit })
       return balances.slice(page.skip, page.skip + page.limit)
     })
@@ -212,9 +208,7 @@ export const stateRoutes: FastifyPluginAsyncTypebox<HyperionRouteOptions> = asyn
     filter: { account?: string; code?: string; action?: string; permission?: string },
     page: { skip: number; limit: number },
   ) =>
-    store.snapshot(async (reader) => {
-      const head = await headOf(reader)
-      if (head === undefined) return { total: { value: 0, relation: 'eq' }, links: [] }
+    readAtHead(store, { total: { value: 0, relation: 'eq' }, links: [] }, async (reader, head) => {
       const found =
         filter.account === undefined
           ? await reader.linksAtHead({ ...filter, limit: MAX_WINDOW + 1 })
@@ -293,9 +287,7 @@ export const stateRoutes: FastifyPluginAsyncTypebox<HyperionRouteOptions> = asyn
       const q = request.query
       const skip = q.skip ?? 0
       const limit = pageSize(q.limit, 50, 500)
-      const holders = await store.snapshot(async (reader) => {
-        const head = await headOf(reader)
-        if (head === undefined) return []
+      const holders = await readAtHead(store, [], async (reader, head) => {
         const all = await topHolders(reader, abis, {
           contract: q.contract,
           symbol: q.symbol,
@@ -337,10 +329,9 @@ export const stateRoutes: FastifyPluginAsyncTypebox<HyperionRouteOptions> = asyn
       if (fromChain?.found === false) throw HyperionNotFoundError('account not found')
       const account =
         fromChain?.account ??
-        (await store.snapshot(async (reader) => {
-          const head = await headOf(reader)
-          return head === undefined ? undefined : storeAccount(reader, { account: q.account, blockNum: head })
-        }))
+        (await readAtHead(store, undefined, (reader, head) =>
+          storeAccount(reader, { account: q.account, blockNum: head }),
+        ))
       if (account === undefined) throw HyperionNotFoundError('account not found')
       const tokens = await tokensOf(q.account, { skip: 0, limit: HYPERION_LIMITS.get_tokens })
       const links = await linksOf({ account: q.account }, { skip: 0, limit: HYPERION_LIMITS.get_links })
