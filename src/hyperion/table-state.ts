@@ -32,7 +32,9 @@ export interface TableStateRow {
  * get_table_state: the rows of (code, table) as of `block_num` (default: head), by scope then primary key, 25 a page.
  * Each row carries the block that last wrote it. Rows removed by then are left out (Hyperion, which keeps no
  * removals, still lists them with their last value). The cursor is `<scope>-<primary key>` of the last row of a page
- * (Hyperion's composite key); `next_key` is null once a page is not full. Rows are decoded with the contract's ABI at
+ * (Hyperion's composite key); `next_key` is `""` once a page is not full (Hyperion sends null, which
+ * `@wharfkit/hyperion`'s typed decoder refuses; `""` stops a client's loop all the same), and `after_key` is always
+ * echoed (`""` when none was given). Rows are decoded with the contract's ABI at
  * the asked height.
  *
  * At head (no `block_num`, or one at or above the head) a page is one keyset read of the current rows, whatever the
@@ -44,7 +46,7 @@ export async function hyperionTableState(
   store: Pick<Store, 'snapshot' | 'position' | 'currentRowsPage' | 'blocksByNums' | 'abi'>,
   abis: AbiCache,
   query: GetTableStateQuery,
-): Promise<GetTableStateQuery & { next_key: string | null; results: TableStateRow[] }> {
+): Promise<GetTableStateQuery & { next_key: string; results: TableStateRow[] }> {
   const after = query.after_key ? parseAfterKey(query.after_key) : undefined
   const head = (await store.position())?.head.blockNum ?? 0
   if (query.block_num === undefined || query.block_num >= head) {
@@ -95,7 +97,7 @@ function page(
   rows: readonly { scope: string; primaryKey: bigint; payer: string; value: Uint8Array; blockNum: number }[],
   blocks: ReadonlyMap<number, { id: string; timestampMs: number }>,
   decode: RowDecoder,
-): GetTableStateQuery & { next_key: string | null; results: TableStateRow[] } {
+): GetTableStateQuery & { next_key: string; results: TableStateRow[] } {
   const results = rows.map((row): TableStateRow => {
     const block = blocks.get(row.blockNum)
     return {
@@ -110,7 +112,12 @@ function page(
     }
   })
   const last = rows.length === TABLE_STATE_PAGE ? rows[rows.length - 1] : undefined
-  return { ...query, next_key: last ? `${last.scope}-${last.primaryKey}` : null, results }
+  return {
+    ...query,
+    after_key: query.after_key ?? '',
+    next_key: last ? `${last.scope}-${last.primaryKey}` : '',
+    results,
+  }
 }
 
 /** `<scope>-<decimal primary key>`; scopes are names, which hold no `-`. */
