@@ -33,7 +33,9 @@ function assetFloat(value: unknown): unknown {
   return assetParts(value)?.amount ?? value
 }
 
-/** What each projection adds or changes; the raw decoded fields win on a conflict unless the projection replaces them. */
+/**
+ * What each projection adds or changes; the raw decoded fields win on a conflict unless the projection replaces them.
+ */
 function project(account: string, name: string, data: DataObject): DataObject {
   if (name === 'transfer') {
     const parts = assetParts(data.quantity ?? data.value)

@@ -2,7 +2,9 @@ import { formatNodeosTime, toHex } from '../antelope/index.ts'
 import type { ActionDataDecoder } from '../lifecycle/index.ts'
 import type { ActionRecord, BlockRecord } from '../store/index.ts'
 
-/** One action trace as nodeos's history_plugin renders it (`action_trace` of get_actions, `traces` of get_transaction). */
+/**
+ * One action trace as nodeos's history_plugin renders it (`action_trace` of get_actions, `traces` of get_transaction).
+ */
 export interface NodeosActionTrace {
   readonly receipt: {
     readonly receiver: string

@@ -13,7 +13,9 @@ export interface HyperionSeed {
   readonly creator: 'alice'
   /** The key of the account's owner and active permissions (its own, not the devchain's). */
   readonly ownerKey: string
-  /** The key the updateauth added, on the new permission `permission` (parent active), which also names alice@active. */
+  /**
+   * The key the updateauth added, on the new permission `permission` (parent active), which also names alice@active.
+   */
   readonly addedKey: string
   /** The account the new permission names (so get_controlled_accounts of it finds `account`). */
   readonly controller: 'alice'

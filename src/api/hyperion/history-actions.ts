@@ -80,7 +80,9 @@ function countCap(track: string | undefined): number | undefined {
   return Math.min(Number(track), MAX_TRACK)
 }
 
-/** /v2/history/get_actions, get_transaction, check_transaction, get_creator, get_created_accounts (docs/HYPERION.md). */
+/**
+ * /v2/history/get_actions, get_transaction, check_transaction, get_creator, get_created_accounts (docs/HYPERION.md).
+ */
 export const historyActionRoutes: FastifyPluginAsyncTypebox<HyperionRouteOptions> = async (app, { hyperion }) => {
   const { store } = hyperion
   const decoders = createBlockDecoderSource(store)
