@@ -47,6 +47,7 @@ test("Hyperion's routes are public with a per-IP limit, answer the envelope, hea
   const metadata = await send(`${p.api}/v2/explorer_metadata`)
   assert.equal(metadata.status, 200, metadata.text)
   const m = metadata.body as {
+    lib: number
     chain_id: string
     last_indexed_block: number
     last_indexed_block_time: string
@@ -56,6 +57,7 @@ test("Hyperion's routes are public with a per-IP limit, answer the envelope, hea
   assert.ok(m.last_indexed_block > 1, "Hyperion's explorer refuses an API whose last indexed block is not above 1")
   assert.match(m.last_indexed_block_time, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}$/)
   assert.equal(m.cached, false)
+  assert.ok(m.lib >= 1 && m.lib <= m.last_indexed_block, `the envelope's lib is the store's LIB: ${m.lib}`)
 
   const filters = await send(`${p.api}/v2/get_filters`)
   assert.deepEqual((filters.body as { excludes: unknown }).excludes, { actions: [], deltas: [] })
