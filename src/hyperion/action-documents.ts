@@ -1,6 +1,6 @@
 import { signatureText, toHex } from '../antelope/index.ts'
 import type { ActionDataDecoder, BlockDecoderSource } from '../lifecycle/index.ts'
-import type { ActionRecord, BlockRecord, Store, TransactionRecord } from '../store/index.ts'
+import type { ActionRecord, BlockRecord, Store, TransactionHistory, TransactionRecord } from '../store/index.ts'
 import { hyperionActionData } from './action-data.ts'
 import { hyperionTime } from './time.ts'
 
@@ -186,11 +186,15 @@ export function actionDocuments(
   })
 }
 
-/** One execution whose documents a page needs: its transaction, block and every action in execution order. */
+/**
+ * One execution whose documents a page needs: its transaction, block and every action in execution order, and the
+ * transaction's record when it was read with them (the store's executions carry it).
+ */
 export interface ExecutionRef {
   readonly trxId: string
   readonly blockNum: number
   readonly actions: readonly ActionRecord[]
+  readonly transaction?: TransactionRecord
 }
 
 /** What loading the contexts of a page reads. */
@@ -212,9 +216,11 @@ export async function loadDocumentContexts(
     if (!set) accounts.set(e.blockNum, (set = new Set()))
     for (const a of e.actions) set.add(a.account)
   }
+  // Records not read with their executions are read here, in one batch.
+  const unread = [...new Set(executions.filter((e) => !e.transaction).map((e) => e.trxId))]
   const [blocks, histories, decoderOf] = await Promise.all([
     store.blocksByNums([...accounts.keys()]),
-    store.transactionHistories([...new Set(executions.map((e) => e.trxId))]),
+    unread.length > 0 ? store.transactionHistories(unread) : new Map<string, TransactionHistory>(),
     decoders(accounts),
   ])
   return executions.map((e) => {
@@ -222,7 +228,8 @@ export async function loadDocumentContexts(
     const decode = decoderOf.get(e.blockNum)
     if (!block || !decode) return undefined
     // The record of this execution: the trace in its block (a cancelation's record has a negative index).
-    const transaction = histories.get(e.trxId)?.records.find((r) => r.blockNum === e.blockNum && r.blockIndex >= 0)
+    const transaction =
+      e.transaction ?? histories.get(e.trxId)?.records.find((r) => r.blockNum === e.blockNum && r.blockIndex >= 0)
     return { block, transaction, decode }
   })
 }

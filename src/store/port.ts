@@ -144,6 +144,8 @@ export interface ExecutionActions {
   readonly trxId: string
   readonly blockNum: number
   readonly actions: readonly ActionRecord[]
+  /** The transaction's record of this execution (status, usage, details), read in the same statement. */
+  readonly transaction: TransactionRecord
 }
 
 /**

@@ -23,13 +23,28 @@ const ACTIONS = `SELECT r.id AS of_trx, a.* FROM unnest($1::bigint[], $2::text[]
  * the action's place, not by id. The span's LIMIT keeps its read a range seek per transaction:
  * without it the planner flattens the lateral into a hash join over a scan of every action (0.4 s).
  */
-const EXECUTIONS = `WITH t AS (SELECT DISTINCT t.id, t.block_num, t.first_seq, t.action_count FROM unnest($1::bigint[]) AS s(seq)
+const EXECUTIONS = `WITH t AS (SELECT DISTINCT t.id, t.block_num, t.first_seq, t.action_count, t.block_index, t.status,
+      t.cpu_usage_us, t.net_usage_words, t.scheduled, t.details FROM unnest($1::bigint[]) AS s(seq)
     CROSS JOIN LATERAL (SELECT block_num, trx_index FROM actions WHERE global_seq = s.seq LIMIT 1) a
     JOIN transactions t ON t.block_num = a.block_num AND t.block_index = a.trx_index)
-  SELECT t.id AS of_trx, x.* FROM t CROSS JOIN LATERAL (SELECT * FROM actions
+  SELECT t.id AS of_trx, t.block_index AS t_block_index, t.status AS t_status, t.cpu_usage_us AS t_cpu_usage_us,
+    t.net_usage_words AS t_net_usage_words, t.scheduled AS t_scheduled, t.details AS t_details, x.* FROM t CROSS JOIN LATERAL (SELECT * FROM actions
     WHERE global_seq >= t.first_seq AND global_seq < t.first_seq + t.action_count AND block_num = t.block_num ORDER BY global_seq LIMIT t.action_count) x
   ORDER BY x.global_seq`
 const BLOCKS = 'SELECT * FROM blocks WHERE num = ANY($1::bigint[])'
+
+/** The transaction record EXECUTIONS carries on each of its rows (its `t_*` columns). */
+const executionTransaction = (r: DbRow) =>
+  transactionFromRow({
+    id: r.of_trx,
+    block_num: r.block_num,
+    block_index: r.t_block_index,
+    status: r.t_status,
+    cpu_usage_us: r.t_cpu_usage_us,
+    net_usage_words: r.t_net_usage_words,
+    scheduled: r.t_scheduled,
+    details: r.t_details,
+  })
 /**
  * common-sql.ts ROW_CHANGES_OF_BLOCK for many blocks, in its order within each block (the closed version by one
  * backward seek, as block-content.ts reads it).
@@ -93,12 +108,19 @@ export function createPostgresBatchReaders(q: Queryable): BatchReader {
     async executionsOfActions(seqs) {
       const out = new Map<number, ExecutionActions>()
       if (seqs.length === 0) return out
-      const executions: { trxId: string; blockNum: number; actions: ActionRecord[] }[] = []
+      const executions: (ExecutionActions & { actions: ActionRecord[] })[] = []
       for (const r of (await q.query(EXECUTIONS, [unique(seqs)])).rows as DbRow[]) {
         const action = actionFromRow(r, r.of_trx as string)
         let last = executions[executions.length - 1]
         if (!last || last.trxId !== action.trxId || last.blockNum !== action.blockNum)
-          executions.push((last = { trxId: action.trxId, blockNum: action.blockNum, actions: [] }))
+          executions.push(
+            (last = {
+              trxId: action.trxId,
+              blockNum: action.blockNum,
+              actions: [],
+              transaction: executionTransaction(r),
+            }),
+          )
         last.actions.push(action)
       }
       const asked = new Set(seqs)

@@ -25,7 +25,7 @@ export function createSqliteBatchReaders(db: Database.Database): BatchReader {
     actionsInRange: db.prepare('SELECT * FROM actions WHERE global_seq >= ? AND global_seq < ? ORDER BY global_seq'),
     // The transaction holding an action, by the action's place (no id lookup).
     execution: db.prepare(
-      'SELECT t.id, t.block_num, t.first_seq, t.action_count FROM actions a JOIN transactions t ON t.block_num = a.block_num AND t.block_index = a.trx_index WHERE a.global_seq = ?',
+      'SELECT t.* FROM actions a JOIN transactions t ON t.block_num = a.block_num AND t.block_index = a.trx_index WHERE a.global_seq = ?',
     ),
     blocks: db.prepare('SELECT * FROM blocks WHERE num IN (SELECT value FROM json_each(?))'),
     // common-sql.ts ROW_CHANGES_OF_BLOCK for a list of blocks, in its order within each block.
@@ -79,13 +79,13 @@ export function createSqliteBatchReaders(db: Database.Database): BatchReader {
       for (const seq of seqs) {
         if (!last || seq < last.firstSeq || seq > last.lastSeq) {
           const t = s.execution.get(seq) as
-            { id: string; block_num: number; first_seq: number | null; action_count: number } | undefined
+            (DbRow & { id: string; block_num: number; first_seq: number | null; action_count: number }) | undefined
           if (!t || t.first_seq === null) continue
           const actions = (s.actionsInRange.all(t.first_seq, t.first_seq + t.action_count) as DbRow[]).map((r) =>
             actionFromRow(r, t.id),
           )
           last = {
-            execution: { trxId: t.id, blockNum: t.block_num, actions },
+            execution: { trxId: t.id, blockNum: t.block_num, actions, transaction: transactionFromRow(t) },
             firstSeq: t.first_seq,
             lastSeq: t.first_seq + t.action_count - 1,
           }
