@@ -52,6 +52,11 @@ export interface ActionPage {
   readonly documents: readonly HyperionActionDocument[]
   readonly total: DocumentTotal | undefined
   readonly position: StorePosition | undefined
+  /**
+   * The highest block the page's range reached (its `before`/block bound, else the head): at or below the position's
+   * LIB, the page can never change (no fork reaches an irreversible block, and later blocks are out of its range).
+   */
+  readonly highBlock?: number
 }
 
 /** Attempts before a page that keeps racing forks answers a retryable 503. */
@@ -297,12 +302,12 @@ export async function searchActionDocuments(
     const high = Math.min(head, begun.blocks.high ?? head)
     const emptyTotal = request.countCap === undefined ? undefined : ({ value: 0, relation: 'eq' } as const)
     if (begun.empty || low > high || (plan.seq.low ?? 0) > (plan.seq.high ?? Number.MAX_SAFE_INTEGER))
-      return { documents: [], total: emptyTotal, position: begun.position }
+      return { documents: [], total: emptyTotal, position: begun.position, highBlock: high }
     const [firstSeq, lastSeq] = await Promise.all([
       low > 1 ? store.firstSeqFromBlock(low) : Promise.resolve(0),
       high < head ? lastSeqOfBlock(store, high) : Promise.resolve(undefined),
     ])
-    if (firstSeq === undefined) return { documents: [], total: emptyTotal, position: begun.position }
+    if (firstSeq === undefined) return { documents: [], total: emptyTotal, position: begun.position, highBlock: high }
     const seqLow = maxOf(plan.seq.low, firstSeq) ?? 0
     const seqHigh = minOf(plan.seq.high, lastSeq)
     const forward = request.direction === 'forward'
@@ -322,7 +327,7 @@ export async function searchActionDocuments(
     ])
     const documents = await documentsOf(store, decoders, walked.slice(request.skip), request.documents)
     if (documents === undefined || !(await anchorHolds(store, head, begun.anchorId))) continue
-    return { documents, total, position: begun.position }
+    return { documents, total, position: begun.position, highBlock: high }
   }
   throw SearchForkRaceError({ attempts: MAX_ATTEMPTS })
 }

@@ -16,7 +16,7 @@ function assertHyperionError(answer: Answer, status: number): { statusCode: numb
 }
 
 test("Hyperion's routes are public with a per-IP limit, answer the envelope, health and metadata, and errors in Hyperion's shape", async (t) => {
-  const limit = 12
+  const limit = 17
   const p = await startPlatform(t, ['--rate-limits', JSON.stringify({ publicCallsPerIp: { limit, windowMs: 60_000 } })])
   const head = (await send(`${p.api}/healthz`)).body as { head_block_num: number }
 
@@ -58,6 +58,20 @@ test("Hyperion's routes are public with a per-IP limit, answer the envelope, hea
   assert.match(m.last_indexed_block_time, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}$/)
   assert.equal(m.cached, false)
   assert.ok(m.lib >= 1 && m.lib <= m.last_indexed_block, `the envelope's lib is the store's LIB: ${m.lib}`)
+
+  // A get_actions page whose range is irreversible is kept and answered again from the cache (`cached: true`, the same
+  // documents); a page reaching above LIB never is.
+  const pinnedPath = `/v2/history/get_actions?account=eosio&limit=5&before=${m.lib}`
+  const first = (await send(`${p.api}${pinnedPath}`)).body as { cached: boolean; actions: unknown[] }
+  const again = (await send(`${p.api}${pinnedPath}`)).body as { cached: boolean; actions: unknown[] }
+  assert.ok(first.actions.length > 0, 'the boot left actions of eosio below LIB')
+  assert.deepEqual([first.cached, again.cached], [false, true])
+  assert.deepEqual(again.actions, first.actions)
+  const fresh = (await send(`${p.api}${pinnedPath}&ignoreCache=true`)).body as { cached: boolean }
+  assert.equal(fresh.cached, false, 'ignoreCache reads the page again')
+  const atHead = `/v2/history/get_actions?account=eosio&limit=5`
+  await send(`${p.api}${atHead}`)
+  assert.equal(((await send(`${p.api}${atHead}`)).body as { cached: boolean }).cached, false)
 
   const filters = await send(`${p.api}/v2/get_filters`)
   assert.deepEqual((filters.body as { excludes: unknown }).excludes, { actions: [], deltas: [] })

@@ -1,5 +1,5 @@
 import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { createBlockDecoderSource } from '../../lifecycle/index.ts'
+import { BoundedCache, createBlockDecoderSource } from '../../lifecycle/index.ts'
 import {
   HyperionBadRequestError,
   HyperionNotFoundError,
@@ -14,6 +14,27 @@ import {
 } from '../../hyperion/index.ts'
 import type { HyperionRouteOptions } from './index.ts'
 import { withEnvelope } from './envelope.ts'
+
+/** get_actions pages kept whose range is irreversible: at most 500, or 16 MiB of documents (as the search route's). */
+const PINNED_PAGES = { entries: 500, bytes: 16 * 2 ** 20 }
+
+/** A kept page and the bytes of its documents' JSON (the cache's weight). */
+interface PinnedPage {
+  readonly page: Awaited<ReturnType<typeof searchActionDocuments>>
+  readonly bytes: number
+}
+
+/**
+ * A query's key: its parameters in name order, so the same question asked in another order is the same page (the
+ * token and Hyperion's `ignoreCache` are not part of the question).
+ */
+const pinnedKey = (query: Record<string, unknown>): string =>
+  JSON.stringify(
+    Object.keys(query)
+      .filter((k) => k !== 'token' && k !== 'ignoreCache')
+      .sort()
+      .map((k) => [k, query[k]]),
+  )
 
 /** Hyperion refuses a deeper `skip` (Elasticsearch's result window). */
 const MAX_SKIP = 10_000
@@ -86,6 +107,8 @@ function countCap(track: string | undefined): number | undefined {
 export const historyActionRoutes: FastifyPluginAsyncTypebox<HyperionRouteOptions> = async (app, { hyperion }) => {
   const { store } = hyperion
   const decoders = createBlockDecoderSource(store)
+  // Pages that can never change (their range at or below LIB), by their query: answered again from here, `cached`.
+  const pinned = new BoundedCache<string, PinnedPage>(PINNED_PAGES.entries, PINNED_PAGES.bytes, (p) => p.bytes)
 
   app.get(
     '/v2/history/get_actions',
@@ -132,19 +155,31 @@ export const historyActionRoutes: FastifyPluginAsyncTypebox<HyperionRouteOptions
         throw HyperionBadRequestError(`limit too big, maximum: ${HYPERION_LIMITS.get_actions}`)
       // Every other key of the query string (the free filters) as sent, besides what the schema coerced.
       const plan = planActionQuery({ ...(request.query as Record<string, unknown>) })
-      const cap = countCap(query.track)
-      const page = await searchActionDocuments(store, decoders, {
-        plan,
-        direction: query.sort === 'asc' || query.sort === '1' ? 'forward' : 'backward',
-        skip,
-        limit,
-        countCap: cap,
-        documents: { noBinary: query.noBinary },
-      })
+      const key = pinnedKey(request.query as Record<string, unknown>)
+      const hit = query.checkLib || 'ignoreCache' in request.query ? undefined : pinned.get(key)
+      const page =
+        hit?.page ??
+        (await searchActionDocuments(store, decoders, {
+          plan,
+          direction: query.sort === 'asc' || query.sort === '1' ? 'forward' : 'backward',
+          skip,
+          limit,
+          countCap: countCap(query.track),
+          documents: { noBinary: query.noBinary },
+        }))
+      if (
+        !hit &&
+        !query.checkLib &&
+        page.position &&
+        page.highBlock !== undefined &&
+        page.highBlock <= page.position.lib
+      )
+        pinned.set(key, { page, bytes: JSON.stringify(page.documents).length })
       const documents = page.documents
       const lib = query.checkLib ? (page.position?.lib ?? 0) : 0
       return {
         lib,
+        ...(hit ? { cached: true } : {}),
         ...(query.hot_only ? { hot_only: true } : {}),
         ...(page.total ? { total: page.total } : {}),
         ...(query.simple
