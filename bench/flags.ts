@@ -42,6 +42,7 @@ api-rounds              count       4           1      api,state-api,search-api,
 api-backlog             count≥0     6000        100    api                                     blocks of backlog for the latency during catch-up (0 skips it)
 state-slow-seconds      count       20          1      state-api                               runs of the chain's own scope (answers that take seconds)
 search-pages-only       switch      -           -      search-api                              only the 25-transaction pages (issue 26), not issue 16's set
+hyperion-variants       count       8           2      hyperion                                distinct requests of each question, cycled (over 500: beyond both routes' kept pages)
 search-connections      count       32          -      search-devchain                         autocannon connections
 streams-seconds         count       20          1      streams                                 window of each subscriber count
 streams-subscribers     list        1,100,1000  1      streams                                 subscriber counts (the first is the limit of the others)

@@ -18,8 +18,6 @@ import { mean, median, type Figures } from './timing.ts'
 /** Issue 35's bars: account get_actions p99 through HTTP (ms); Hyperion's throughput over the dfuse route's. */
 const BAR_P99_MS = 25
 const BAR_RATIO = 0.5
-/** Distinct requests of each configuration, cycled (seeded accounts, blocks and transaction ids). */
-const VARIANTS = 8 // (2 under --smoke)
 /** The bench chain's users (src/devchain/builder.ts: eosio.token transfers alice→bob→carol→alice). */
 const USERS = ['alice', 'bob', 'carol'] as const
 /**
@@ -217,16 +215,17 @@ async function verify(server: ApiServer, variants: readonly Variant[], failures:
  * `transfer.to` filter) and get_transaction on `antler api --no-auth` over a kept 1,000,000-action bench store (SQLite,
  * PostgreSQL or both, each server in its own process), each next to the dfuse search route asked the same question in
  * the same run (`(receiver:X OR auth:X) …`, limit 100, descending from the same block; `/v0/transactions/:id`), 1
- * connection (the latency of a request), VARIANTS seeded variants cycled. Every variant is first fetched both ways and
- * checked (see verify()). Configurations are warmed up, then take turns (`rounds` runs of `seconds`). Under `--smoke`
- * every question is checked on 2 variants, and only the account question timed.
+ * connection (the latency of a request), `variants` seeded variants cycled (`--hyperion-variants`: irreversible
+ * pages are kept by both routes, so a few variants measure kept answers, many the work of a page). Every variant is
+ * first fetched both ways and checked (see verify()). Configurations are warmed up, then take turns (`rounds` runs of
+ * `seconds`). Under `--smoke` every question is checked on 2 variants, and only the account question timed.
  */
-export function benchHyperion(options: KeptStoresOptions): Promise<Figures> {
+export function benchHyperion(options: KeptStoresOptions & { readonly variants: number }): Promise<Figures> {
   return keptStoresBench('hyperion', options, (run, adapters, readOnly) => measure(options, run, adapters, readOnly))
 }
 
 async function measure(
-  options: KeptStoresOptions,
+  options: KeptStoresOptions & { readonly variants: number },
   run: BenchRun,
   adapters: KeptStore[],
   readOnly: (store: KeptStore) => Promise<Store>,
@@ -248,7 +247,7 @@ async function measure(
     for (const question of QUESTIONS) {
       const variants = await verify(
         server,
-        await question.variants(random, store, position.lib, options.smoke ? 2 : VARIANTS),
+        await question.variants(random, store, position.lib, options.smoke ? 2 : options.variants),
         run.failures,
       )
       if (options.smoke && question.key !== 'account') continue // checked, not timed

@@ -144,7 +144,7 @@ const BENCHES: readonly Bench[] = [
     about: "Hyperion's get_actions and get_transaction (issue 35) on kept stores, next to the dfuse routes",
     needs: 'store',
     expects: ['Hyperion / dfuse throughput', 'issue 35 bar, account get_actions p99'],
-    run: async (o, c) => benchHyperion({ ...(await c.stores()), ...apiRun(o) }),
+    run: async (o, c) => benchHyperion({ ...(await c.stores()), ...apiRun(o), variants: o.count('hyperion-variants') }),
   },
   {
     name: 'search-devchain',
