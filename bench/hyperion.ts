@@ -78,8 +78,9 @@ const searchIds = (answer: unknown) =>
 /**
  * The questions of issue 35's bench, each as Hyperion asks it and as the dfuse search route answers it: an account's
  * latest 100 actions below a seeded block (`before` ↔ `start_block`, descending), the same without Hyperion's `total`
- * (`track=false`: dfuse counts nothing), with a `filter`, with a `transfer.to` free filter, and one transaction by id. On the bench chain each transaction holds one action, so a page
- * of 100 actions and a page of 100 transactions list the same transactions.
+ * (`track=false`: dfuse counts nothing), with a `filter`, with a `transfer.to` free filter, and one transaction by
+ * id. On the bench chain each transaction holds one action, so a page of 100 actions and a page of 100 transactions
+ * list the same transactions.
  */
 const QUESTIONS: readonly Question[] = [
   {

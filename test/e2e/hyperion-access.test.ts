@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { assertNoLeak, send, type Answer } from '../_helpers/http.ts'
 import { issueToken, startPlatform } from '../_helpers/platform.ts'
+import { pollUntil } from '../_helpers/push.ts'
 
 /** Hyperion's error shape: `{statusCode, error, message}` with the answer's status. */
 function assertHyperionError(answer: Answer, status: number): { statusCode: number; error: string; message: string } {
@@ -44,6 +45,17 @@ test("Hyperion's routes are public with a per-IP limit, answer the envelope, hea
   assert.ok(h.last_indexed_block >= head.head_block_num, 'the envelope carries the last indexed block')
   assert.equal(typeof h.query_time_ms, 'number')
 
+  // The pinned-page check below needs eosio's first action below the store's LIB: wait for the chain's LIB to pass it
+  // (asked of the chain, not counted against the per-IP limit), then read the store's.
+  const firstOfEosio = (await send(`${p.api}/v2/history/get_actions?account=eosio&limit=1&sort=asc`)).body as {
+    actions: { block_num: number }[]
+  }
+  const bootBlock = firstOfEosio.actions[0].block_num
+  await pollUntil(
+    async () => (await send(`${p.chainApi}/v1/chain/get_info`)).body as { last_irreversible_block_num: number },
+    (info) => info.last_irreversible_block_num >= bootBlock + 3,
+    30_000,
+  )
   const metadata = await send(`${p.api}/v2/explorer_metadata`)
   assert.equal(metadata.status, 200, metadata.text)
   const m = metadata.body as {
