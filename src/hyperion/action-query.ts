@@ -1,5 +1,6 @@
 import { SEARCH_DATA_FIELDS, type SearchExpr } from '../store/index.ts'
 import { HyperionBadRequestError } from './errors.ts'
+import { isoTime } from './block-range.ts'
 
 /**
  * get_actions' parameters → what the store's search index answers: a SearchExpr over the posting lists, plus the
@@ -182,14 +183,6 @@ function freeFilter(key: string, value: string): SearchExpr {
     return { and: [...action, valueExpr(dataField(dataPath, key), value, key)] }
   }
   throw unsupported(key, 'the index holds no such field')
-}
-
-/** An ISO time (`T` or a space between date and time; UTC unless it says otherwise) in milliseconds. */
-function isoTime(value: string, key: string): number {
-  const iso = value.replace(' ', 'T')
-  const ms = Date.parse(/[zZ]|[+-]\d\d:?\d\d$/.test(iso) ? iso : `${iso}Z`)
-  if (!Number.isFinite(ms)) throw HyperionBadRequestError(`invalid ${key} date: ${value}`)
-  return ms
 }
 
 const intersect = (a: Bounds, b: Bounds): Bounds => ({

@@ -13,15 +13,21 @@ export interface AfterBefore {
   readonly beforeBlock?: number
 }
 
+/** An ISO time (`T` or a space between date and time; UTC unless it says otherwise) in milliseconds. */
+export function isoTime(value: string, key: string): number {
+  const iso = value.replace(' ', 'T')
+  const ms = Date.parse(/[zZ]|[+-]\d\d:?\d\d$/.test(iso) ? iso : `${iso}Z`)
+  if (!Number.isFinite(ms)) throw HyperionBadRequestError(`invalid ${key} date: ${value}`)
+  return ms
+}
+
 export function parseAfterBefore(query: { after?: string; before?: string }): AfterBefore {
   const out: { afterMs?: number; beforeMs?: number; afterBlock?: number; beforeBlock?: number } = {}
   for (const key of ['after', 'before'] as const) {
     const text = query[key]
     if (text === undefined || text === '') continue
     if (text.includes('T') || text.includes(' ')) {
-      const iso = text.replace(' ', 'T')
-      const ms = Date.parse(/[zZ]|[+-]\d\d:?\d\d$/.test(iso) ? iso : `${iso}Z`)
-      if (!Number.isFinite(ms)) throw HyperionBadRequestError(`invalid ${key} date: ${text}`)
+      const ms = isoTime(text, key)
       if (key === 'after') out.afterMs = ms
       else out.beforeMs = ms
     } else {
