@@ -1,7 +1,7 @@
 export { HyperionBadRequestError, HyperionNotFoundError } from './errors.ts'
 export type { HyperionServices } from './services.ts'
 export { hyperionTime } from './time.ts'
-export { HYPERION_API_VERSION, HYPERION_LIMITS } from './limits.ts'
+export { HYPERION_API_VERSION, HYPERION_LIMITS, hyperionChainName } from './limits.ts'
 export { healthEntries } from './health.ts'
 export { hyperionAbiSnapshot } from './abi-snapshot.ts'
 export { hyperionBlock, hyperionBlocks } from './block-queries.ts'

@@ -16,5 +16,11 @@ export const HYPERION_LIMITS = {
   get_created_accounts: 1000,
 } as const
 
+/**
+ * The chain's short name where Hyperion has one (`/v2/explorer_metadata`'s `chain_name`, the stream's `handshake`
+ * `chain`): Antler is told no name, so the chain id's first 8 digits.
+ */
+export const hyperionChainName = (chainId: string): string => chainId.slice(0, 8)
+
 /** The version of Hyperion's API Antler answers like (`/v2/health`'s `version`; docs/HYPERION.md). */
 export const HYPERION_API_VERSION = '4.0.7'

@@ -1,5 +1,5 @@
 import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { HYPERION_API_VERSION, HYPERION_LIMITS, healthEntries } from '../../hyperion/index.ts'
+import { HYPERION_API_VERSION, HYPERION_LIMITS, healthEntries, hyperionChainName } from '../../hyperion/index.ts'
 import type { HyperionRouteOptions } from './index.ts'
 import { withEnvelope } from './envelope.ts'
 
@@ -69,7 +69,7 @@ export const miscRoutes: FastifyPluginAsyncTypebox<HyperionRouteOptions> = async
       return {
         provider: 'Antler',
         provider_url: '',
-        chain_name: chainId.slice(0, 8),
+        chain_name: hyperionChainName(chainId),
         chain_id: chainId,
         custom_core_token: '',
         theme: '',

@@ -5,7 +5,7 @@ import { Server, type Socket } from 'socket.io'
 import type { AuthService } from '../../auth/index.ts'
 import { createBlockDecoderSource, createDecoderSource } from '../../lifecycle/index.ts'
 import type { Subscription } from '../../live/index.ts'
-import { createBlockDocumentMemo, type HyperionServices } from '../../hyperion/index.ts'
+import { createBlockDocumentMemo, hyperionChainName, type HyperionServices } from '../../hyperion/index.ts'
 import {
   serveStreamSession,
   STREAM_SESSION_DEFAULTS,
@@ -172,7 +172,7 @@ export function attachHyperionStream(app: FastifyInstance, options: HyperionStre
     })
     void chainId().then(
       // `chain`: Hyperion's short chain name; Antler has none, so the id's first 8 digits (as explorer_metadata's).
-      (id) => socket.emit('handshake', { chain: id.slice(0, 8), chain_id: id }),
+      (id) => socket.emit('handshake', { chain: hyperionChainName(id), chain_id: id }),
       (error: unknown) => context.onUnexpected(error),
     )
     serveStreamSession(socket, context)
