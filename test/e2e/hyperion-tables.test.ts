@@ -2,7 +2,7 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { APIClient } from '@wharfkit/antelope'
 import { issueToken, startPlatform } from '../_helpers/platform.ts'
-import { pushActions, waitIndexed } from '../_helpers/push.ts'
+import { pollUntil, pushActions, waitIndexed } from '../_helpers/push.ts'
 
 /*
  * Hyperion's table, ABI and block routes against `antler dev` (docs/HYPERION.md): get_deltas and get_table_state
@@ -26,6 +26,11 @@ test(
       data: { from: 'alice', to, quantity, memo },
     })
     const first = await pushActions(chain, [transfer('bob', '1.0000 EOS', 'one')])
+    // The second transfer must land in a later block: the checks below tell the two blocks apart.
+    await pollUntil(
+      () => chain.v1.chain.get_info(),
+      (info) => Number(info.head_block_num) > first.blockNum,
+    )
     const second = await pushActions(chain, [
       transfer('bob', '2.5000 EOS', 'two'),
       transfer('carol', '0.1000 EOS', 'c'),
