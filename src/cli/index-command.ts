@@ -1,7 +1,4 @@
 import type { Command } from 'commander'
-import { createIndexer } from '../ingest/index.ts'
-import { openStore } from '../store/index.ts'
-import { createLogger, type LogLevel } from './logger.ts'
 import {
   addFetchFinalityDataOption,
   addIrreversibleOnlyOption,
@@ -11,18 +8,7 @@ import {
   parseIntArg,
   parseUrl,
 } from './options.ts'
-import { onShutdown } from './process.ts'
-import { indexerLogCallbacks } from './progress.ts'
-
-interface IndexFlags {
-  ship?: string
-  dataDir: string
-  store: string
-  startBlock: number
-  irreversibleOnly?: boolean
-  fetchFinalityData?: boolean
-  logLevel: LogLevel
-}
+import type { IndexFlags } from './index-run.ts'
 
 /** `antler index`: the indexer alone. */
 export function registerIndexCommand(program: Command): void {
@@ -41,30 +27,5 @@ export function registerIndexCommand(program: Command): void {
   addIrreversibleOnlyOption(command)
   addFetchFinalityDataOption(command)
   addLogLevelOption(command)
-  command.action(async (flags: IndexFlags) => {
-    if (!flags.ship) throw new Error('--ship is required (or ANTLER_SHIP)')
-    const log = createLogger({ level: flags.logLevel })
-    const store = await openStore({ store: flags.store, dataDir: flags.dataDir })
-    const indexer = createIndexer({
-      shipUrl: flags.ship,
-      store,
-      startBlockNum: flags.startBlock,
-      irreversibleOnly: flags.irreversibleOnly === true,
-      ...(flags.fetchFinalityData ? { fetchFinalityData: true } : {}),
-      reconnect: { minDelayMs: 250, maxDelayMs: 5000 },
-      ...indexerLogCallbacks(log),
-    })
-    onShutdown(log, async () => {
-      await indexer.stop()
-      await store.close()
-    })
-    try {
-      await indexer.run()
-    } catch (error) {
-      log.fatal({ err: error }, 'indexer stopped')
-      process.exitCode = 1
-    } finally {
-      await store.close()
-    }
-  })
+  command.action(async (flags: IndexFlags) => (await import('./index-run.ts')).runIndexCommand(flags))
 }

@@ -1,8 +1,5 @@
 import type { Command } from 'commander'
-import { openStore } from '../store/index.ts'
-import { addApiOptions, type ApiFlags } from './api-options.ts'
-import { startApi } from './api-runtime.ts'
-import { createLogger, type LogLevel } from './logger.ts'
+import { addApiOptions } from './api-options.ts'
 import {
   addFetchFinalityDataOption,
   addIrreversibleOnlyOption,
@@ -13,16 +10,7 @@ import {
   parseNonEmpty,
   parseUrl,
 } from './options.ts'
-import { startPlatform, logStatus, storeKind } from './platform.ts'
-import { onShutdown, printReady } from './process.ts'
-import { portalSetupLine } from './dev-guide.ts'
-
-interface CommonFlags extends ApiFlags {
-  dataDir: string
-  store: string
-  host: string
-  logLevel: LogLevel
-}
+import type { CommonFlags, ServeFlags } from './platform-run.ts'
 
 /** `antler serve` (indexer + API against a real chain) and `antler api` (the API alone on an existing store). */
 export function registerPlatformCommands(program: Command): void {
@@ -43,41 +31,7 @@ export function registerPlatformCommands(program: Command): void {
   option(serve, '--host <host>', 'listen address', parseNonEmpty, '127.0.0.1')
   addStoreOptions(addApiOptions(serve))
   addLogLevelOption(serve)
-  serve.action(
-    async (
-      flags: CommonFlags & {
-        ship?: string
-        chainApi?: string
-        startBlock: number
-        irreversibleOnly?: boolean
-        fetchFinalityData?: boolean
-      },
-    ) => {
-      if (!flags.ship) throw new Error('--ship is required (or ANTLER_SHIP)')
-      if (!flags.chainApi) throw new Error('--chain-api is required (or ANTLER_CHAIN_API)')
-      const log = createLogger({ level: flags.logLevel })
-      const store = await openStore({ store: flags.store, dataDir: flags.dataDir })
-      const { api, indexer } = await startPlatform({
-        flags,
-        store,
-        ship: flags.ship,
-        chainApi: flags.chainApi,
-        startBlockNum: flags.startBlock,
-        irreversibleOnly: flags.irreversibleOnly === true,
-        fetchFinalityData: flags.fetchFinalityData === true,
-        log,
-      })
-      const stopStatus = logStatus(log, { head: indexer.lastBlock, requests: api.requests })
-      onShutdown(log, async () => {
-        stopStatus()
-        await api.close()
-        await indexer.stop()
-        await store.close()
-      })
-      printReady({ api: api.api, grpc: api.grpc, chainApi: flags.chainApi, ship: flags.ship })
-      if (api.setup) process.stderr.write(`${portalSetupLine(api.api, api.setup)}\n`)
-    },
-  )
+  serve.action(async (flags: ServeFlags) => (await import('./platform-run.ts')).runServeCommand(flags))
 
   const apiOnly = program
     .command('api')
@@ -92,22 +46,7 @@ export function registerPlatformCommands(program: Command): void {
   option(apiOnly, '--host <host>', 'listen address', parseNonEmpty, '127.0.0.1')
   addStoreOptions(addApiOptions(apiOnly))
   addLogLevelOption(apiOnly)
-  apiOnly.action(async (flags: CommonFlags & { chainApi?: string }) => {
-    const log = createLogger({ level: flags.logLevel })
-    const store = await openStore({ store: flags.store, dataDir: flags.dataDir, readOnly: true })
-    const api = await startApi({
-      flags,
-      host: flags.host,
-      store,
-      storeKind: storeKind(flags.store),
-      chainApi: flags.chainApi,
-      logger: log,
-      storeReadOnly: true,
-    })
-    onShutdown(log, async () => {
-      await api.close()
-      await store.close()
-    })
-    printReady({ api: api.api, grpc: api.grpc, ...(flags.chainApi ? { chainApi: flags.chainApi } : {}) })
-  })
+  apiOnly.action(async (flags: CommonFlags & { chainApi?: string }) =>
+    (await import('./platform-run.ts')).runApiCommand(flags),
+  )
 }
