@@ -20,6 +20,7 @@ import { InvalidJsonError, ServiceUnavailableError } from './errors.ts'
 import { authPlugin } from './plugins/auth.ts'
 import { errorsPlugin, sendError } from './plugins/errors.ts'
 import { metricsPlugin } from './plugins/metrics.ts'
+import { ingestMetricsPlugin, type IngestMeter } from './plugins/ingest-metrics.ts'
 import { keyUsagePlugin } from './plugins/key-usage.ts'
 import type { UsageMeter } from '../accounts/index.ts'
 import { authIssueRoutes } from './routes/auth-issue.ts'
@@ -85,6 +86,8 @@ export interface ApiServices {
   readonly usage?: UsageMeter
   /** What Hyperion's API reads (docs/HYPERION.md); absent: not served. */
   readonly hyperion?: HyperionServices
+  /** The in-process indexer's progress for `/metrics`; absent where none runs (`antler api`). */
+  readonly ingest?: IngestMeter
 }
 
 /** JSON bodies whatever their Content-Type: @dfuse/client posts JSON as text/plain. */
@@ -165,6 +168,7 @@ export async function buildApp(args: {
     done(ServiceUnavailableError({ reason: 'shutting down' }))
   })
   await app.register(metricsPlugin)
+  await app.register(ingestMetricsPlugin, { health: services.health, ingest: services.ingest })
   await app.register(keyUsagePlugin, { meter: services.usage })
   await app.register(swagger, {
     openapi: {

@@ -2,7 +2,7 @@ import { join } from 'node:path'
 import { Server, ServerCredentials } from '@grpc/grpc-js'
 import { HealthImplementation, protoPath as healthProtoPath } from 'grpc-health-check'
 import type { Logger } from 'pino'
-import { buildApp, recentAnswer } from '../api/index.ts'
+import { buildApp, recentAnswer, type IngestMeter } from '../api/index.ts'
 import {
   createApiKeyService,
   createAuthService,
@@ -144,6 +144,8 @@ export async function startApi(args: {
   live?: LiveHub
   /** The in-process indexer's error once it stopped (`dev`, `serve`): `/readyz` reports it. */
   indexerFailure?: () => { readonly code?: string; readonly message: string } | undefined
+  /** The in-process indexer's progress (`dev`, `serve`): `/metrics` exports its pace. */
+  ingest?: IngestMeter
   /** The store was opened read-only (`antler api`). */
   storeReadOnly?: boolean
   /**
@@ -253,6 +255,7 @@ export async function startApi(args: {
         webhooks: webhooks?.service,
         ...(args.setupTokenDir ? { setupFile: join(args.setupTokenDir, SETUP_TOKEN_FILE) } : {}),
       },
+      ...(args.ingest ? { ingest: args.ingest } : {}),
       health: {
         storeKind: args.storeKind,
         store,

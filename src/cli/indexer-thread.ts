@@ -3,6 +3,8 @@ import type { ShipReaderEvent } from '../ship/index.ts'
 import type { IndexerWorkerData, IndexerWorkerMessage } from './indexer-worker.ts'
 import type { Logger } from './logger.ts'
 import { indexerLogCallbacks } from './progress.ts'
+import { createIngestMeter } from './ingest-meter.ts'
+import type { IngestMeter } from '../api/index.ts'
 
 /**
  * The worker's module: compiled (dist/), the worker runs indexer-worker.js; from the sources, a bootstrap that
@@ -17,6 +19,8 @@ const WORKER_URL = new URL(
 export interface IndexerThread {
   /** The last block the indexer applied (the head it reported). */
   readonly lastBlock: () => { num: number; lib: number } | undefined
+  /** Blocks, action traces and row changes applied, and at what pace lately (`/metrics`). */
+  readonly meter: IngestMeter
   /** Whether a node passed the checks at connect (protocol, retained history, chain id) at least once. */
   readonly nodeAccepted: () => boolean
   /** The error the indexer stopped with; undefined while it runs. */
@@ -35,7 +39,8 @@ export interface IndexerThread {
  */
 export function startIndexerThread(data: IndexerWorkerData, log: Logger, onCommit?: () => void): IndexerThread {
   const worker = new Worker(WORKER_URL, { workerData: data })
-  const callbacks = indexerLogCallbacks(log)
+  const meter = createIngestMeter()
+  const callbacks = indexerLogCallbacks(log, meter)
   let last: { num: number; lib: number } | undefined
   let accepted = false
   let failure: { code?: string; message: string } | undefined
@@ -76,6 +81,7 @@ export function startIndexerThread(data: IndexerWorkerData, log: Logger, onCommi
   })
   return {
     lastBlock: () => last,
+    meter,
     nodeAccepted: () => accepted,
     failure: () => failure,
     done,

@@ -16,7 +16,10 @@ export interface IndexerWorkerData {
 
 /** What the worker reports: every callback of the indexer, then how it ended. */
 export type IndexerWorkerMessage =
-  | { type: 'block'; block: { num: number; id: string; lib: number; head: number; actions: number } }
+  | {
+      type: 'block'
+      block: { num: number; id: string; lib: number; head: number; actions: number; rowChanges: number }
+    }
   | { type: 'fork'; fork: { blockNum: number; undone: number } }
   | { type: 'reader'; event: unknown }
   | { type: 'accepted'; node: { chainId: string | undefined; head: number; lib: number } }

@@ -49,6 +49,7 @@ export async function startPlatform(args: {
     logger: log,
     live,
     indexerFailure: indexer.failure,
+    ingest: indexer.meter,
     setupTokenDir: flags.dataDir,
   })
   return { api, indexer }

@@ -1,11 +1,13 @@
 import type { ShipReaderEvent } from '../ship/index.ts'
 import type { Logger } from './logger.ts'
+import { createIngestMeter, type RecordingIngestMeter } from './ingest-meter.ts'
 
 /** What the indexer reports per applied block. */
 export interface BlockProgress {
   readonly num: number
   readonly head: number
   readonly actions: number
+  readonly rowChanges?: number
 }
 
 /** Receives the indexer's per-block reports. */
@@ -14,48 +16,44 @@ export interface ProgressReporter {
 }
 
 /**
- * Catch-up progress: when `out` is a TTY, a one-line bar (blocks/s, actions/s, blocks left, ETA)
- * redrawn every second while far behind head; otherwise a `catching up` log line every
- * `logEveryMs`. Quiet when at head.
+ * Catch-up progress: when `out` is a TTY, a one-line bar (blocks/s, action traces/s, blocks left, ETA from the node's
+ * head) redrawn every second while far behind head; otherwise a `catching up` log line every `logEveryMs`. Quiet when
+ * at head. Rates are the meter's (the last seconds), which every block is recorded in.
  */
 export function createProgressReporter(deps: {
   log: Logger
   out?: NodeJS.WriteStream
   logEveryMs?: number
+  meter?: RecordingIngestMeter
 }): ProgressReporter {
   const out = deps.out ?? process.stderr
   const tty = out.isTTY === true
   const interval = tty ? 1000 : (deps.logEveryMs ?? 10_000)
-  let windowStart = Date.now()
-  let blocks = 0
-  let actions = 0
+  const meter = deps.meter ?? createIngestMeter()
+  let reportedAt = Date.now()
   let drawn = false
   return {
     onBlock(b: BlockProgress): void {
-      blocks++
-      actions += b.actions
+      meter.record(b)
       const now = Date.now()
-      if (now - windowStart < interval) return
-      const seconds = (now - windowStart) / 1000
-      const blockRate = blocks / seconds
+      if (now - reportedAt < interval) return
+      reportedAt = now
       const left = Math.max(0, b.head - b.num)
-      windowStart = now
-      blocks = 0
-      const actionRate = actions / seconds
-      actions = 0
       if (left < 2) {
         if (drawn) out.write('\n')
         drawn = false
         return
       }
-      const eta = blockRate > 0 ? Math.round(left / blockRate) : 0
+      const pace = meter.snapshot()
+      const eta = pace.blocksPerSecond > 0 ? Math.round(left / pace.blocksPerSecond) : 0
       if (!tty) {
         deps.log.info(
           {
             block_num: b.num,
             head: b.head,
-            blocks_per_s: Math.round(blockRate),
-            actions_per_s: Math.round(actionRate),
+            blocks_per_s: Math.round(pace.blocksPerSecond),
+            traces_per_s: Math.round(pace.actionTracesPerSecond),
+            row_changes_per_s: Math.round(pace.rowChangesPerSecond),
             blocks_left: left,
             eta_s: eta,
           },
@@ -64,7 +62,8 @@ export function createProgressReporter(deps: {
         return
       }
       const etaText = `${Math.floor(eta / 60)}m${String(eta % 60).padStart(2, '0')}s`
-      const text = `index: block ${b.num}/${b.head} ${blockRate.toFixed(0)} blocks/s ${actionRate.toFixed(0)} actions/s ${left} left, ETA ${etaText}`
+      const rates = `${pace.blocksPerSecond.toFixed(0)} blocks/s ${pace.actionTracesPerSecond.toFixed(0)} traces/s`
+      const text = `index: block ${b.num}/${b.head} ${rates} ${left} left, ETA ${etaText}`
       const width = 24
       const done = Math.round((width * b.num) / Math.max(1, b.head))
       out.write(`\r[${'#'.repeat(done)}${'.'.repeat(width - done)}] ${text}\x1b[K`)
@@ -73,10 +72,13 @@ export function createProgressReporter(deps: {
   }
 }
 
-/** The indexer's callbacks wired to the logger: catch-up progress, forks, SHiP connection events. */
-export function indexerLogCallbacks(log: Logger, out?: NodeJS.WriteStream) {
+/**
+ * The indexer's callbacks wired to the logger: catch-up progress (its rates recorded in `meter`, which `/metrics`
+ * reads where an API shares the process), forks, SHiP connection events.
+ */
+export function indexerLogCallbacks(log: Logger, meter?: RecordingIngestMeter) {
   return {
-    onBlock: createProgressReporter({ log, out }).onBlock,
+    onBlock: createProgressReporter({ log, meter }).onBlock,
     onFork: (f: { blockNum: number; undone: number }): void =>
       log.info({ block_num: f.blockNum, undone: f.undone }, 'fork undone'),
     onReaderEvent: (e: ShipReaderEvent): void => {

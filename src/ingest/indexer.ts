@@ -31,7 +31,15 @@ export interface IndexerConfig {
   /** Ask a Spring node for `finality_data` (v1 requests; see the reader's option). */
   readonly fetchFinalityData?: boolean
   readonly reconnect?: { readonly minDelayMs?: number; readonly maxDelayMs?: number; readonly maxAttempts?: number }
-  readonly onBlock?: (block: { num: number; id: string; lib: number; head: number; actions: number }) => void
+  /** After each applied block: its action traces and table row changes counted. */
+  readonly onBlock?: (block: {
+    num: number
+    id: string
+    lib: number
+    head: number
+    actions: number
+    rowChanges: number
+  }) => void
   readonly onFork?: (fork: { blockNum: number; undone: number }) => void
   readonly onReaderEvent?: (event: ShipReaderEvent) => void
   /**
@@ -269,6 +277,7 @@ export function createIndexer(config: IndexerConfig): Indexer {
           lib,
           head: result.head.blockNum,
           actions: batch.actions.length,
+          rowChanges: batch.rows.length,
         })
         if (config.endBlockNum !== undefined && head.blockNum >= config.endBlockNum) break
       }

@@ -64,7 +64,8 @@ test('progress: off a TTY a `catching up` log line with snake_case fields; on a 
   assert.equal(line.block_num, 10)
   assert.equal(line.head, 1000)
   assert.equal(line.blocks_left, 990)
-  for (const field of ['blocks_per_s', 'actions_per_s', 'eta_s']) assert.equal(typeof line[field], 'number', field)
+  for (const field of ['blocks_per_s', 'traces_per_s', 'row_changes_per_s', 'eta_s'])
+    assert.equal(typeof line[field], 'number', field)
 
   const ttyLog = sink()
   const tty = sink(true)
@@ -72,6 +73,6 @@ test('progress: off a TTY a `catching up` log line with snake_case fields; on a 
   bar.onBlock({ num: 9, head: 1000, actions: 1 })
   await new Promise((r) => setTimeout(r, 1010))
   bar.onBlock({ num: 10, head: 1000, actions: 1 })
-  assert.match(tty.text(), /^\r\[#*\.+\] index: block 10\/1000 \d+ blocks\/s \d+ actions\/s 990 left, ETA \dm\d\ds/)
+  assert.match(tty.text(), /^\r\[#*\.+\] index: block 10\/1000 \d+ blocks\/s \d+ traces\/s 990 left, ETA \dm\d\ds/)
   assert.equal(ttyLog.text(), '')
 })

@@ -17,6 +17,13 @@ async function get(api: string, path: string): Promise<{ status: number; body: R
   return { status: response.status, body: (await response.json()) as Record<string, unknown> }
 }
 
+/** The value of each unlabelled series of `/metrics` whose name starts with `antler_store_`, `antler_chain_` or `antler_ingest_`. */
+async function chainMetrics(api: string): Promise<Record<string, number>> {
+  const text = await (await fetch(`${api}/metrics`, { signal: AbortSignal.timeout(10_000) })).text()
+  const series = text.split('\n').map((line) => /^(antler_(?:store|chain|ingest)_\w+) (\S+)$/.exec(line))
+  return Object.fromEntries(series.flatMap((m) => (m ? [[m[1], Number(m[2])]] : [])))
+}
+
 const apiFlags = ['--port', '0', '--grpc-port', '0', '--no-auth', '--log-level', 'warn']
 
 test('antler serve whose node is replaced by one of another chain: the indexer stops, /readyz answers 503 with its ship_history_mismatch_error while /healthz stays 200', async (t) => {
@@ -43,6 +50,19 @@ test('antler serve whose node is replaced by one of another chain: the indexer s
     { status: 'ready', lag: 0, max: 240 },
     JSON.stringify(ready.body),
   )
+  // /metrics: where the store stands against the chain, and the in-process indexer's totals and pace.
+  const metrics = await chainMetrics(api)
+  const head = first.chain.head.num
+  assert.deepEqual(
+    [metrics.antler_store_head_block, metrics.antler_chain_head_block, metrics.antler_store_lag_blocks],
+    [head, head, 0],
+    JSON.stringify(metrics),
+  )
+  assert.equal(metrics.antler_store_irreversible_block, first.chain.lib.blockNum)
+  assert.equal(metrics.antler_ingest_blocks_total, head, 'a fresh store: every block of the chain applied once')
+  assert.ok(metrics.antler_ingest_action_traces_total > 0 && metrics.antler_ingest_row_changes_total > 0)
+  assert.ok(metrics.antler_ingest_blocks_per_second > 0, 'blocks applied within the last seconds')
+  assert.equal(metrics.antler_ingest_eta_seconds, 0)
 
   ship.switchTo(other.ship)
   await until(async () => (await get(api, '/readyz')).status === 503, '/readyz fails once the indexer stopped')
@@ -137,6 +157,17 @@ test(
       JSON.stringify(lagging.body),
     )
     assert.match(String(lagging.body.message), /lags the chain by 6 blocks, more than 5/)
+    // /metrics of a replica: the same lag; no indexer in the process, so no pace.
+    const metrics = await chainMetrics(api)
+    assert.deepEqual(
+      [metrics.antler_store_lag_blocks, metrics.antler_chain_head_block, metrics.antler_store_head_block],
+      [6, devchain.chain.head.num, devchain.chain.head.num - 6],
+      JSON.stringify(metrics),
+    )
+    assert.deepEqual(
+      Object.keys(metrics).filter((name) => name.startsWith('antler_ingest_')),
+      [],
+    )
 
     proxy.cut()
     const cut = await get(api, '/readyz')
