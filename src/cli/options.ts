@@ -119,7 +119,13 @@ export function addDevchainOptions(command: Command, defaults: { workload: 'demo
   option(command, '--lib-depth <n>', 'blocks between head and LIB', parseIntArg(1, 1000), 12)
   option(command, '--producers <n>', 'producers rotating every 12 blocks', parseIntArg(1, 21), 3)
   option(command, '--fork-rate <p>', 'chance of a random fork after each block', parseRate, 0)
-  option(command, '--workload <kind>', 'demo | none', parseChoice(['demo', 'none'] as const), defaults.workload)
+  option(
+    command,
+    '--workload <kind>',
+    'demo | dense (~300 transactions a block, modelled on mainnet) | none',
+    parseChoice(['demo', 'dense', 'none'] as const),
+    defaults.workload,
+  )
   command.addOption(
     new Option(
       '--savanna',

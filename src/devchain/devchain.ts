@@ -7,6 +7,7 @@ import type { PackedTransactionInput } from './chain/intake.ts'
 import { buildChainApi } from './chain-api.ts'
 import { startShipServer, type ShipServer } from './ship-server.ts'
 import { createDemoWorkload } from './workload.ts'
+import { createDenseWorkload } from './dense-workload.ts'
 import type { StoredBlock } from './storage/block-log.ts'
 
 /** How the devchain runs: what its flags set (docs/DEVCHAIN.md). */
@@ -23,7 +24,8 @@ export interface DevchainConfig {
   readonly producers: number
   /** Chance of a random fork after each produced block. */
   readonly forkRate: number
-  readonly workload: 'demo' | 'none'
+  /** `dense`: about 300 transactions a block, modelled on mainnet (src/devchain/dense-profile.ts). */
+  readonly workload: 'demo' | 'dense' | 'none'
   /** Savanna finality (Spring): finality extension and data, LIB at head − 2, `POST /v1/devchain/finality`. */
   readonly savanna?: boolean
   readonly random?: () => number
@@ -123,6 +125,13 @@ export async function startDevchain(config: DevchainConfig): Promise<Devchain> {
     workload = createDemoWorkload({
       chain,
       intervalMs: Math.max(200, config.blockTimeMs || 500),
+      log: config.log,
+    })
+  if (config.workload === 'dense')
+    workload = createDenseWorkload({
+      chain,
+      intervalMs: config.blockTimeMs || 500,
+      produce: config.blockTimeMs === 0 ? () => produce(1) : undefined,
       log: config.log,
     })
   const chainPort = (api.server.address() as { port: number }).port

@@ -19,6 +19,7 @@ import { encodeTraces, type TransactionTrace } from './traces.ts'
 import { BlockLog, type ShipPayload, type StoredBlock } from '../storage/block-log.ts'
 import { token } from '../contracts/token.ts'
 import { rawdb } from '../contracts/rawdb.ts'
+import { nftdemo } from '../contracts/nftdemo.ts'
 import { createSystemContract } from '../contracts/system.ts'
 
 export interface ChainOptions {
@@ -82,7 +83,7 @@ export class Chain {
   private stalled = false
 
   constructor(private readonly options: ChainOptions) {
-    this.contracts = new Map([token, rawdb].map((c) => [c.codeHash, c]))
+    this.contracts = new Map([token, rawdb, nftdemo].map((c) => [c.codeHash, c]))
     this.systemContract = createSystemContract(this.contracts)
     this.producerKey = options.signBlocks === false ? undefined : PrivateKey.from(DEV_PRIVATE_KEY)
     this.now = options.now ?? Date.now
