@@ -25,6 +25,7 @@ actions                 count≥1000  1000000     1000   devchain               
 transfers-per-block     count       20          -      devchain                                eosio.token transfers per built block
 rawdb-per-block         count       5           -      devchain                                rawdb puts per built block
 ingest-actions          count       100000      25000  ingest,ingest-savanna                   actions of the SHiP feed (20 transfers + 5 rawdb puts a block)
+dense-blocks            count       200         3      ingest-dense                            blocks of the dense feed (about 300 transactions, 1,260 action traces a block)
 savanna-actions         count       -           5000   ingest-savanna                          actions per chain (without it: --ingest-actions)
 against-actions         count       -           5000   ingest                                  actions of --against's feed (without it: --ingest-actions)
 against                 text        -           -      ingest                                  this build's ingest against REV's (a git worktree; the smoke: HEAD)

@@ -19,8 +19,19 @@ export interface IngestBenchOptions {
   readonly keepPostgres: boolean
 }
 
+/** What a pass over the whole feed counted, and how long it took. */
+interface FeedPass {
+  readonly actions: number
+  /** Table deltas: row changes of every table. */
+  readonly rows: number
+  readonly blocks: number
+  /** SHiP bytes received: each result's block, traces and deltas. */
+  readonly bytes: number
+  readonly seconds: number
+}
+
 /** Reads the whole feed and normalizes every block without storing it: the limit ingest is compared to. */
-async function decodeOnly(ship: string, endBlock: number, fetchFinalityData = false): Promise<number> {
+async function decodePass(ship: string, endBlock: number, fetchFinalityData = false): Promise<FeedPass> {
   const reader = createShipReader({
     url: ship,
     startBlockNum: 1,
@@ -30,9 +41,24 @@ async function decodeOnly(ship: string, endBlock: number, fetchFinalityData = fa
   })
   const started = performance.now()
   let actions = 0
-  for await (const result of reader.blocks()) actions += normalizeBlock(result).actions.length
+  let rows = 0
+  let blocks = 0
+  let bytes = 0
+  for await (const result of reader.blocks()) {
+    const batch = normalizeBlock(result)
+    actions += batch.actions.length
+    rows += batch.rows.length
+    blocks++
+    bytes += (result.block?.length ?? 0) + (result.traces?.length ?? 0) + (result.deltas?.length ?? 0)
+  }
   await reader.close()
-  return actions / ((performance.now() - started) / 1000)
+  return { actions, rows, blocks, bytes, seconds: (performance.now() - started) / 1000 }
+}
+
+/** Decode-only in action traces/s. */
+async function decodeOnly(ship: string, endBlock: number, fetchFinalityData = false): Promise<number> {
+  const pass = await decodePass(ship, endBlock, fetchFinalityData)
+  return pass.actions / pass.seconds
 }
 
 /** Indexes the whole feed; rates count stored action traces (a transfer is three: token, from, to). */
@@ -40,18 +66,22 @@ async function ingest(
   ship: string,
   store: Store,
   endBlock: number,
-): Promise<{ actions: number; actionsPerSecond: number; blocksPerSecond: number }> {
+): Promise<{ actions: number; rows: number; seconds: number; actionsPerSecond: number; blocksPerSecond: number }> {
   let actions = 0
+  let rows = 0
   const started = performance.now()
   await createIndexer({
     shipUrl: ship,
     store,
     endBlockNum: endBlock,
     maxMessagesInFlight: 50,
-    onBlock: (b) => (actions += b.actions),
+    onBlock: (b) => {
+      actions += b.actions
+      rows += b.rowChanges
+    },
   }).run()
   const seconds = (performance.now() - started) / 1000
-  return { actions, actionsPerSecond: actions / seconds, blocksPerSecond: endBlock / seconds }
+  return { actions, rows, seconds, actionsPerSecond: actions / seconds, blocksPerSecond: endBlock / seconds }
 }
 
 /** Runs `work` and returns its result with the highest RSS of this process seen meanwhile (peakRss()). */
@@ -62,6 +92,22 @@ async function withPeakRss<T>(work: () => Promise<T>): Promise<{ result: T; peak
     return { result, peakRssMiB: Math.round(rss.stop() ?? process.memoryUsage().rss / 2 ** 20) }
   } finally {
     rss.stop()
+  }
+}
+
+/** Runs `work` on a throw-away database of the PostgreSQL server at `adminUrl`, dropped after it unless `keep`. */
+async function withBenchDatabase<T>(adminUrl: string, keep: boolean, work: (url: string) => Promise<T>): Promise<T> {
+  const admin = new pg.Client({ connectionString: adminUrl })
+  await admin.connect()
+  const name = `antler_bench_${Date.now()}`
+  await admin.query(`CREATE DATABASE ${name}`)
+  try {
+    const url = new URL(adminUrl)
+    url.pathname = `/${name}`
+    return await work(url.toString())
+  } finally {
+    if (!keep) await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
+    await admin.end()
   }
 }
 
@@ -151,33 +197,80 @@ export async function benchIngest(options: IngestBenchOptions): Promise<Record<s
     await sqlite.close()
     if (options.keepSqlite) renameSync(sqlitePath, options.keepSqlite)
     if (options.postgresUrl) {
-      const admin = new pg.Client({ connectionString: options.postgresUrl })
-      await admin.connect()
-      const name = `antler_bench_${Date.now()}`
-      await admin.query(`CREATE DATABASE ${name}`)
-      try {
-        const url = new URL(options.postgresUrl)
-        url.pathname = `/${name}`
-        const store = await openPostgresStore(url.toString())
+      await withBenchDatabase(options.postgresUrl, options.keepPostgres, async (url) => {
+        const store = await openPostgresStore(url)
         const p = await withPeakRss(() => ingest(ship, store, end))
         record('PostgreSQL', p.result, p.peakRssMiB)
-        const client = new pg.Client({ connectionString: url.toString() })
+        const client = new pg.Client({ connectionString: url })
         await client.connect()
         const pgIndexBytes = await postgresPostingsBytes(client)
         await client.end()
         for (const [k, v] of Object.entries(await benchSearch(store, pgIndexBytes, p.result.actions, inputActions)))
           figures[`PostgreSQL search: ${k}`] = v
         await store.close()
-        if (options.keepPostgres) figures['PostgreSQL store kept at'] = url.toString()
-      } finally {
-        if (!options.keepPostgres) await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
-        await admin.end()
-      }
+        if (options.keepPostgres) figures['PostgreSQL store kept at'] = url
+      })
     }
     figures['peak RSS of the bench process (indexer, both stores, search) MiB'] = Math.round(
       process.resourceUsage().maxRSS / 1024,
     )
     figures['peak RSS of the chain process (build, SHiP server) MiB'] = await feed.stop()
+    return figures
+  } finally {
+    feed.kill()
+    rmSync(dir, { recursive: true, force: true })
+  }
+}
+
+const MB = 1e6
+
+/** A pass's rates: action traces, table deltas (row changes), blocks and SHiP bytes per second. */
+function passRates(
+  label: string,
+  pass: Omit<FeedPass, 'blocks'> & { blocks: number },
+): Record<string, string | number> {
+  return {
+    [`${label}: action traces/s`]: Math.round(pass.actions / pass.seconds),
+    [`${label}: table deltas (row changes)/s`]: Math.round(pass.rows / pass.seconds),
+    [`${label}: blocks/s`]: (pass.blocks / pass.seconds).toFixed(1),
+    [`${label}: SHiP MB/s`]: (pass.bytes / MB / pass.seconds).toFixed(2),
+  }
+}
+
+/**
+ * The dense feed (src/devchain/dense-profile.ts: ~300 transactions, ~1,260 action traces a block, NFT rows, inline
+ * actions, zlib-packed, deferred and failed transactions, ABI changes) built in the feed process: decode-only of it
+ * (best of 2 passes), then ingest into SQLite and, given a server, PostgreSQL, each next to decode-only.
+ */
+export async function benchIngestDense(options: {
+  blocks: number
+  postgresUrl: string | undefined
+}): Promise<Record<string, string | number>> {
+  const dir = mkdtempSync(join(tmpdir(), 'antler-ingest-dense-'))
+  const feed = await startBenchFeed(options.blocks, { profile: 'dense' })
+  try {
+    const passes = [await decodePass(feed.url, feed.head), await decodePass(feed.url, feed.head)]
+    const limit = passes[0].seconds < passes[1].seconds ? passes[0] : passes[1]
+    const figures: Record<string, string | number> = {
+      'dense: blocks (boot and dense)': feed.head,
+      'dense: action traces': limit.actions,
+      'dense: table deltas (row changes)': limit.rows,
+      'dense: SHiP MB': (limit.bytes / MB).toFixed(1),
+      ...passRates('dense decode-only, best of 2 passes', limit),
+    }
+    const record = async (label: string, store: Store) => {
+      const { result, peakRssMiB } = await withPeakRss(() => ingest(feed.url, store, feed.head))
+      Object.assign(figures, passRates(`dense ingest into ${label}`, { ...limit, ...result }))
+      figures[`dense ingest into ${label} / decode-only`] = (limit.seconds / result.seconds).toFixed(2)
+      figures[`dense ingest into ${label}: peak RSS of the indexer MiB`] = peakRssMiB
+      await store.close()
+    }
+    await record('SQLite', openSqliteStore(join(dir, 'store.sqlite')))
+    if (options.postgresUrl)
+      await withBenchDatabase(options.postgresUrl, false, async (url) =>
+        record('PostgreSQL', await openPostgresStore(url)),
+      )
+    figures['dense: peak RSS of the chain process (build, SHiP server) MiB'] = await feed.stop()
     return figures
   } finally {
     feed.kill()

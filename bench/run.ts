@@ -7,7 +7,7 @@ import { benchDevchain } from './devchain.ts'
 import { helpText, parseFlags, type Options } from './flags.ts'
 import { benchGraphql } from './graphql.ts'
 import { benchHyperion } from './hyperion.ts'
-import { benchIngest, benchIngestSavanna } from './ingest.ts'
+import { benchIngest, benchIngestDense, benchIngestSavanna } from './ingest.ts'
 import { benchIngestAgainst } from './ingest-against.ts'
 import { benchPortal } from './portal.ts'
 import { benchReplicas } from './replicas.ts'
@@ -77,6 +77,17 @@ const BENCHES: readonly Bench[] = [
     about: 'ingest into SQLite (and PostgreSQL: ANTLER_BENCH_PG or ANTLER_TEST_PG) next to decode-only; search',
     expects: ['ingest into SQLite: action traces/s', 'decode-only', 'SQLite search: dense'],
     run: ingest,
+  },
+  {
+    name: 'ingest-dense',
+    about: 'ingest of the dense (mainnet-like) feed into SQLite (and PostgreSQL) next to its decode-only',
+    expects: [
+      'dense decode-only, best of 2 passes: action traces/s',
+      'dense ingest into SQLite: table deltas (row changes)/s',
+      'dense ingest into SQLite: SHiP MB/s',
+      'dense ingest into SQLite / decode-only',
+    ],
+    run: (o, c) => benchIngestDense({ blocks: o.count('dense-blocks'), postgresUrl: c.postgresUrl }),
   },
   {
     name: 'ingest-savanna',

@@ -5,7 +5,7 @@ import { Chain, bootChain, buildChain } from '../src/devchain/index.ts'
 import { startShipServer } from '../src/devchain/ship-server.ts'
 import type { FeedMessage } from './ship-feed.ts'
 
-// The process behind bench/ship-feed.ts: `node ship-feed-process.ts <blocks> [savanna]`, driven over IPC.
+// The process behind bench/ship-feed.ts: `node ship-feed-process.ts <blocks> [savanna] [dense]`, driven over IPC.
 const send = (message: FeedMessage) => new Promise<void>((resolve) => process.send!(message, () => resolve()))
 const dir = mkdtempSync(join(tmpdir(), 'antler-feed-'))
 process.on('disconnect', () => {
@@ -17,10 +17,16 @@ const chain = new Chain({
   producers: 3,
   libDepth: 12,
   signBlocks: false,
-  savanna: process.argv[3] === 'savanna',
+  savanna: process.argv.slice(3).includes('savanna'),
 })
 bootChain(chain)
-buildChain(chain, { blocks: Number(process.argv[2]), transfersPerBlock: 20, rawdbPutsPerBlock: 5 })
+const blocks = Number(process.argv[2])
+buildChain(
+  chain,
+  process.argv.slice(3).includes('dense')
+    ? { profile: 'dense', blocks }
+    : { blocks, transfersPerBlock: 20, rawdbPutsPerBlock: 5 },
+)
 const server = await startShipServer({ chain, host: '127.0.0.1', port: 0 })
 process.on('message', async (message) => {
   if (message !== 'stop') return

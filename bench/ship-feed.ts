@@ -20,15 +20,16 @@ export interface BenchFeed {
 /**
  * Builds the bench chain (blocks of 20 transfers + 5 rawdb puts) in a process of its own and serves it over SHiP, as
  * nodeos would: the indexer's CPU and memory are measured without it. `savanna`: a Savanna chain (finality extension,
- * finality_data for v1 readers, LIB at head − 2).
+ * finality_data for v1 readers, LIB at head − 2). `profile: 'dense'`: blocks of the dense profile instead
+ * (src/devchain/dense-profile.ts, about 300 transactions a block).
  */
 export async function startBenchFeed(
   blocks: number,
-  options: { savanna?: boolean; timeoutMs?: number } = {},
+  options: { savanna?: boolean; profile?: 'bench' | 'dense'; timeoutMs?: number } = {},
 ): Promise<BenchFeed> {
   const child = fork(
     new URL('./ship-feed-process.ts', import.meta.url),
-    [String(blocks), ...(options.savanna ? ['savanna'] : [])],
+    [String(blocks), ...(options.savanna ? ['savanna'] : []), ...(options.profile === 'dense' ? ['dense'] : [])],
     { stdio: 'inherit' },
   )
   const next = async (): Promise<FeedMessage> => {
