@@ -58,10 +58,10 @@ function nftAbi(generation: NftGeneration) {
 
 export const NFTDEMO_ABIS = { 1: nftAbi(1), 2: nftAbi(2) } as const
 
-/** The ABI generation in force for `account` (its ABI sequence's parity; generation 1 before any setabi). */
+/** The ABI generation in force for `account`: by its ABI sequence's parity (generation 1 before any setabi). */
 export function nftGenerationOf(state: StateDb, account: string): NftGeneration {
-  const sequence = state.get('_account_sequence', account)?.abiSequence ?? 1
-  return sequence % 2 === 1 ? 1 : 2
+  const sequence = state.get('_account_sequence', account)?.abiSequence ?? 0
+  return sequence > 0 && sequence % 2 === 0 ? 2 : 1
 }
 
 export interface NftMint {
