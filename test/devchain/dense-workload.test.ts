@@ -1,5 +1,7 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
+import { Command } from 'commander'
+import { addDevchainOptions } from '../../src/cli/options.ts'
 import { decodeShipType } from '../../src/ship/index.ts'
 import type { Devchain } from '../../src/devchain/index.ts'
 import { withDevchain } from '../_helpers/devchain.ts'
@@ -37,3 +39,11 @@ for (const blockTimeMs of [250, 0]) {
     assert.ok(devchain.chain.state.has('account', 'nftdemo'))
   })
 }
+
+test('--workload dense is one of the choices of antler devchain and antler dev', () => {
+  for (const workload of ['none', 'demo'] as const) {
+    const command = addDevchainOptions(new Command('devchain').exitOverride(), { workload })
+    command.parse(['--workload', 'dense'], { from: 'user' })
+    assert.equal(command.opts().workload, 'dense')
+  }
+})
