@@ -3,9 +3,9 @@ import assert from 'node:assert/strict'
 import { join } from 'node:path'
 import { WebSocketServer } from 'ws'
 import { SHIP_ABI_TEXT, decodeRequest, encodeBlocksResult, encodeStatusResult } from '../../src/ship/index.ts'
-import { startDevchain, pushSigned } from '../../src/devchain/index.ts'
+import { buildChain, startDevchain, pushSigned } from '../../src/devchain/index.ts'
 import { createIndexer } from '../../src/ingest/index.ts'
-import { CATCH_UP_BATCH } from '../../src/ingest/indexer.ts'
+import { CATCH_UP_BATCH, CATCH_UP_RECORDS } from '../../src/ingest/indexer.ts'
 import { openSqliteStore } from '../../src/store/index.ts'
 import { tempDir } from '../_helpers/devchain.ts'
 import { dumpSqliteStore, until } from '../_helpers/store.ts'
@@ -197,5 +197,53 @@ test('a batch write that fails while the next batch is being read stops the inde
     (e) => e === diskFull,
   )
   assert.equal((await store.position())?.head.blockNum, CATCH_UP_BATCH, 'the first batch is stored')
+  assert.deepEqual(await store.integrityFindings(), [])
+})
+
+test('far behind head, a catch-up write holds at most CATCH_UP_BATCH blocks and about CATCH_UP_RECORDS records', async (t) => {
+  const dir = tempDir(t)
+  const devchain = await startDevchain({
+    dataDir: join(dir, 'chain'),
+    host: '127.0.0.1',
+    chainPort: 0,
+    shipPort: 0,
+    blockTimeMs: 0,
+    libDepth: 6,
+    producers: 3,
+    forkRate: 0,
+    workload: 'none',
+  })
+  onCleanup(t, () => devchain.close())
+  // Light blocks, 60 busy ones (about 600 records each: 200 transfers of three traces, balances), light ones: the
+  // first 120 are far behind the head.
+  buildChain(devchain.chain, { blocks: 60, transfersPerBlock: 1, rawdbPutsPerBlock: 0 })
+  buildChain(devchain.chain, { blocks: 60, transfersPerBlock: 200, rawdbPutsPerBlock: 0 })
+  buildChain(devchain.chain, { blocks: 100, transfersPerBlock: 1, rawdbPutsPerBlock: 0 })
+  const store = openSqliteStore(join(dir, 'store.sqlite'))
+  onCleanup(t, () => store.close())
+  const writes: { blocks: number; records: number; lastBlockRecords: number }[] = []
+  const counted = Object.assign(Object.create(store), {
+    applyBlocks: async (batches: Parameters<typeof store.applyBlocks>[0], lib: number) => {
+      const records = batches.map((b) => b.actions.length + b.rows.length)
+      writes.push({
+        blocks: batches.length,
+        records: records.reduce((a, b) => a + b, 0),
+        lastBlockRecords: records.at(-1)!,
+      })
+      return store.applyBlocks(batches, lib)
+    },
+  }) as typeof store
+  await createIndexer({ shipUrl: devchain.ship, store: counted, endBlockNum: devchain.chain.head.num }).run()
+  assert.equal((await store.position())?.head.blockNum, devchain.chain.head.num)
+  for (const w of writes) {
+    assert.ok(w.blocks <= CATCH_UP_BATCH, JSON.stringify(w))
+    assert.ok(w.records - w.lastBlockRecords < CATCH_UP_RECORDS, JSON.stringify(w))
+  }
+  const busy = writes.filter((w) => w.records / w.blocks > 500)
+  assert.ok(busy.length > 0 && busy.every((w) => w.blocks > 1 && w.blocks < CATCH_UP_BATCH), JSON.stringify(busy))
+  assert.ok(
+    writes.some((w) => w.blocks === CATCH_UP_BATCH),
+    'light blocks far behind still commit CATCH_UP_BATCH at a time',
+  )
   assert.deepEqual(await store.integrityFindings(), [])
 })
