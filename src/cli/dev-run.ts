@@ -24,7 +24,7 @@ export interface DevchainFlags {
   libDepth: number
   producers: number
   forkRate: number
-  workload: 'demo' | 'none'
+  workload: 'demo' | 'dense' | 'none'
   savanna?: boolean
   logLevel: LogLevel
 }

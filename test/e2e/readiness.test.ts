@@ -17,7 +17,7 @@ async function get(api: string, path: string): Promise<{ status: number; body: R
   return { status: response.status, body: (await response.json()) as Record<string, unknown> }
 }
 
-/** The value of each unlabelled series of `/metrics` whose name starts with `antler_store_`, `antler_chain_` or `antler_ingest_`. */
+/** Each unlabelled series of `/metrics` named `antler_store_…`, `antler_chain_…` or `antler_ingest_…`, by name. */
 async function chainMetrics(api: string): Promise<Record<string, number>> {
   const text = await (await fetch(`${api}/metrics`, { signal: AbortSignal.timeout(10_000) })).text()
   const series = text.split('\n').map((line) => /^(antler_(?:store|chain|ingest)_\w+) (\S+)$/.exec(line))
