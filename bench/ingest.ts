@@ -1,4 +1,4 @@
-import { mkdtempSync, renameSync, rmSync } from 'node:fs'
+import { existsSync, mkdtempSync, renameSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pg from 'pg'
@@ -96,6 +96,17 @@ async function withPeakRss<T>(work: () => Promise<T>): Promise<{ result: T; peak
 }
 
 /** Runs `work` on a throw-away database of the PostgreSQL server at `adminUrl`, dropped after it unless `keep`. */
+/** The whole database's size on disk: tables, indexes and TOAST. */
+async function postgresDatabaseBytes(url: string): Promise<number> {
+  const client = new pg.Client({ connectionString: url })
+  await client.connect()
+  try {
+    return Number((await client.query('SELECT pg_database_size(current_database()) AS bytes')).rows[0].bytes)
+  } finally {
+    await client.end()
+  }
+}
+
 async function withBenchDatabase<T>(adminUrl: string, keep: boolean, work: (url: string) => Promise<T>): Promise<T> {
   const admin = new pg.Client({ connectionString: adminUrl })
   await admin.connect()
@@ -258,17 +269,22 @@ export async function benchIngestDense(options: {
       'dense: SHiP MB': (limit.bytes / MB).toFixed(1),
       ...passRates('dense decode-only, best of 2 passes', limit),
     }
-    const record = async (label: string, store: Store) => {
+    const record = async (label: string, store: Store, storeBytes: () => Promise<number>) => {
       const { result, peakRssMiB } = await withPeakRss(() => ingest(feed.url, store, feed.head))
       Object.assign(figures, passRates(`dense ingest into ${label}`, { ...limit, ...result }))
       figures[`dense ingest into ${label} / decode-only`] = (limit.seconds / result.seconds).toFixed(2)
       figures[`dense ingest into ${label}: peak RSS of the indexer MiB`] = peakRssMiB
       await store.close()
+      const perMillion = (await storeBytes()) / (limit.actions / 1e6)
+      figures[`dense ${label} store per million action traces MiB`] = (perMillion / 2 ** 20).toFixed(0)
     }
-    await record('SQLite', openSqliteStore(join(dir, 'store.sqlite')))
+    const sqlitePath = join(dir, 'store.sqlite')
+    const sqliteBytes = async () =>
+      [sqlitePath, `${sqlitePath}-wal`].reduce((n, path) => n + (existsSync(path) ? statSync(path).size : 0), 0)
+    await record('SQLite', openSqliteStore(sqlitePath), sqliteBytes)
     if (options.postgresUrl)
       await withBenchDatabase(options.postgresUrl, false, async (url) =>
-        record('PostgreSQL', await openPostgresStore(url)),
+        record('PostgreSQL', await openPostgresStore(url), () => postgresDatabaseBytes(url)),
       )
     figures['dense: peak RSS of the chain process (build, SHiP server) MiB'] = await feed.stop()
     return figures
