@@ -250,7 +250,10 @@ test('GraphQL subscriptions via @dfuse/client (legacy graphql-ws): live, a cut r
         (f) => (f.payload as { data: Record<string, Result> }).data.searchTransactionsForward.block.num,
       )
       assert.ok(nums.length >= 5, `markers after the restart: ${nums}`)
-      for (let i = 1; i < nums.length; i++) assert.ok(nums[i] > nums[i - 1], `one stream: ${nums}`)
+      // One stream: the old operation's frames already on their way when the server took the restart come first, then
+      // the restarted one's; two operations running side by side would interleave and step back again and again.
+      const stepsBack = nums.filter((n, i) => i > 0 && n <= nums[i - 1])
+      assert.ok(stepsBack.length <= 1, `one stream: ${nums}`)
     },
   )
 })

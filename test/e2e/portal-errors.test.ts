@@ -3,6 +3,7 @@ import assert from 'node:assert/strict'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import { onCleanup } from '../_helpers/cleanup.ts'
+import { pollUntil } from '../_helpers/push.ts'
 import { isStandardError, startPlatform } from '../_helpers/platform.ts'
 import {
   createKeyWithFetch,
@@ -91,7 +92,12 @@ test(
     traces.push(['json', body.trace_id])
 
     for (const [what, trace] of traces) {
-      const lines = logLinesOf(p.cli.stderr(), trace)
+      // The log line is written after the answer went out: it may reach this process's pipe a moment later.
+      const lines = await pollUntil(
+        async () => logLinesOf(p.cli.stderr(), trace),
+        (found) => found.some((l) => l.msg === 'unexpected error'),
+        5_000,
+      ).catch(() => logLinesOf(p.cli.stderr(), trace))
       const unexpected = lines.filter((l) => l.msg === 'unexpected error')
       assert.equal(
         unexpected.length,
