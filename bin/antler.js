@@ -2,9 +2,6 @@
 // Runs the compiled code in dist/ (built by `npm install` through `prepare`, or `npm run build`); the
 // TypeScript sources run through tsx instead when ANTLER_FROM_SOURCE=1 (the tests and benchmarks set
 // it), and, with a note on stderr, when dist/ is missing or older than a file under src/.
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
-import { join, relative } from 'node:path'
-import { fileURLToPath } from 'node:url'
 
 const MIN_NODE_MAJOR = 22
 
@@ -27,26 +24,8 @@ for (const signal of ['SIGINT', 'SIGTERM']) {
   })
 }
 
-const SRC = fileURLToPath(new URL('../src/', import.meta.url))
-const DIST = new URL('../dist/', import.meta.url)
-/** Written last by scripts/build.js: the time (ms) the build started, so a source saved during it counts as newer. */
-const BUILD_STAMP = new URL('BUILD_STARTED_AT', DIST)
-
-/** Why dist/ cannot be used as it is (undefined when it is current). */
-function staleBuild() {
-  if (!existsSync(BUILD_STAMP)) return 'dist/ is missing or was not fully built'
-  // An installed copy without src/ has nothing to compare with.
-  if (!existsSync(SRC)) return undefined
-  const builtAt = Number(readFileSync(BUILD_STAMP, 'utf8'))
-  const files = readdirSync(SRC, { recursive: true, withFileTypes: true }).filter((entry) => entry.isFile())
-  const newer = files
-    .map((entry) => join(entry.parentPath, entry.name))
-    .find((path) => statSync(path).mtimeMs > builtAt)
-  return newer ? `${relative(SRC, newer)} changed since dist/ was built` : undefined
-}
-
 const fromSource = process.env.ANTLER_FROM_SOURCE === '1'
-const stale = fromSource ? undefined : staleBuild()
+const stale = fromSource ? undefined : (await import('./build-state.js')).staleBuild()
 if (stale) process.stderr.write(`antler: ${stale}; running the sources through tsx (npm run build compiles them)\n`)
 if (fromSource || stale) {
   const { register } = await import('tsx/esm/api')

@@ -16,7 +16,7 @@ export function buildInstalledCopy(dir: string): string {
   if (build.status !== 0)
     throw new Error(`build failed (${build.status ?? build.signal}): ${build.stdout}${build.stderr}`)
   mkdirSync(join(dir, 'bin'))
-  copyFileSync(join(REPO_ROOT, 'bin/antler.js'), join(dir, 'bin/antler.js'))
+  for (const file of ['antler.js', 'build-state.js']) copyFileSync(join(REPO_ROOT, 'bin', file), join(dir, 'bin', file))
   copyFileSync(join(REPO_ROOT, 'package.json'), join(dir, 'package.json'))
   symlinkSync(join(REPO_ROOT, 'node_modules'), join(dir, 'node_modules'))
   return join(dir, 'bin/antler.js')

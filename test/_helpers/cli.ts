@@ -3,14 +3,15 @@ import { fileURLToPath } from 'node:url'
 import type { TestContext } from 'node:test'
 import { stopChild } from './child.ts'
 import { onCleanup } from './cleanup.ts'
+import { staleBuild } from '../../bin/build-state.js'
 
 export const ANTLER_BIN = fileURLToPath(new URL('../../bin/antler.js', import.meta.url))
 
-// Every antler a test spawns (this process's environment is theirs) runs the current sources through tsx, never the
-// compiled dist/, which may be older than the code under test. `ANTLER_FROM_SOURCE=0 npm test` runs them on dist/
-// instead (bin/antler.js still falls back to the sources when dist/ is older than them). test/cli/build.test.ts
-// runs a fresh build.
-process.env.ANTLER_FROM_SOURCE ??= '1'
+// Every antler a test spawns (this process's environment is theirs) runs the compiled dist/ when it is a build of the
+// current sources (as after `npm ci`: what users run, and it starts in half the CPU), else the sources through tsx, so
+// an edit is always tested. `ANTLER_FROM_SOURCE=1 npm test` runs the sources regardless. test/cli/build.test.ts runs a
+// fresh build.
+process.env.ANTLER_FROM_SOURCE ??= staleBuild() === undefined ? '0' : '1'
 
 /** This process's environment without the `ANTLER_*` variables that set flags (not ANTLER_FROM_SOURCE), plus `env`. */
 export function envWithoutFlags(env: Record<string, string> = {}): Record<string, string> {
