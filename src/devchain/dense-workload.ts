@@ -22,18 +22,20 @@ export function createDenseWorkload(args: {
   const tick = () => {
     if (filledAfter !== args.chain.head.num) {
       filledAfter = args.chain.head.num
-      pushDenseBlock(
-        args.chain,
-        (trx) => {
-          try {
-            args.chain.pushDecodedTrusted(trx)
-            failures.recovered()
-          } catch (error) {
-            failures.failed(error)
-          }
-        },
-        Date.now(),
-      )
+      const push = (trx: Parameters<typeof args.chain.pushDecodedTrusted>[0]) => {
+        try {
+          args.chain.pushDecodedTrusted(trx)
+          failures.recovered()
+        } catch (error) {
+          failures.failed(error)
+        }
+      }
+      // Building the block's transactions can fail too (a timer callback that throws would end the process).
+      try {
+        pushDenseBlock(args.chain, push, Date.now())
+      } catch (error) {
+        failures.failed(error)
+      }
     }
     if (!args.produce) return
     try {
