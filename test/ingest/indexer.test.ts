@@ -7,7 +7,7 @@ import { buildChain, startDevchain, pushSigned } from '../../src/devchain/index.
 import { createIndexer } from '../../src/ingest/index.ts'
 import { CATCH_UP_BATCH, CATCH_UP_RECORDS } from '../../src/ingest/indexer.ts'
 import { openSqliteStore } from '../../src/store/index.ts'
-import { tempDir } from '../_helpers/devchain.ts'
+import { tempDir, withDevchain } from '../_helpers/devchain.ts'
 import { dumpSqliteStore, until } from '../_helpers/store.ts'
 import { onCleanup } from '../_helpers/cleanup.ts'
 
@@ -168,18 +168,7 @@ for (const [what, frame, code] of [
 
 test('a batch write that fails while the next batch is being read stops the indexer with that error, the written batches intact', async (t) => {
   const dir = tempDir(t)
-  const devchain = await startDevchain({
-    dataDir: join(dir, 'chain'),
-    host: '127.0.0.1',
-    chainPort: 0,
-    shipPort: 0,
-    blockTimeMs: 0,
-    libDepth: 6,
-    producers: 3,
-    forkRate: 0,
-    workload: 'none',
-  })
-  onCleanup(t, () => devchain.close())
+  const devchain = await withDevchain(t, { libDepth: 6 })
   for (let i = 0; i < 450; i++) devchain.chain.produceBlock()
   const store = openSqliteStore(join(dir, 'store.sqlite'))
   onCleanup(t, () => store.close())
@@ -202,18 +191,7 @@ test('a batch write that fails while the next batch is being read stops the inde
 
 test('far behind head, a catch-up write holds at most CATCH_UP_BATCH blocks and about CATCH_UP_RECORDS records', async (t) => {
   const dir = tempDir(t)
-  const devchain = await startDevchain({
-    dataDir: join(dir, 'chain'),
-    host: '127.0.0.1',
-    chainPort: 0,
-    shipPort: 0,
-    blockTimeMs: 0,
-    libDepth: 6,
-    producers: 3,
-    forkRate: 0,
-    workload: 'none',
-  })
-  onCleanup(t, () => devchain.close())
+  const devchain = await withDevchain(t, { libDepth: 6 })
   // Light blocks, 60 busy ones (about 600 records each: 200 transfers of three traces, balances), light ones: the
   // first 120 are far behind the head.
   buildChain(devchain.chain, { blocks: 60, transfersPerBlock: 1, rawdbPutsPerBlock: 0 })
