@@ -60,35 +60,31 @@ export const ingestMetricsPlugin = fp<IngestMetricsOptions>(async (app: FastifyI
   )
   if (!ingest) return
   gauge('antler_ingest_eta_seconds', "Seconds to reach the chain's head at the recent pace", (s) => s.etaSeconds)
-  const paces: [string, string, (s: IngestSnapshot) => number][] = [
-    ['blocks', 'Blocks', (s) => s.blocksPerSecond],
-    ['action_traces', 'Action traces', (s) => s.actionTracesPerSecond],
-    ['row_changes', 'Table row changes', (s) => s.rowChangesPerSecond],
+  // Each count as a pace over the last seconds (a gauge) and as a total since start (a counter).
+  const counts: [string, string, (s: IngestSnapshot) => number, (s: IngestSnapshot) => number][] = [
+    ['blocks', 'Blocks', (s) => s.blocksPerSecond, (s) => s.blocks],
+    ['action_traces', 'Action traces', (s) => s.actionTracesPerSecond, (s) => s.actionTraces],
+    ['row_changes', 'Table row changes', (s) => s.rowChangesPerSecond, (s) => s.rowChanges],
   ]
-  for (const [what, label, read] of paces)
+  for (const [what, label, pace, total] of counts) {
     new Gauge({
       name: `antler_ingest_${what}_per_second`,
       help: `${label} applied per second over the last seconds`,
       registers,
       collect() {
-        this.set(read(ingest.snapshot()))
+        this.set(pace(ingest.snapshot()))
       },
     })
-  const totals: [string, string, (s: IngestSnapshot) => number][] = [
-    ['blocks', 'Blocks', (s) => s.blocks],
-    ['action_traces', 'Action traces', (s) => s.actionTraces],
-    ['row_changes', 'Table row changes', (s) => s.rowChanges],
-  ]
-  for (const [what, label, read] of totals)
     new Counter({
       name: `antler_ingest_${what}_total`,
       help: `${label} applied since the process started`,
       registers,
       collect() {
         this.reset()
-        this.inc(read(ingest.snapshot()))
+        this.inc(total(ingest.snapshot()))
       },
     })
+  }
 })
 
 /** Where the store stands against the chain at one scrape. */
