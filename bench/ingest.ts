@@ -8,6 +8,7 @@ import { openPostgresStore, openSqliteStore, type Store } from '../src/store/ind
 import { peakRss } from './children.ts'
 import { benchSearch, postgresPostingsBytes, sqlitePostingsBytes } from './search.ts'
 import { startBenchFeed } from './ship-feed.ts'
+import { withBenchDatabase } from './bench-database.ts'
 
 export interface IngestBenchOptions {
   readonly actions: number
@@ -107,21 +108,6 @@ async function postgresDatabaseBytes(url: string): Promise<number> {
   }
 }
 
-async function withBenchDatabase<T>(adminUrl: string, keep: boolean, work: (url: string) => Promise<T>): Promise<T> {
-  const admin = new pg.Client({ connectionString: adminUrl })
-  await admin.connect()
-  const name = `antler_bench_${Date.now()}`
-  await admin.query(`CREATE DATABASE ${name}`)
-  try {
-    const url = new URL(adminUrl)
-    url.pathname = `/${name}`
-    return await work(url.toString())
-  } finally {
-    if (!keep) await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
-    await admin.end()
-  }
-}
-
 /**
  * Savanna against legacy (issue 19's bar: Savanna ingest within 10 % of legacy): the same workload built twice, once as
  * a legacy chain and once as a Savanna chain (finality extension in every header, LIB two blocks behind head), each
@@ -208,19 +194,23 @@ export async function benchIngest(options: IngestBenchOptions): Promise<Record<s
     await sqlite.close()
     if (options.keepSqlite) renameSync(sqlitePath, options.keepSqlite)
     if (options.postgresUrl) {
-      await withBenchDatabase(options.postgresUrl, options.keepPostgres, async (url) => {
-        const store = await openPostgresStore(url)
-        const p = await withPeakRss(() => ingest(ship, store, end))
-        record('PostgreSQL', p.result, p.peakRssMiB)
-        const client = new pg.Client({ connectionString: url })
-        await client.connect()
-        const pgIndexBytes = await postgresPostingsBytes(client)
-        await client.end()
-        for (const [k, v] of Object.entries(await benchSearch(store, pgIndexBytes, p.result.actions, inputActions)))
-          figures[`PostgreSQL search: ${k}`] = v
-        await store.close()
-        if (options.keepPostgres) figures['PostgreSQL store kept at'] = url
-      })
+      await withBenchDatabase(
+        options.postgresUrl,
+        async (url) => {
+          const store = await openPostgresStore(url)
+          const p = await withPeakRss(() => ingest(ship, store, end))
+          record('PostgreSQL', p.result, p.peakRssMiB)
+          const client = new pg.Client({ connectionString: url })
+          await client.connect()
+          const pgIndexBytes = await postgresPostingsBytes(client)
+          await client.end()
+          for (const [k, v] of Object.entries(await benchSearch(store, pgIndexBytes, p.result.actions, inputActions)))
+            figures[`PostgreSQL search: ${k}`] = v
+          await store.close()
+          if (options.keepPostgres) figures['PostgreSQL store kept at'] = url
+        },
+        { keep: options.keepPostgres },
+      )
     }
     figures['peak RSS of the bench process (indexer, both stores, search) MiB'] = Math.round(
       process.resourceUsage().maxRSS / 1024,
@@ -283,7 +273,7 @@ export async function benchIngestDense(options: {
       [sqlitePath, `${sqlitePath}-wal`].reduce((n, path) => n + (existsSync(path) ? statSync(path).size : 0), 0)
     await record('SQLite', openSqliteStore(sqlitePath), sqliteBytes)
     if (options.postgresUrl)
-      await withBenchDatabase(options.postgresUrl, false, async (url) =>
+      await withBenchDatabase(options.postgresUrl, async (url) =>
         record('PostgreSQL', await openPostgresStore(url), () => postgresDatabaseBytes(url)),
       )
     figures['dense: peak RSS of the chain process (build, SHiP server) MiB'] = await feed.stop()

@@ -1,9 +1,9 @@
 import { join } from 'node:path'
 import { setTimeout as delay } from 'node:timers/promises'
-import pg from 'pg'
 import WebSocket from 'ws'
 import { cannon, inProcesses, startAntler, type ApiServer, type Children } from './children.ts'
 import { median, percentile, type Figures } from './timing.ts'
+import { withBenchDatabase } from './bench-database.ts'
 
 export interface ReplicasBenchOptions {
   /** A PostgreSQL server URL; the bench creates its own database there and drops it at the end. */
@@ -84,15 +84,8 @@ async function loadAll(
  * all-in-one process did (the replica learns of it by LISTEN/NOTIFY).
  */
 export async function benchReplicas(options: ReplicasBenchOptions): Promise<Figures> {
-  const database = `antler_bench_replicas_${process.pid}_${Date.now().toString(36)}`
-  const admin = new pg.Client({ connectionString: options.postgresUrl })
-  await admin.connect()
-  await admin.query(`CREATE DATABASE ${database}`)
-  const storeUrl = new URL(options.postgresUrl)
-  storeUrl.pathname = `/${database}`
-  const store = storeUrl.toString()
-  try {
-    return await inProcesses('replicas', 'failed requests', async ({ dir, children, figures, failures }) => {
+  return withBenchDatabase(options.postgresUrl, (store) =>
+    inProcesses('replicas', 'failed requests', async ({ dir, children, figures, failures }) => {
       const log = (name: string) => join(dir, `${name}.log`)
       const common = ['--no-auth', '--port', '0', '--grpc-port', '0', '--log-level', 'warn']
       const chainArgs = ['devchain', '--data-dir', join(dir, 'chain'), '--chain-port', '0', '--ship-port', '0']
@@ -143,9 +136,6 @@ export async function benchReplicas(options: ReplicasBenchOptions): Promise<Figu
         figures[`${name}: two replicas p99 ms (median)`] = median(p99Two)
         figures[`${name}: two / one`] = (median(two) / median(one)).toFixed(2)
       }
-    })
-  } finally {
-    await admin.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`)
-    await admin.end()
-  }
+    }),
+  )
 }

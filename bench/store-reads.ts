@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import pg from 'pg'
 import { ms, timeIt as timed } from './timing.ts'
+import { withBenchDatabase } from './bench-database.ts'
 import {
   openPostgresStore,
   openSqliteStore,
@@ -141,24 +142,15 @@ export async function benchStoreReads(postgresUrl: string | undefined, smoke = f
     raw.close()
     await sqlite.close()
     if (!postgresUrl) return figures
-    const admin = new pg.Client({ connectionString: postgresUrl })
-    await admin.connect()
-    const name = `antler_reads_${Date.now()}`
-    await admin.query(`CREATE DATABASE ${name}`)
-    try {
-      const url = new URL(postgresUrl)
-      url.pathname = `/${name}`
-      const store = await openPostgresStore(url.toString())
+    await withBenchDatabase(postgresUrl, async (url) => {
+      const store = await openPostgresStore(url)
       await fill(store)
-      const client = new pg.Client({ connectionString: url.toString() })
+      const client = new pg.Client({ connectionString: url })
       await client.connect()
       record('PostgreSQL', await measure(store, head, () => client.query(CURRENT_ROWS), smoke))
       await client.end()
       await store.close()
-    } finally {
-      await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
-      await admin.end()
-    }
+    })
     return figures
   } finally {
     rmSync(dir, { recursive: true, force: true })
