@@ -11,7 +11,7 @@ export const ANTLER_BIN = fileURLToPath(new URL('../../bin/antler.js', import.me
 // current sources (as after `npm ci`: what users run, and it starts in half the CPU), else the sources through tsx, so
 // an edit is always tested. `ANTLER_FROM_SOURCE=1 npm test` runs the sources regardless. test/cli/build.test.ts runs a
 // fresh build.
-process.env.ANTLER_FROM_SOURCE ??= staleBuild() === undefined ? '0' : '1'
+export const ANTLER_FROM_SOURCE = (process.env.ANTLER_FROM_SOURCE ??= staleBuild() === undefined ? '0' : '1')
 
 /** This process's environment without the `ANTLER_*` variables that set flags (not ANTLER_FROM_SOURCE), plus `env`. */
 export function envWithoutFlags(env: Record<string, string> = {}): Record<string, string> {

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
 import { join } from 'node:path'
 import { REPO_ROOT } from '../_helpers/source-tree.ts'
-import { staleBuild } from '../../bin/build-state.js'
+import { ANTLER_FROM_SOURCE } from '../_helpers/cli.ts'
 
 /** The whole smoke's bound: about 2 minutes on a quiet 2-core machine with the PostgreSQL benches, 4 to 5 when busy. */
 const TIMEOUT_MS = 8 * 60_000
@@ -16,7 +16,7 @@ test(
   { timeout: TIMEOUT_MS },
   async (t) => {
     // The antlers the benches start run dist/ when it is current: the smoke's figures measure nothing, so it may.
-    const env = { ...process.env, ANTLER_FROM_SOURCE: process.env.ANTLER_FROM_SOURCE ?? (staleBuild() ? '1' : '0') }
+    const env = { ...process.env, ANTLER_FROM_SOURCE }
     const child = spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'bench/run.ts'), '--smoke'], {
       cwd: REPO_ROOT,
       env,
