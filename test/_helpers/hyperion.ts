@@ -1,5 +1,5 @@
 import { APIClient, PrivateKey } from '@wharfkit/antelope'
-import { devKey, pushActions, waitIndexed, type ActionSpec } from './push.ts'
+import { devKey, pollUntil, pushActions as pushInBlock, waitIndexed, type ActionSpec } from './push.ts'
 
 /**
  * The seed the Hyperion acceptance tests read back through every client: on a fresh `antler dev`, a fresh account
@@ -68,6 +68,15 @@ const keyAuthority = (key: string) => ({ threshold: 1, keys: [{ key, weight: 1 }
  */
 export async function seedHyperion(chainApi: string, api: string): Promise<HyperionSeed> {
   const chain = new APIClient({ url: chainApi })
+  // Each seed transaction in a block of its own: the tests select by block (block_num ranges, after/before).
+  const pushActions = async (...args: Parameters<typeof pushInBlock>) => {
+    const pushed = await pushInBlock(...args)
+    await pollUntil(
+      () => chain.v1.chain.get_info(),
+      (info) => Number(info.head_block_num) > pushed.blockNum,
+    )
+    return pushed
+  }
   const account = freshAccountName()
   const owner = PrivateKey.generate('K1')
   const added = PrivateKey.generate('K1')
